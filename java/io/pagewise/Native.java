@@ -1,0 +1,84 @@
+package io.pagewise;
+
+import io.pagewise.jni.Mincore;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.Locale;
+
+/**
+ * Loads {@code libpagewise.so} once per JVM: from {@code -Dpagewise.native.path=FILE} if set, else the copy inside
+ * the jar, extracted to a private temporary file that is deleted as soon as it is loaded.
+ * {@code -Dpagewise.native=false} skips loading; the library then uses its pure-Java path.
+ */
+public final class Native {
+    private static final String PATH_PROPERTY = "pagewise.native.path";
+    private static final String ENABLE_PROPERTY = "pagewise.native";
+    private static final Throwable LOAD_ERROR = load();
+
+    private Native() {}
+
+    /** True when the native library is loaded and every CacheMode is usable. */
+    public static boolean isAvailable() {
+        return LOAD_ERROR == null;
+    }
+
+    /** Why the native library is not available, or null when it is. */
+    public static Throwable loadError() {
+        return LOAD_ERROR;
+    }
+
+    /** The {@code os-arch} directory name the jar uses, such as {@code linux-x86_64}. */
+    public static String platform() {
+        String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT).replace(" ", "");
+        String arch = System.getProperty("os.arch", "").toLowerCase(Locale.ROOT);
+        if (arch.equals("amd64") || arch.equals("x86-64")) arch = "x86_64";
+        if (arch.equals("arm64")) arch = "aarch64";
+        return os + "-" + arch;
+    }
+
+    static void require(String what) {
+        if (LOAD_ERROR != null) {
+            throw new UnsupportedOperationException(what + " needs the pagewise native library, which is not loaded: "
+                    + LOAD_ERROR.getMessage(), LOAD_ERROR);
+        }
+    }
+
+    private static Throwable load() {
+        try {
+            if ("false".equalsIgnoreCase(System.getProperty(ENABLE_PROPERTY))) {
+                return new UnsupportedOperationException("disabled by -D" + ENABLE_PROPERTY + "=false");
+            }
+            String override = System.getProperty(PATH_PROPERTY);
+            if (override != null && !override.isEmpty()) {
+                System.load(Path.of(override).toAbsolutePath().toString());
+            } else {
+                loadFromJar();
+            }
+            Mincore.pageSize0(); // proves the symbols link, not just that the file loaded
+            return null;
+        } catch (Throwable e) {
+            return e;
+        }
+    }
+
+    private static void loadFromJar() throws IOException {
+        String resource = "/native/" + platform() + "/libpagewise.so";
+        try (InputStream in = Native.class.getResourceAsStream(resource)) {
+            if (in == null) {
+                throw new UnsatisfiedLinkError("no native library for " + platform() + " in the jar (looked for "
+                        + resource + "); the pure-Java path is used");
+            }
+            // createTempFile gives a unique, owner-only file, so concurrent JVMs never share or clobber one.
+            Path copy = Files.createTempFile("libpagewise-", ".so");
+            try {
+                Files.copy(in, copy, StandardCopyOption.REPLACE_EXISTING);
+                System.load(copy.toAbsolutePath().toString());
+            } finally {
+                if (!copy.toFile().delete()) copy.toFile().deleteOnExit();
+            }
+        }
+    }
+}

@@ -1,0 +1,68 @@
+package io.pagewise;
+
+import io.pagewise.internal.NativeRawFile;
+import io.pagewise.internal.RawFile;
+import io.pagewise.jni.Advice;
+import io.pagewise.jni.FileDescriptors;
+import io.pagewise.jni.Mincore;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+
+/** Page-cache facts and actions for whole files: residency (mincore), eviction, and loading. Needs the native library. */
+public final class PageCache {
+    private static final int TOUCH_CHUNK = 1 << 20;
+
+    private PageCache() {}
+
+    /** The system page size. */
+    public static int pageSize() {
+        Native.require("PageCache");
+        return Mincore.pageSize0();
+    }
+
+    /** How much of a file is in the page cache. */
+    public static Residency residency(Path path) throws IOException {
+        return residency(path, 0, Long.MAX_VALUE);
+    }
+
+    /** How much of [offset, offset + length) of a file (clipped to its size) is in the page cache. */
+    public static Residency residency(Path path, long offset, long length) throws IOException {
+        try (RawFile file = open(path)) {
+            return residency(file, offset, length);
+        }
+    }
+
+    static Residency residency(RawFile file, long offset, long length) throws IOException {
+        int page = Mincore.pageSize0();
+        long start = offset - offset % page;
+        long end = Math.min(file.size(), length > Long.MAX_VALUE - offset ? Long.MAX_VALUE : offset + length);
+        if (end <= start) return new Residency(0, 0, page);
+        long total = (end - start + page - 1) / page;
+        return new Residency(file.residentPages(start, end - start), total, page);
+    }
+
+    /** Writes back dirty pages of a file, then drops all its pages from the cache (others' mappings keep theirs). */
+    public static void evict(Path path) throws IOException {
+        try (RawFile file = open(path)) {
+            file.syncRange(0, 0, Advice.SYNC_WAIT_BEFORE | Advice.SYNC_WRITE | Advice.SYNC_WAIT_AFTER);
+            file.advise(0, 0, Advice.DONTNEED);
+        }
+    }
+
+    /** Reads a whole file so that it is in the page cache, like {@code vmtouch -t}. */
+    public static void touch(Path path) throws IOException {
+        try (RawFile file = open(path)) {
+            ByteBuffer buffer = ByteBuffer.allocateDirect(TOUCH_CHUNK);
+            long size = file.size();
+            for (long at = 0; at < size; at += TOUCH_CHUNK) {
+                if (file.read(buffer.clear(), at, 0) < buffer.capacity()) break;
+            }
+        }
+    }
+
+    private static RawFile open(Path path) throws IOException {
+        Native.require("PageCache");
+        return NativeRawFile.open(path, 0);
+    }
+}

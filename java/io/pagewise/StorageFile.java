@@ -1,0 +1,428 @@
+package io.pagewise;
+
+import io.pagewise.internal.ChannelRawFile;
+import io.pagewise.internal.NativeRawFile;
+import io.pagewise.internal.RawFile;
+import io.pagewise.jni.Advice;
+import io.pagewise.jni.FileDescriptors;
+import io.pagewise.jni.Space;
+import io.pagewise.policy.CachePolicy;
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.OpenOption;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * A file or block device opened for positional I/O under a {@link CacheMode}.
+ *
+ * <pre>{@code
+ * try (StorageFile file = StorageFile.open(path, CacheMode.EVICT, READ, WRITE)) {
+ *     file.write(buffer, 4096);          // whole buffer, at offset 4096
+ *     file.read(other, 0);               // fills other, short only at end of file
+ *     file.flush();                      // fdatasync
+ * }
+ * }</pre>
+ *
+ * <p>Thread-safe: any number of threads may read and write at once. {@link #close()} waits for I/O in progress,
+ * finishes pending evictions and closes the descriptor; I/O after close fails with {@link ClosedChannelException},
+ * never on a reused descriptor.
+ */
+public final class StorageFile implements Closeable {
+    private static final int CLOSING = 1 << 30;
+    private static final int ZERO_CHUNK = 1 << 20;
+
+    private final Path path;
+    private final RawFile file;
+    private final CachePolicy policy;
+    private final CacheMode requested;
+    private final boolean writable;
+    /** Operations in progress, plus CLOSING once close has begun. */
+    private final AtomicInteger users = new AtomicInteger();
+    private final LongAdder reads = new LongAdder();
+    private final LongAdder bytesRead = new LongAdder();
+    private final LongAdder writes = new LongAdder();
+    private final LongAdder bytesWritten = new LongAdder();
+    private final LongAdder flushes = new LongAdder();
+    private final LongAdder zeroes = new LongAdder();
+    private final LongAdder bytesZeroed = new LongAdder();
+    private final LongAdder trims = new LongAdder();
+    private final LongAdder bytesTrimmed = new LongAdder();
+
+    private StorageFile(Path path, RawFile file, CachePolicy policy, CacheMode requested, boolean writable) {
+        this.path = path;
+        this.file = file;
+        this.policy = policy;
+        this.requested = requested;
+        this.writable = writable;
+    }
+
+    /** Opens read-only (or as the options say) with {@link CacheMode#WRITEBACK}. */
+    public static StorageFile open(Path path, OpenOption... options) throws IOException {
+        return open(path, CacheMode.WRITEBACK, options);
+    }
+
+    /**
+     * Opens a file or block device. Options: {@link StandardOpenOption#READ} (the default), {@code WRITE},
+     * {@code CREATE}, {@code CREATE_NEW}, {@code TRUNCATE_EXISTING}; {@code SPARSE} is accepted and ignored.
+     *
+     * @throws UnsupportedOperationException when the mode needs the native library and it is not loaded
+     */
+    public static StorageFile open(Path path, CacheMode mode, OpenOption... options) throws IOException {
+        if (path == null || mode == null) throw new NullPointerException(path == null ? "path" : "mode");
+        Set<StandardOpenOption> set = EnumSet.noneOf(StandardOpenOption.class);
+        for (OpenOption option : options) {
+            if (!(option instanceof StandardOpenOption) || !SUPPORTED.contains(option)) {
+                throw new IllegalArgumentException("open option " + option + " is not supported"
+                        + (option == StandardOpenOption.DSYNC || option == StandardOpenOption.SYNC
+                        ? "; use CacheMode.WRITETHROUGH or DIRECTSYNC" : ""));
+            }
+            set.add((StandardOpenOption) option);
+        }
+        if (set.contains(StandardOpenOption.CREATE_NEW) || set.contains(StandardOpenOption.CREATE)
+                || set.contains(StandardOpenOption.TRUNCATE_EXISTING)) {
+            if (!set.contains(StandardOpenOption.WRITE)) {
+                throw new IllegalArgumentException("CREATE, CREATE_NEW and TRUNCATE_EXISTING need WRITE");
+            }
+        }
+        boolean writable = set.contains(StandardOpenOption.WRITE);
+        RawFile file;
+        if (Native.isAvailable()) {
+            file = NativeRawFile.open(path, nativeFlags(set) | CachePolicy.openFlags(mode));
+        } else {
+            if (mode.needsNative()) Native.require("CacheMode." + mode);
+            set.remove(StandardOpenOption.SPARSE);
+            if (!writable) set.add(StandardOpenOption.READ);
+            file = ChannelRawFile.open(path, set);
+        }
+        try {
+            return new StorageFile(path, file, CachePolicy.create(mode, file), mode, writable);
+        } catch (IOException | RuntimeException e) {
+            file.close();
+            throw e;
+        }
+    }
+
+    private static final Set<StandardOpenOption> SUPPORTED = EnumSet.of(StandardOpenOption.READ,
+            StandardOpenOption.WRITE, StandardOpenOption.CREATE, StandardOpenOption.CREATE_NEW,
+            StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.SPARSE);
+
+    private static int nativeFlags(Set<StandardOpenOption> options) {
+        int flags = 0;
+        // Read access is always asked for when writing: EVICT needs it to map the file for mincore.
+        if (options.contains(StandardOpenOption.WRITE)) flags |= FileDescriptors.READ_WRITE;
+        if (options.contains(StandardOpenOption.CREATE)) flags |= FileDescriptors.CREATE;
+        if (options.contains(StandardOpenOption.CREATE_NEW)) flags |= FileDescriptors.CREATE | FileDescriptors.EXCLUSIVE;
+        if (options.contains(StandardOpenOption.TRUNCATE_EXISTING)) flags |= FileDescriptors.TRUNCATE;
+        return flags;
+    }
+
+    public Path path() { return path; }
+
+    /** The mode asked for at open. */
+    public CacheMode requestedMode() { return requested; }
+
+    /** The mode in effect: differs from {@link #requestedMode()} when DONTCACHE fell back to EVICT. */
+    public CacheMode cacheMode() { return policy.mode(); }
+
+    public boolean isWritable() { return writable; }
+
+    public boolean isBlockDevice() { return file.isBlockDevice(); }
+
+    /** True when I/O goes through the native library, false on the pure-Java path. */
+    public boolean isNative() { return file.isNative(); }
+
+    public Alignment alignment() { return file.alignment(); }
+
+    /**
+     * Reads {@code dst.remaining()} bytes at offset into dst, advancing its position.
+     *
+     * @return the bytes read: fewer than asked only at end of file (0 at or past it)
+     */
+    public int read(ByteBuffer dst, long offset) throws IOException {
+        checkRange(offset, dst.remaining());
+        enter();
+        try {
+            int n = policy.read(dst, offset);
+            reads.increment();
+            bytesRead.add(n);
+            return n;
+        } finally {
+            exit();
+        }
+    }
+
+    /** Writes all of {@code src.remaining()} at offset, advancing its position. */
+    public void write(ByteBuffer src, long offset) throws IOException {
+        write(src, offset, false);
+    }
+
+    /** Writes all of src at offset; with fua the data is on stable storage when this returns. */
+    public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
+        checkRange(offset, src.remaining());
+        checkWritable("write");
+        enter();
+        try {
+            int length = src.remaining();
+            policy.write(src, offset, fua);
+            writes.increment();
+            bytesWritten.add(length);
+        } finally {
+            exit();
+        }
+    }
+
+    /** Makes every completed write durable, as the mode defines (UNSAFE: nothing). */
+    public void flush() throws IOException {
+        enter();
+        try {
+            policy.flush();
+            flushes.increment();
+        } finally {
+            exit();
+        }
+    }
+
+    /** Applies a whole-file hint (NORMAL, SEQUENTIAL, RANDOM, NOREUSE) or a range hint to the whole file. */
+    public void advise(AccessHint hint) throws IOException {
+        advise(0, 0, hint);
+    }
+
+    /** Applies a hint to [offset, offset + length); length 0 means to the end of the file. */
+    public void advise(long offset, long length, AccessHint hint) throws IOException {
+        checkRange(offset, length);
+        enter();
+        try {
+            file.advise(offset, length, hint.nativeCode());
+        } finally {
+            exit();
+        }
+    }
+
+    /** Starts reading a range into the page cache (NBD CACHE); modes that bypass the cache ignore it. */
+    public void prefetch(long offset, long length) throws IOException {
+        checkRange(offset, length);
+        if (length == 0) return;
+        enter();
+        try {
+            policy.prefetch(offset, length);
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Drops a range from the page cache, writing dirty pages back first. Large folios that straddle the range's
+     * edges may stay; {@link PageCache#evict(Path)} drops a whole file.
+     */
+    public void evict(long offset, long length) throws IOException {
+        checkRange(offset, length);
+        enter();
+        try {
+            file.syncRange(offset, length, Advice.SYNC_WAIT_BEFORE | Advice.SYNC_WRITE | Advice.SYNC_WAIT_AFTER);
+            file.advise(offset, length, Advice.DONTNEED);
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Makes a range read as zeros. With mayTrim the space may be released (a hole); without it the blocks stay
+     * allocated. Falls back to writing zeros where the filesystem cannot do either.
+     */
+    public void zero(long offset, long length, boolean mayTrim) throws IOException {
+        checkRange(offset, length);
+        checkWritable("zero");
+        if (length == 0) return;
+        enter();
+        try {
+            boolean done = false;
+            if (mayTrim && offset + length <= file.size()) done = file.fallocate(Space.PUNCH_HOLE, offset, length);
+            if (!done) done = file.fallocate(Space.ZERO_RANGE, offset, length);
+            if (!done) writeZeros(offset, length);
+            zeroes.increment();
+            bytesZeroed.add(length);
+        } finally {
+            exit();
+        }
+    }
+
+    private void writeZeros(long offset, long length) throws IOException {
+        ByteBuffer zeros = ByteBuffer.allocateDirect((int) Math.min(length, ZERO_CHUNK));
+        for (long done = 0; done < length; ) {
+            int chunk = (int) Math.min(zeros.capacity(), length - done);
+            policy.write(zeros.clear().limit(chunk), offset + done, false);
+            done += chunk;
+        }
+    }
+
+    /** Releases the space of a range (punches a hole); a no-op where the filesystem cannot. Reads give zeros. */
+    public void trim(long offset, long length) throws IOException {
+        checkRange(offset, length);
+        checkWritable("trim");
+        if (length == 0) return;
+        enter();
+        try {
+            long end = Math.min(offset + length, file.size());
+            if (end > offset) file.fallocate(Space.PUNCH_HOLE, offset, end - offset);
+            trims.increment();
+            bytesTrimmed.add(length);
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * The data and hole runs of [offset, offset + length), clipped to the file size, from SEEK_DATA/SEEK_HOLE.
+     * Where holes cannot be found (block devices, the pure-Java path) the whole range is one data extent.
+     */
+    public List<Extent> extents(long offset, long length) throws IOException {
+        checkRange(offset, length);
+        enter();
+        try {
+            long end = Math.min(offset + length, file.size());
+            List<Extent> result = new ArrayList<>();
+            if (end <= offset) return result;
+            if (file.isBlockDevice()) {
+                result.add(new Extent(offset, end - offset, false));
+                return result;
+            }
+            long at = offset;
+            while (at < end) {
+                long data = file.seek(at, Space.SEEK_DATA);
+                if (data < 0 || data >= end) {
+                    result.add(new Extent(at, end - at, true));
+                    break;
+                }
+                if (data > at) result.add(new Extent(at, data - at, true));
+                long hole = file.seek(data, Space.SEEK_HOLE);
+                long dataEnd = hole < 0 ? end : Math.min(hole, end);
+                result.add(new Extent(data, dataEnd - data, false));
+                at = dataEnd;
+            }
+            return result;
+        } finally {
+            exit();
+        }
+    }
+
+    public long size() throws IOException {
+        enter();
+        try {
+            return file.size();
+        } finally {
+            exit();
+        }
+    }
+
+    /** Truncates or extends (sparsely) the file. */
+    public void resize(long size) throws IOException {
+        checkRange(size, 0);
+        checkWritable("resize");
+        enter();
+        try {
+            policy.resize(size);
+        } finally {
+            exit();
+        }
+    }
+
+    /** Page-cache residency of a range of this file (needs the native library). */
+    public Residency residency(long offset, long length) throws IOException {
+        checkRange(offset, length);
+        Native.require("residency");
+        enter();
+        try {
+            return PageCache.residency(file, offset, length);
+        } finally {
+            exit();
+        }
+    }
+
+    public IoStats stats() {
+        return new IoStats(reads.sum(), bytesRead.sum(), writes.sum(), bytesWritten.sum(), flushes.sum(),
+                zeroes.sum(), bytesZeroed.sum(), trims.sum(), bytesTrimmed.sum());
+    }
+
+    public boolean isOpen() {
+        return users.get() < CLOSING;
+    }
+
+    /**
+     * Waits for I/O in progress, finishes pending evictions and closes the file. Idempotent; new I/O fails from the
+     * moment close begins.
+     */
+    @Override
+    public void close() throws IOException {
+        int state;
+        do {
+            state = users.get();
+            if (state >= CLOSING) return;
+        } while (!users.compareAndSet(state, state | CLOSING));
+        synchronized (users) {
+            boolean interrupted = false;
+            while (users.get() != CLOSING) {
+                try {
+                    users.wait(10);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            if (interrupted) Thread.currentThread().interrupt();
+        }
+        try {
+            policy.close();
+        } finally {
+            file.close();
+        }
+    }
+
+    private void enter() throws ClosedChannelException {
+        int state = users.incrementAndGet();
+        if (state > CLOSING) {
+            exit();
+            throw new FileClosedException(path);
+        }
+    }
+
+    private void exit() {
+        if (users.decrementAndGet() == CLOSING) {
+            synchronized (users) {
+                users.notifyAll();
+            }
+        }
+    }
+
+    private void checkWritable(String operation) throws AccessDeniedException {
+        if (!writable) throw new AccessDeniedException(path.toString(), null, operation + ": file is open read-only");
+    }
+
+    private static void checkRange(long offset, long length) {
+        if (offset < 0) throw new IllegalArgumentException("offset " + offset + " is negative");
+        if (length < 0) throw new IllegalArgumentException("length " + length + " is negative");
+        if (offset + length < 0) throw new IllegalArgumentException("offset " + offset + " + length " + length + " overflows");
+    }
+
+    /** I/O on a closed StorageFile. */
+    public static final class FileClosedException extends ClosedChannelException {
+        private final String message;
+
+        FileClosedException(Path path) {
+            this.message = path + " is closed";
+        }
+
+        @Override
+        public String getMessage() {
+            return message;
+        }
+    }
+}

@@ -1,0 +1,35 @@
+package io.pagewise.internal;
+
+import java.nio.ByteBuffer;
+import java.util.concurrent.ArrayBlockingQueue;
+
+/**
+ * Reusable page-aligned direct buffers: bounce buffers for heap buffers and for unaligned O_DIRECT requests.
+ * When the pool is empty a new buffer is made; buffers beyond the pool's capacity are left to the GC.
+ */
+public final class BufferPool {
+    public static final int BUFFER_SIZE = 1 << 20;
+    public static final int ALIGNMENT = 4096;
+    private static final BufferPool SHARED = new BufferPool(2 * Runtime.getRuntime().availableProcessors() + 8);
+
+    private final ArrayBlockingQueue<ByteBuffer> free;
+
+    public BufferPool(int capacity) {
+        free = new ArrayBlockingQueue<>(capacity);
+    }
+
+    public static BufferPool shared() {
+        return SHARED;
+    }
+
+    /** A cleared buffer of {@link #BUFFER_SIZE} bytes aligned to {@link #ALIGNMENT}. */
+    public ByteBuffer take() {
+        ByteBuffer buffer = free.poll();
+        if (buffer == null) buffer = ByteBuffer.allocateDirect(BUFFER_SIZE + ALIGNMENT).alignedSlice(ALIGNMENT).slice(0, BUFFER_SIZE);
+        return buffer.clear();
+    }
+
+    public void give(ByteBuffer buffer) {
+        free.offer(buffer);
+    }
+}

@@ -1,0 +1,95 @@
+package io.pagewise.internal;
+
+import io.pagewise.Alignment;
+import io.pagewise.jni.Space;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.OpenOption;
+import java.nio.file.Path;
+import java.util.Set;
+
+/**
+ * The pure-Java path, used when the native library cannot load: FileChannel positional I/O.
+ * Advice and residency are unknown here, so advice does nothing and residency is not available.
+ */
+public final class ChannelRawFile implements RawFile {
+    private final Path path;
+    private final FileChannel channel;
+
+    private ChannelRawFile(Path path, FileChannel channel) {
+        this.path = path;
+        this.channel = channel;
+    }
+
+    public static ChannelRawFile open(Path path, Set<? extends OpenOption> options) throws IOException {
+        return new ChannelRawFile(path, FileChannel.open(path, options));
+    }
+
+    @Override public Path path() { return path; }
+
+    @Override public boolean isNative() { return false; }
+
+    @Override public boolean isBlockDevice() { return false; }
+
+    @Override public Alignment alignment() { return new Alignment(4096, 4096, 4096); }
+
+    @Override
+    public int read(ByteBuffer dst, long offset, int flags) throws IOException {
+        int total = 0;
+        while (dst.hasRemaining()) {
+            int n = channel.read(dst, offset + total);
+            if (n < 0) break;
+            total += n;
+        }
+        return total;
+    }
+
+    @Override
+    public void write(ByteBuffer src, long offset, int flags) throws IOException {
+        long at = offset;
+        while (src.hasRemaining()) {
+            at += channel.write(src, at);
+        }
+        if ((flags & DSYNC) != 0) channel.force(false);
+    }
+
+    @Override public void dataSync() throws IOException { channel.force(false); }
+
+    @Override public void advise(long offset, long length, int advice) {}
+
+    @Override public void readahead(long offset, long length) {}
+
+    @Override public void syncRange(long offset, long length, int flags) {}
+
+    @Override public long size() throws IOException { return channel.size(); }
+
+    @Override
+    public void truncate(long size) throws IOException {
+        long current = channel.size();
+        if (size < current) {
+            channel.truncate(size);
+        } else if (size > current) {
+            channel.write(ByteBuffer.allocate(1), size - 1); // FileChannel cannot extend otherwise
+        }
+    }
+
+    @Override public boolean fallocate(int mode, long offset, long length) { return false; }
+
+    @Override
+    public long seek(long offset, int whence) throws IOException {
+        long size = channel.size();
+        if (offset >= size) return -1;
+        return whence == Space.SEEK_DATA ? offset : size;
+    }
+
+    @Override public byte[] residentBitmap(long offset, long length) { return null; }
+
+    @Override
+    public long residentPages(long offset, long length) {
+        throw new UnsupportedOperationException("page-cache residency needs the pagewise native library");
+    }
+
+    @Override public void close() throws IOException { channel.close(); }
+
+}

@@ -1,0 +1,59 @@
+package io.pagewise.internal;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+
+/**
+ * The system calls a cache policy is built from, without policy. Two implementations: {@link NativeRawFile}
+ * (JNI, every knob) and {@link ChannelRawFile} (FileChannel, where the native library cannot load).
+ * Reads and writes move {@code buffer.remaining()} bytes and advance the buffer's position.
+ */
+public interface RawFile extends java.io.Closeable {
+    /** Per-call flag: RWF_DONTCACHE. */
+    int DONTCACHE = io.pagewise.jni.PositionalIo.DONTCACHE;
+    /** Per-call flag: RWF_DSYNC, durable before return. */
+    int DSYNC = io.pagewise.jni.PositionalIo.DSYNC;
+    /** Per-call flag: a short read means end of file (O_DIRECT cannot continue at an unaligned offset). */
+    int SHORT_IS_EOF = io.pagewise.jni.PositionalIo.SHORT_IS_EOF;
+
+    Path path();
+
+    boolean isNative();
+
+    /** @return bytes read; fewer than requested only at end of file */
+    int read(ByteBuffer dst, long offset, int flags) throws IOException;
+
+    void write(ByteBuffer src, long offset, int flags) throws IOException;
+
+    void dataSync() throws IOException;
+
+    /** posix_fadvise with an {@link io.pagewise.jni.Advice} code; length 0 = to end of file. */
+    void advise(long offset, long length, int advice) throws IOException;
+
+    void readahead(long offset, long length) throws IOException;
+
+    /** sync_file_range with {@link io.pagewise.jni.Advice} SYNC_* flags. */
+    void syncRange(long offset, long length, int flags) throws IOException;
+
+    long size() throws IOException;
+
+    void truncate(long size) throws IOException;
+
+    /** fallocate with a {@link io.pagewise.jni.Space} mode; false when the file or filesystem cannot. */
+    boolean fallocate(int mode, long offset, long length) throws IOException;
+
+    /** SEEK_DATA / SEEK_HOLE; -1 when there is no more data (or hole) after offset. */
+    long seek(long offset, int whence) throws IOException;
+
+    /** Page-cache residency bitmap of a range (bit i = page i); null when it cannot be read. */
+    byte[] residentBitmap(long offset, long length) throws IOException;
+
+    long residentPages(long offset, long length) throws IOException;
+
+    boolean isBlockDevice();
+
+    io.pagewise.Alignment alignment();
+
+    void close() throws IOException;
+}

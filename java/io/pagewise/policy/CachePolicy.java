@@ -1,0 +1,62 @@
+package io.pagewise.policy;
+
+import io.pagewise.CacheMode;
+import io.pagewise.internal.RawFile;
+import io.pagewise.jni.Advice;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+
+/**
+ * What one {@link CacheMode} does on reads, writes, flushes and close. One instance per open file;
+ * implementations are thread-safe. Reads and writes move {@code buffer.remaining()} bytes.
+ */
+public interface CachePolicy {
+    /** The mode in effect (DONTCACHE reports EVICT once it has fallen back). */
+    CacheMode mode();
+
+    /** @return bytes read; fewer than requested only at end of file */
+    int read(ByteBuffer dst, long offset) throws IOException;
+
+    /** @param fua the data is durable when this returns */
+    void write(ByteBuffer src, long offset, boolean fua) throws IOException;
+
+    void flush() throws IOException;
+
+    /** Starts reading a range into the cache, where this mode uses the cache. */
+    default void prefetch(long offset, long length) throws IOException {
+        file().advise(offset, length, Advice.WILLNEED);
+    }
+
+    /** Changes the file size. */
+    default void resize(long size) throws IOException {
+        file().truncate(size);
+    }
+
+    /** Finishes pending work (evictions) before the file is closed. */
+    default void close() throws IOException {}
+
+    RawFile file();
+
+    /** The policy for a mode on an opened file; the file must have been opened with {@link #openFlags}. */
+    static CachePolicy create(CacheMode mode, RawFile file) throws IOException {
+        switch (mode) {
+            case WRITEBACK: return new WritebackPolicy(file);
+            case WRITETHROUGH: return new WritethroughPolicy(file);
+            case UNSAFE: return new UnsafePolicy(file);
+            case DIRECT: return new DirectPolicy(file, CacheMode.DIRECT);
+            case DIRECTSYNC: return new DirectPolicy(file, CacheMode.DIRECTSYNC);
+            case EVICT: return new EvictPolicy(file);
+            case DONTCACHE: return new DontcachePolicy(file);
+            default: throw new IllegalArgumentException("unknown cache mode " + mode);
+        }
+    }
+
+    /** Extra {@link io.pagewise.jni.FileDescriptors} open flags a mode needs. */
+    static int openFlags(CacheMode mode) {
+        switch (mode) {
+            case DIRECT: return io.pagewise.jni.FileDescriptors.DIRECT;
+            case DIRECTSYNC: return io.pagewise.jni.FileDescriptors.DIRECT | io.pagewise.jni.FileDescriptors.DSYNC;
+            default: return 0;
+        }
+    }
+}

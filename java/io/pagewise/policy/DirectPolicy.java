@@ -1,0 +1,200 @@
+package io.pagewise.policy;
+
+import io.pagewise.Alignment;
+import io.pagewise.CacheMode;
+import io.pagewise.internal.BufferPool;
+import io.pagewise.internal.RawFile;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+
+/**
+ * O_DIRECT I/O (DIRECTSYNC adds O_DSYNC) that accepts any offset, length and buffer. Aligned requests from aligned
+ * direct buffers go straight to the kernel; everything else goes through aligned bounce buffers, one chunk at a
+ * time, with read-modify-write of the partial blocks at the edges.
+ *
+ * <p>Two writers to different ranges can share an edge block, so read-modify-write holds a lock stripe for each
+ * edge block. A write that ends in a partial block past the end of the file pads that block, so it must truncate
+ * back: such writes run alone (write lock); all other writes share the read lock.
+ */
+final class DirectPolicy implements CachePolicy {
+    private static final int STRIPES = 64;
+
+    private final RawFile file;
+    private final CacheMode mode;
+    private final int block;
+    private final int memoryAlignment;
+    private final ReentrantLock[] edgeLocks = new ReentrantLock[STRIPES];
+    private final ReentrantReadWriteLock sizeLock = new ReentrantReadWriteLock();
+    /** The file size as last seen or set by this policy; writes ending past it take the write lock. */
+    private volatile long knownSize;
+
+    DirectPolicy(RawFile file, CacheMode mode) throws IOException {
+        this.file = file;
+        this.mode = mode;
+        Alignment alignment = file.alignment();
+        this.block = Math.max(alignment.offset(), 512);
+        this.memoryAlignment = Math.max(alignment.memory(), 1);
+        if (Integer.bitCount(block) != 1 || block > BufferPool.ALIGNMENT || memoryAlignment > BufferPool.ALIGNMENT) {
+            throw new IOException("O_DIRECT on " + file.path() + " needs alignment " + alignment.offset()
+                    + " (memory " + alignment.memory() + "), which pagewise cannot bounce (at most "
+                    + BufferPool.ALIGNMENT + ", a power of two)");
+        }
+        for (int i = 0; i < STRIPES; i++) edgeLocks[i] = new ReentrantLock();
+        this.knownSize = file.size();
+    }
+
+    @Override public CacheMode mode() { return mode; }
+
+    @Override public RawFile file() { return file; }
+
+    private boolean aligned(ByteBuffer buffer, long offset) {
+        return buffer.isDirect() && offset % block == 0 && buffer.remaining() % block == 0
+                && buffer.alignmentOffset(buffer.position(), memoryAlignment) == 0;
+    }
+
+    @Override
+    public int read(ByteBuffer dst, long offset) throws IOException {
+        if (aligned(dst, offset)) return file.read(dst, offset, RawFile.SHORT_IS_EOF);
+        ByteBuffer bounce = BufferPool.shared().take();
+        try {
+            int total = 0;
+            while (dst.hasRemaining()) {
+                long at = offset + total;
+                long start = alignDown(at);
+                int want = (int) Math.min(alignUp(at + dst.remaining()) - start, bounce.capacity());
+                int n = file.read(bounce.clear().limit(want), start, RawFile.SHORT_IS_EOF);
+                int skip = (int) (at - start);
+                int usable = Math.min(n - skip, Math.min(dst.remaining(), want - skip));
+                if (usable <= 0) break;
+                dst.put(bounce.clear().position(skip).limit(skip + usable));
+                total += usable;
+                if (n < want) break;
+            }
+            return total;
+        } finally {
+            BufferPool.shared().give(bounce);
+        }
+    }
+
+    @Override
+    public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
+        int flags = fua ? RawFile.DSYNC : 0;
+        long end = offset + src.remaining();
+        boolean extending = end > knownSize && end % block != 0;
+        ReentrantReadWriteLock.ReadLock shared = sizeLock.readLock();
+        if (!extending) {
+            shared.lock();
+            try {
+                writeLocked(src, offset, flags);
+            } finally {
+                shared.unlock();
+            }
+            return;
+        }
+        sizeLock.writeLock().lock();
+        try {
+            long sizeBefore = file.size();
+            writeLocked(src, offset, flags);
+            if (end > sizeBefore && file.size() > end) file.truncate(end); // undo the padding of the last block
+            knownSize = Math.max(sizeBefore, end);
+        } finally {
+            sizeLock.writeLock().unlock();
+        }
+    }
+
+    private void writeLocked(ByteBuffer src, long offset, int flags) throws IOException {
+        long end = offset + src.remaining();
+        if (aligned(src, offset)) {
+            file.write(src, offset, flags);
+            grewTo(end);
+            return;
+        }
+        ByteBuffer bounce = BufferPool.shared().take();
+        try {
+            long at = offset;
+            while (at < end) {
+                long start = alignDown(at);
+                long stop = Math.min(alignUp(end), start + bounce.capacity());
+                int length = (int) (Math.min(end, stop) - at);
+                writeChunk(bounce, src, at, length, start, stop, flags);
+                at += length;
+            }
+            grewTo(end);
+        } finally {
+            BufferPool.shared().give(bounce);
+        }
+    }
+
+    /** Records a completed write; knownSize never runs ahead of the real size. */
+    private synchronized void grewTo(long end) {
+        if (end > knownSize) knownSize = end;
+    }
+
+    /** Writes length bytes of src at 'at' as the aligned span [start, stop), filling partial edge blocks from disk. */
+    private void writeChunk(ByteBuffer bounce, ByteBuffer src, long at, int length, long start, long stop, int flags)
+            throws IOException {
+        boolean partialHead = at > start;
+        boolean partialTail = at + length < stop;
+        int span = (int) (stop - start);
+        ReentrantLock first = null;
+        ReentrantLock second = null;
+        if (partialHead || partialTail) {
+            int headStripe = stripe(start);
+            int tailStripe = stripe(stop - block);
+            first = edgeLocks[Math.min(headStripe, tailStripe)];
+            second = headStripe == tailStripe ? null : edgeLocks[Math.max(headStripe, tailStripe)];
+            first.lock();
+            if (second != null) second.lock();
+        }
+        try {
+            if (partialHead) fillBlock(bounce, start, 0);
+            if (partialTail && !(partialHead && span == block)) fillBlock(bounce, stop - block, span - block);
+            bounce.put((int) (at - start), src, src.position(), length);
+            src.position(src.position() + length);
+            file.write(bounce.clear().limit(span), start, flags);
+        } finally {
+            if (second != null) second.unlock();
+            if (first != null) first.unlock();
+        }
+    }
+
+    /** Reads the block at offset into bounce[index, index + block), zero-filling past end of file. */
+    private void fillBlock(ByteBuffer bounce, long offset, int index) throws IOException {
+        int n = file.read(bounce.clear().position(index).limit(index + block), offset, RawFile.SHORT_IS_EOF);
+        for (int i = index + n; i < index + block; i++) bounce.put(i, (byte) 0);
+    }
+
+    private int stripe(long offset) {
+        return (int) Long.remainderUnsigned(offset / block * 0x9E3779B97F4A7C15L >>> 16, STRIPES);
+    }
+
+    private long alignDown(long offset) {
+        return offset - offset % block;
+    }
+
+    private long alignUp(long offset) {
+        return alignDown(offset + block - 1);
+    }
+
+    @Override
+    public void flush() throws IOException {
+        file.dataSync();
+    }
+
+    /** The page cache is not used, so there is nothing to prefetch into. */
+    @Override
+    public void prefetch(long offset, long length) {}
+
+    @Override
+    public void resize(long size) throws IOException {
+        sizeLock.writeLock().lock();
+        try {
+            file.truncate(size);
+            knownSize = size;
+        } finally {
+            sizeLock.writeLock().unlock();
+        }
+    }
+}

@@ -1,0 +1,174 @@
+package io.pagewise.policy;
+
+import io.pagewise.CacheMode;
+import io.pagewise.internal.RawFile;
+import io.pagewise.jni.Advice;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Buffered I/O that evicts what it touched, behind the access, in 2 MiB-aligned windows.
+ *
+ * <p>Evicting exactly the range just read does not work on current kernels: large folios straddle request
+ * boundaries and readahead runs megabytes ahead, so fadvise(DONTNEED) of the request leaves most of it cached.
+ * Here every request marks the aligned windows it touched as active; the least recently used active window is
+ * retired once more than {@link #ACTIVE_WINDOWS} are active. A retired clean window is dropped together with the
+ * readahead it may have spilled into the next windows (stopping at any active one). A retired dirty window first
+ * has its writeback started (SYNC_FILE_RANGE_WRITE) and joins a queue; only when that queue is longer than
+ * {@link #WRITEBACK_WINDOWS} is its oldest window waited for and dropped, so writers rarely wait.
+ *
+ * <p>Pages that were cached when the file was opened belong to someone else: they are never dropped.
+ */
+final class EvictPolicy implements CachePolicy {
+    static final long WINDOW = 2L << 20;
+    static final int ACTIVE_WINDOWS = 8;
+    static final int WRITEBACK_WINDOWS = 8;
+    /** How far readahead may have run past a window during use, and past the last window at close. */
+    static final int SPILL_WINDOWS = 2;
+    static final int CLOSE_SPILL_WINDOWS = 8;
+
+    private final RawFile file;
+    private final PrecachedPages precached;
+    private final Object lock = new Object();
+    /** Active windows in access order, mapped to whether they were written. */
+    private final LinkedHashMap<Long, Boolean> active = new LinkedHashMap<>(32, 0.75f, true);
+    private final ArrayDeque<Long> writeback = new ArrayDeque<>();
+    /** The most recent touch as window * 2 + dirty, so repeated touches of one window skip the lock. */
+    private volatile long lastTouch = -1;
+
+    EvictPolicy(RawFile file) throws IOException {
+        this.file = file;
+        this.precached = PrecachedPages.snapshot(file);
+    }
+
+    @Override public CacheMode mode() { return CacheMode.EVICT; }
+
+    @Override public RawFile file() { return file; }
+
+    @Override
+    public int read(ByteBuffer dst, long offset) throws IOException {
+        int n = file.read(dst, offset, 0);
+        touched(offset, n, false);
+        return n;
+    }
+
+    @Override
+    public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
+        int length = src.remaining();
+        file.write(src, offset, fua ? RawFile.DSYNC : 0);
+        touched(offset, length, true);
+    }
+
+    @Override
+    public void prefetch(long offset, long length) throws IOException {
+        file.advise(offset, length, Advice.WILLNEED);
+        touched(offset, length, false);
+    }
+
+    @Override
+    public void flush() throws IOException {
+        file.dataSync();
+    }
+
+    /** A retired window and the range to drop for it. */
+    private record Retired(long window, boolean dirty, long dropEnd) {}
+
+    private void touched(long offset, long length, boolean dirty) throws IOException {
+        if (length <= 0) return;
+        long first = offset / WINDOW;
+        long last = (offset + length - 1) / WINDOW;
+        long key = first * 2 + (dirty ? 1 : 0);
+        if (first == last && (lastTouch == key || (!dirty && lastTouch == key + 1))) return;
+        List<Retired> retired = null;
+        synchronized (lock) {
+            for (long w = first; w <= last; w++) {
+                Boolean wasDirty = active.get(w);
+                if (wasDirty == null || (dirty && !wasDirty)) active.put(w, dirty || (wasDirty != null && wasDirty));
+            }
+            lastTouch = last * 2 + (active.get(last) ? 1 : 0);
+            if (active.size() > ACTIVE_WINDOWS) {
+                retired = new ArrayList<>();
+                Iterator<Map.Entry<Long, Boolean>> oldest = active.entrySet().iterator();
+                while (active.size() > ACTIVE_WINDOWS) {
+                    Map.Entry<Long, Boolean> entry = oldest.next();
+                    oldest.remove();
+                    retired.add(new Retired(entry.getKey(), entry.getValue(), dropEnd(entry.getKey(), SPILL_WINDOWS)));
+                }
+            }
+        }
+        if (retired != null) retire(retired);
+    }
+
+    /** The end of the range to drop for a window: its own end plus up to spill following windows not in use. */
+    private long dropEnd(long window, int spill) {
+        long end = window + 1;
+        while (end <= window + spill && !active.containsKey(end)) end++;
+        return end * WINDOW;
+    }
+
+    private void retire(List<Retired> retired) throws IOException {
+        List<Long> toWait = null;
+        for (Retired r : retired) {
+            if (!r.dirty) {
+                drop(r.window * WINDOW, r.dropEnd);
+                continue;
+            }
+            file.syncRange(r.window * WINDOW, WINDOW, Advice.SYNC_WRITE);
+            synchronized (lock) {
+                writeback.addLast(r.window);
+                while (writeback.size() > WRITEBACK_WINDOWS) {
+                    if (toWait == null) toWait = new ArrayList<>();
+                    toWait.add(writeback.pollFirst());
+                }
+            }
+        }
+        if (toWait != null) {
+            for (long window : toWait) {
+                file.syncRange(window * WINDOW, WINDOW,
+                        Advice.SYNC_WAIT_BEFORE | Advice.SYNC_WRITE | Advice.SYNC_WAIT_AFTER);
+                drop(window * WINDOW, (window + 1) * WINDOW);
+            }
+        }
+    }
+
+    /** fadvise(DONTNEED) of [start, end) except the pages that were cached before we opened the file. */
+    private void drop(long start, long end) throws IOException {
+        long at = start;
+        for (long[] keep : precached.within(start, end)) {
+            if (keep[0] > at) file.advise(at, keep[0] - at, Advice.DONTNEED);
+            at = Math.max(at, keep[1]);
+        }
+        if (end > at) file.advise(at, end - at, Advice.DONTNEED);
+    }
+
+    /** Writes back and drops every window still held, including readahead past the last ones. */
+    @Override
+    public void close() throws IOException {
+        List<Retired> clean = new ArrayList<>();
+        List<Long> dirty = new ArrayList<>();
+        synchronized (lock) {
+            dirty.addAll(writeback);
+            writeback.clear();
+            List<Map.Entry<Long, Boolean>> entries = new ArrayList<>(active.entrySet());
+            active.clear();
+            for (Map.Entry<Long, Boolean> e : entries) {
+                if (e.getValue()) dirty.add(e.getKey());
+                else clean.add(new Retired(e.getKey(), false, (e.getKey() + 1 + CLOSE_SPILL_WINDOWS) * WINDOW));
+            }
+            lastTouch = -1;
+        }
+        for (long window : dirty) file.syncRange(window * WINDOW, WINDOW, Advice.SYNC_WRITE);
+        for (long window : dirty) {
+            file.syncRange(window * WINDOW, WINDOW,
+                    Advice.SYNC_WAIT_BEFORE | Advice.SYNC_WRITE | Advice.SYNC_WAIT_AFTER);
+            drop(window * WINDOW, (window + 1) * WINDOW);
+        }
+        for (Retired r : clean) drop(r.window * WINDOW, r.dropEnd);
+    }
+}

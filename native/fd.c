@@ -1,0 +1,150 @@
+/* fd.c: opening, closing and describing files and block devices (Java: FileDescriptors). */
+#include "pagewise.h"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <linux/stat.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef STATX_DIOALIGN
+#define STATX_DIOALIGN 0x00002000U
+#endif
+
+enum { PW_TYPE_REGULAR = 0, PW_TYPE_BLOCK = 1, PW_TYPE_OTHER = 2 };
+
+static int open_flags(jint flags)
+{
+    int result = O_CLOEXEC;
+    if (flags & PW_OPEN_READ_WRITE)
+        result |= O_RDWR;
+    else if (flags & PW_OPEN_WRITE_ONLY)
+        result |= O_WRONLY;
+    else
+        result |= O_RDONLY;
+    if (flags & PW_OPEN_CREATE)
+        result |= O_CREAT;
+    if (flags & PW_OPEN_EXCLUSIVE)
+        result |= O_EXCL;
+    if (flags & PW_OPEN_TRUNCATE)
+        result |= O_TRUNC;
+    if (flags & PW_OPEN_DIRECT)
+        result |= O_DIRECT;
+    if (flags & PW_OPEN_DSYNC)
+        result |= O_DSYNC;
+    return result;
+}
+
+/* Opens a NUL-terminated native path; returns the descriptor or -errno. */
+JNIEXPORT jint JNICALL
+Java_io_pagewise_jni_FileDescriptors_open0(JNIEnv *env, jclass cls, jbyteArray path, jint flags, jint mode)
+{
+    (void) cls;
+    if (path == NULL || (flags & ~PW_OPEN_ALL) != 0)
+        return -EINVAL;
+    jsize length = (*env)->GetArrayLength(env, path);
+    if (length <= 0 || length > 65536)
+        return -ENAMETOOLONG;
+    char *copy = malloc((size_t) length + 1);
+    if (copy == NULL)
+        return -ENOMEM;
+    (*env)->GetByteArrayRegion(env, path, 0, length, (jbyte *) copy);
+    copy[length] = '\0';
+    if (strlen(copy) != (size_t) length) {
+        free(copy);
+        return -EINVAL; /* embedded NUL */
+    }
+    int fd;
+    PW_RETRY(fd, open(copy, open_flags(flags), (mode_t) mode));
+    int saved = errno;
+    free(copy);
+    return fd < 0 ? -saved : fd;
+}
+
+/* Closes a descriptor. EINTR is not retried: on Linux the descriptor is gone either way. */
+JNIEXPORT jint JNICALL
+Java_io_pagewise_jni_FileDescriptors_close0(JNIEnv *env, jclass cls, jint fd)
+{
+    (void) env; (void) cls;
+    if (close(fd) < 0 && errno != EINTR)
+        return -errno;
+    return 0;
+}
+
+/* Fills out[0..3] with size, type (0 regular, 1 block device, 2 other),
+ * logical block size and allocated bytes. */
+JNIEXPORT jint JNICALL
+Java_io_pagewise_jni_FileDescriptors_stat0(JNIEnv *env, jclass cls, jint fd, jlongArray out)
+{
+    (void) cls;
+    if (out == NULL || (*env)->GetArrayLength(env, out) < 4)
+        return -EINVAL;
+    struct stat st;
+    int rc;
+    PW_RETRY(rc, fstat(fd, &st));
+    if (rc < 0)
+        return -errno;
+    jlong values[4];
+    values[0] = (jlong) st.st_size;
+    values[1] = S_ISREG(st.st_mode) ? PW_TYPE_REGULAR : S_ISBLK(st.st_mode) ? PW_TYPE_BLOCK : PW_TYPE_OTHER;
+    values[2] = (jlong) st.st_blksize;
+    values[3] = (jlong) st.st_blocks * 512;
+    if (S_ISBLK(st.st_mode)) {
+        uint64_t bytes = 0;
+        int sector = 0;
+        if (ioctl(fd, BLKGETSIZE64, &bytes) < 0)
+            return -errno;
+        if (ioctl(fd, BLKSSZGET, &sector) < 0)
+            return -errno;
+        values[0] = (jlong) bytes;
+        values[2] = sector;
+    }
+    (*env)->SetLongArrayRegion(env, out, 0, 4, values);
+    return 0;
+}
+
+JNIEXPORT jint JNICALL
+Java_io_pagewise_jni_FileDescriptors_ftruncate0(JNIEnv *env, jclass cls, jint fd, jlong length)
+{
+    (void) env; (void) cls;
+    if (length < 0)
+        return -EINVAL;
+    int rc;
+    PW_RETRY(rc, ftruncate(fd, (off_t) length));
+    return rc < 0 ? -errno : 0;
+}
+
+/* O_DIRECT alignment: out[0] = memory alignment, out[1] = offset/length alignment.
+ * Uses statx(STATX_DIOALIGN) (Linux >= 6.1), then the logical block size, then 4096. */
+JNIEXPORT jint JNICALL
+Java_io_pagewise_jni_FileDescriptors_directAlignment0(JNIEnv *env, jclass cls, jint fd, jintArray out)
+{
+    (void) cls;
+    if (out == NULL || (*env)->GetArrayLength(env, out) < 2)
+        return -EINVAL;
+    jint values[2] = { 0, 0 };
+    struct statx stx;
+    memset(&stx, 0, sizeof stx);
+    long rc;
+    PW_RETRY(rc, syscall(SYS_statx, fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx));
+    if (rc == 0 && (stx.stx_mask & STATX_DIOALIGN) && stx.stx_dio_offset_align != 0) {
+        values[0] = (jint) stx.stx_dio_mem_align;
+        values[1] = (jint) stx.stx_dio_offset_align;
+    } else {
+        struct stat st;
+        int sector = 0;
+        if (fstat(fd, &st) == 0 && S_ISBLK(st.st_mode) && ioctl(fd, BLKSSZGET, &sector) == 0 && sector > 0) {
+            values[0] = sector;
+            values[1] = sector;
+        } else {
+            values[0] = 4096;
+            values[1] = 4096;
+        }
+    }
+    (*env)->SetIntArrayRegion(env, out, 0, 2, values);
+    return 0;
+}

@@ -1,0 +1,112 @@
+/* mincore.c: page-cache residency of a file range (Java: Mincore).
+ * The range is mapped in bounded chunks so a huge file never needs one huge mapping. */
+#include "pagewise.h"
+
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define CHUNK_BYTES (256L * 1024 * 1024)
+
+static long page_size(void)
+{
+    static long cached;
+    if (cached == 0)
+        cached = sysconf(_SC_PAGESIZE);
+    return cached;
+}
+
+/* Calls visit for each chunk's residency vector; returns 0 or -errno. */
+typedef void (*chunk_visitor)(void *state, const unsigned char *vector, size_t pages, size_t first_page);
+
+static int scan(int fd, jlong offset, jlong length, chunk_visitor visit, void *state)
+{
+    long page = page_size();
+    if (offset < 0 || length < 0 || offset % page != 0)
+        return -EINVAL;
+    unsigned char *vector = malloc((size_t) (CHUNK_BYTES / page));
+    if (vector == NULL)
+        return -ENOMEM;
+    jlong done = 0;
+    while (done < length) {
+        jlong chunk = length - done < CHUNK_BYTES ? length - done : CHUNK_BYTES;
+        void *map = mmap(NULL, (size_t) chunk, PROT_NONE, MAP_SHARED, fd, (off_t) (offset + done));
+        if (map == MAP_FAILED) {
+            int saved = errno;
+            free(vector);
+            return -saved;
+        }
+        int rc = mincore(map, (size_t) chunk, vector);
+        int saved = errno;
+        munmap(map, (size_t) chunk);
+        if (rc < 0) {
+            free(vector);
+            return -saved;
+        }
+        size_t pages = (size_t) ((chunk + page - 1) / page);
+        visit(state, vector, pages, (size_t) (done / page));
+        done += chunk;
+    }
+    free(vector);
+    return 0;
+}
+
+static void count_resident(void *state, const unsigned char *vector, size_t pages, size_t first_page)
+{
+    (void) first_page;
+    jlong *count = state;
+    for (size_t i = 0; i < pages; i++)
+        *count += vector[i] & 1;
+}
+
+/* Counts resident pages of [offset, offset + length); offset must be page aligned. */
+JNIEXPORT jlong JNICALL
+Java_io_pagewise_jni_Mincore_residentPages0(JNIEnv *env, jclass cls, jint fd, jlong offset, jlong length)
+{
+    (void) env; (void) cls;
+    jlong count = 0;
+    int rc = scan(fd, offset, length, count_resident, &count);
+    return rc < 0 ? rc : count;
+}
+
+struct bitmap_state {
+    unsigned char *bits;
+};
+
+static void fill_bitmap(void *state, const unsigned char *vector, size_t pages, size_t first_page)
+{
+    struct bitmap_state *bitmap = state;
+    for (size_t i = 0; i < pages; i++)
+        if (vector[i] & 1)
+            bitmap->bits[(first_page + i) / 8] |= (unsigned char) (1u << ((first_page + i) % 8));
+}
+
+/* Sets bit i of out (little-endian within each byte) when page i of the range is resident. */
+JNIEXPORT jint JNICALL
+Java_io_pagewise_jni_Mincore_residentBitmap0(JNIEnv *env, jclass cls, jint fd, jlong offset, jlong length,
+                                             jbyteArray out)
+{
+    (void) cls;
+    long page = page_size();
+    if (out == NULL || length < 0)
+        return -EINVAL;
+    jlong pages = (length + page - 1) / page;
+    jsize bytes = (*env)->GetArrayLength(env, out);
+    if ((jlong) bytes * 8 < pages)
+        return -EINVAL;
+    struct bitmap_state state = { calloc((size_t) bytes > 0 ? (size_t) bytes : 1, 1) };
+    if (state.bits == NULL)
+        return -ENOMEM;
+    int rc = scan(fd, offset, length, fill_bitmap, &state);
+    if (rc == 0)
+        (*env)->SetByteArrayRegion(env, out, 0, bytes, (const jbyte *) state.bits);
+    free(state.bits);
+    return rc;
+}
+
+JNIEXPORT jint JNICALL
+Java_io_pagewise_jni_Mincore_pageSize0(JNIEnv *env, jclass cls)
+{
+    (void) env; (void) cls;
+    return (jint) page_size();
+}
