@@ -9,14 +9,18 @@ import java.nio.ByteBuffer;
 
 /**
  * Uncached buffered I/O with RWF_DONTCACHE (Linux 6.14+): the kernel drops the folios an I/O brought in once it
- * completes. A file or kernel that answers EOPNOTSUPP switches this policy to {@link EvictPolicy} for good.
+ * completes. Concurrent readers still leave about 1.5 % behind (readahead shared between requests), so the windows
+ * are also tracked by an {@link EvictPolicy} that drops what remains behind the access.
+ * A file or kernel that answers EOPNOTSUPP switches this policy to plain EVICT for good.
  */
 final class DontcachePolicy implements CachePolicy {
     private final RawFile file;
-    private volatile EvictPolicy fallback;
+    private final EvictPolicy windows;
+    private volatile boolean fellBack;
 
     DontcachePolicy(RawFile file) throws IOException {
         this.file = file;
+        this.windows = new EvictPolicy(file);
         probe();
     }
 
@@ -31,50 +35,53 @@ final class DontcachePolicy implements CachePolicy {
         }
     }
 
-    private boolean fallBackOn(NativeIOException e) throws IOException {
+    private boolean fallBackOn(NativeIOException e) {
         if (e.errno() != Errno.EOPNOTSUPP) return false;
-        synchronized (this) {
-            if (fallback == null) fallback = new EvictPolicy(file);
-        }
+        fellBack = true;
         return true;
     }
 
     @Override
     public CacheMode mode() {
-        return fallback == null ? CacheMode.DONTCACHE : CacheMode.EVICT;
+        return fellBack ? CacheMode.EVICT : CacheMode.DONTCACHE;
     }
 
     @Override public RawFile file() { return file; }
 
     @Override
     public int read(ByteBuffer dst, long offset) throws IOException {
-        EvictPolicy evict = fallback;
-        if (evict != null) return evict.read(dst, offset);
+        if (fellBack) return windows.read(dst, offset);
         int start = dst.position();
+        int n;
         try {
-            return file.read(dst, offset, RawFile.DONTCACHE);
+            n = file.read(dst, offset, RawFile.DONTCACHE);
         } catch (NativeIOException e) {
             if (!fallBackOn(e)) throw e;
             dst.position(start);
-            return fallback.read(dst, offset);
+            return windows.read(dst, offset);
         }
+        windows.touched(offset, n, false);
+        return n;
     }
 
     @Override
     public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
-        EvictPolicy evict = fallback;
-        if (evict != null) {
-            evict.write(src, offset, fua);
+        if (fellBack) {
+            windows.write(src, offset, fua);
             return;
         }
         int start = src.position();
+        int length = src.remaining();
         try {
             file.write(src, offset, RawFile.DONTCACHE | (fua ? RawFile.DSYNC : 0));
         } catch (NativeIOException e) {
             if (!fallBackOn(e)) throw e;
             src.position(start);
-            fallback.write(src, offset, fua);
+            windows.write(src, offset, fua);
+            return;
         }
+        // The kernel already started writeback and drops these folios when it completes.
+        windows.touched(offset, length, false);
     }
 
     @Override
@@ -85,13 +92,11 @@ final class DontcachePolicy implements CachePolicy {
     /** Prefetching would fill the cache this mode keeps empty, so it does nothing. */
     @Override
     public void prefetch(long offset, long length) throws IOException {
-        EvictPolicy evict = fallback;
-        if (evict != null) evict.prefetch(offset, length);
+        if (fellBack) windows.prefetch(offset, length);
     }
 
     @Override
     public void close() throws IOException {
-        EvictPolicy evict = fallback;
-        if (evict != null) evict.close();
+        windows.close();
     }
 }

@@ -79,7 +79,8 @@ final class EvictPolicy implements CachePolicy {
     /** A retired window and the range to drop for it. */
     private record Retired(long window, boolean dirty, long dropEnd) {}
 
-    private void touched(long offset, long length, boolean dirty) throws IOException {
+    /** Records that [offset, offset + length) was read (dirty false) or written; evicts windows now out of use. */
+    void touched(long offset, long length, boolean dirty) throws IOException {
         if (length <= 0) return;
         long first = offset / WINDOW;
         long last = (offset + length - 1) / WINDOW;
