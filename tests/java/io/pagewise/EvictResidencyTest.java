@@ -1,0 +1,254 @@
+package io.pagewise;
+
+import static java.nio.file.StandardOpenOption.CREATE;
+import static java.nio.file.StandardOpenOption.READ;
+import static java.nio.file.StandardOpenOption.TRUNCATE_EXISTING;
+import static java.nio.file.StandardOpenOption.WRITE;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.pagewise.testing.ExternalTool;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * EVICT and DONTCACHE leave at most 1 % of a 1 GiB file in the page cache after sequential reads, sequential
+ * writes and shuffled multi-threaded reads, and leave alone what was cached before they opened the file.
+ * Residency is read with our mincore and cross-checked with vmtouch.
+ */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
+class EvictResidencyTest {
+    private static final long SIZE = 1L << 30;
+    private static final int CHUNK = 1 << 20;
+    private static final double LIMIT_PERCENT = 1.0;
+    private static Path dir;
+    private static Path image;
+
+    @BeforeAll
+    static void createImage() throws IOException {
+        dir = Files.createTempDirectory("pagewise-residency");
+        image = dir.resolve("image.raw");
+        writeSequentially(image, CacheMode.EVICT);
+    }
+
+    @AfterAll
+    static void removeImage() throws IOException {
+        Files.deleteIfExists(image);
+        Files.deleteIfExists(dir.resolve("written.raw"));
+        Files.deleteIfExists(dir);
+    }
+
+    @BeforeEach
+    void evictImage() throws IOException {
+        PageCache.evict(image);
+        assertEquals(0, PageCache.residency(image).residentPages(), "image must start cold");
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = CacheMode.class, names = {"EVICT", "DONTCACHE"})
+    void sequentialReadLeavesAtMostOnePercent(CacheMode mode) throws IOException {
+        long checksum = 0;
+        try (StorageFile file = StorageFile.open(image, mode)) {
+            assertEquals(mode, file.cacheMode());
+            ByteBuffer buffer = ByteBuffer.allocateDirect(256 << 10);
+            for (long at = 0; at < SIZE; at += buffer.capacity()) {
+                assertEquals(buffer.capacity(), file.read(buffer.clear(), at));
+                checksum += buffer.getLong(0);
+            }
+        }
+        assertEquals(expectedChecksum(256 << 10), checksum, "read the data written");
+        assertResidentAtMostOnePercent(image);
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = CacheMode.class, names = {"EVICT", "DONTCACHE"})
+    void sequentialWriteLeavesAtMostOnePercent(CacheMode mode) throws IOException {
+        Path written = dir.resolve("written.raw");
+        writeSequentially(written, mode);
+        assertResidentAtMostOnePercent(written);
+        try (StorageFile file = StorageFile.open(written, CacheMode.DIRECT)) {
+            ByteBuffer buffer = ByteBuffer.allocateDirect(CHUNK);
+            for (long at : new long[] {0, SIZE / 2, SIZE - CHUNK}) {
+                assertEquals(CHUNK, file.read(buffer.clear(), at));
+                assertEquals(at / CHUNK, buffer.getLong(0), "chunk at " + at + " holds its index");
+            }
+        }
+        Files.delete(written);
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = CacheMode.class, names = {"EVICT", "DONTCACHE"})
+    void shuffledMultiThreadedReadLeavesAtMostOnePercent(CacheMode mode) throws Exception {
+        int block = 64 << 10;
+        List<Long> offsets = new ArrayList<>();
+        for (long at = 0; at < SIZE; at += block) offsets.add(at);
+        Collections.shuffle(offsets, new Random(42));
+        AtomicInteger next = new AtomicInteger();
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        try (StorageFile file = StorageFile.open(image, mode)) {
+            List<Future<Long>> results = new ArrayList<>();
+            for (int t = 0; t < 4; t++) {
+                results.add(pool.submit(() -> {
+                    ByteBuffer buffer = ByteBuffer.allocateDirect(block);
+                    long count = 0;
+                    for (int i; (i = next.getAndIncrement()) < offsets.size(); count++) {
+                        assertEquals(block, file.read(buffer.clear(), offsets.get(i)));
+                    }
+                    return count;
+                }));
+            }
+            long total = 0;
+            for (Future<Long> result : results) total += result.get(2, TimeUnit.MINUTES);
+            assertEquals(offsets.size(), total);
+        } finally {
+            pool.shutdownNow();
+        }
+        assertResidentAtMostOnePercent(image);
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = CacheMode.class, names = {"EVICT", "DONTCACHE"})
+    void shuffledMultiThreadedWriteLeavesAtMostOnePercent(CacheMode mode) throws Exception {
+        Path written = dir.resolve("written.raw");
+        int block = 64 << 10;
+        List<Long> offsets = new ArrayList<>();
+        for (long at = 0; at < SIZE; at += block) offsets.add(at);
+        Collections.shuffle(offsets, new Random(43));
+        AtomicInteger next = new AtomicInteger();
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        try (StorageFile file = StorageFile.open(written, mode, READ, WRITE, CREATE, TRUNCATE_EXISTING)) {
+            List<Future<?>> results = new ArrayList<>();
+            for (int t = 0; t < 4; t++) {
+                results.add(pool.submit(() -> {
+                    ByteBuffer buffer = ByteBuffer.allocateDirect(block);
+                    for (int i; (i = next.getAndIncrement()) < offsets.size(); ) {
+                        file.write(buffer.clear().putLong(0, offsets.get(i)), offsets.get(i));
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> result : results) result.get(2, TimeUnit.MINUTES);
+            file.flush();
+        } finally {
+            pool.shutdownNow();
+        }
+        assertResidentAtMostOnePercent(written);
+        try (StorageFile file = StorageFile.open(written, CacheMode.DIRECT)) {
+            ByteBuffer buffer = ByteBuffer.allocateDirect(block);
+            for (long at : new long[] {0, SIZE / 3 / block * block, SIZE - block}) {
+                assertEquals(block, file.read(buffer.clear(), at));
+                assertEquals(at, buffer.getLong(0), "block at " + at + " holds its offset");
+            }
+        }
+        Files.delete(written);
+    }
+
+    @Test
+    void evictLeavesPagesCachedBeforeOpenAlone() throws IOException {
+        long cachedBefore = 64L << 20;
+        try (StorageFile reader = StorageFile.open(image, CacheMode.WRITEBACK)) {
+            ByteBuffer buffer = ByteBuffer.allocateDirect(CHUNK);
+            for (long at = 0; at < cachedBefore; at += CHUNK) reader.read(buffer.clear(), at);
+        }
+        Residency head = PageCache.residency(image, 0, cachedBefore);
+        assertTrue(head.percent() > 99, "setup: first 64 MiB cached, got " + head);
+        try (StorageFile file = StorageFile.open(image, CacheMode.EVICT)) {
+            ByteBuffer buffer = ByteBuffer.allocateDirect(CHUNK);
+            for (long at = 0; at < SIZE; at += CHUNK) file.read(buffer.clear(), at);
+        }
+        Residency headAfter = PageCache.residency(image, 0, cachedBefore);
+        Residency rest = PageCache.residency(image, cachedBefore, SIZE - cachedBefore);
+        assertEquals(head.residentPages(), headAfter.residentPages(), "pages cached before open stay cached");
+        assertTrue(rest.percent() <= LIMIT_PERCENT, "rest of the file evicted, got " + rest);
+    }
+
+    @Test
+    void dontcacheFallsBackToEvictWhereUnsupported() throws IOException {
+        Path shm = Path.of("/dev/shm");
+        if (!Files.isDirectory(shm)) return;
+        Path file = Files.createTempFile(shm, "pagewise-dontcache", ".raw");
+        try {
+            Files.write(file, new byte[8192]);
+            try (StorageFile f = StorageFile.open(file, CacheMode.DONTCACHE, READ, WRITE)) {
+                assertEquals(CacheMode.DONTCACHE, f.requestedMode());
+                assertEquals(CacheMode.EVICT, f.cacheMode(), "tmpfs refuses RWF_DONTCACHE");
+                f.write(ByteBuffer.wrap(new byte[] {7, 8, 9}), 100);
+                ByteBuffer back = ByteBuffer.allocate(3);
+                assertEquals(3, f.read(back, 100));
+                assertEquals(8, back.get(1));
+            }
+        } finally {
+            Files.delete(file);
+        }
+    }
+
+    private static void writeSequentially(Path path, CacheMode mode) throws IOException {
+        try (StorageFile file = StorageFile.open(path, mode, READ, WRITE, CREATE, TRUNCATE_EXISTING)) {
+            ByteBuffer buffer = ByteBuffer.allocateDirect(CHUNK);
+            byte[] noise = new byte[CHUNK];
+            new Random(7).nextBytes(noise);
+            buffer.put(noise);
+            for (long at = 0; at < SIZE; at += CHUNK) {
+                buffer.clear().putLong(0, at / CHUNK);
+                file.write(buffer, at);
+            }
+            file.flush();
+        }
+    }
+
+    /** Sum of the first long of each block as written by writeSequentially. */
+    private static long expectedChecksum(int block) {
+        byte[] noise = new byte[CHUNK];
+        new Random(7).nextBytes(noise);
+        ByteBuffer pattern = ByteBuffer.wrap(noise);
+        long sum = 0;
+        for (long at = 0; at < SIZE; at += block) {
+            sum += at % CHUNK == 0 ? at / CHUNK : pattern.getLong((int) (at % CHUNK));
+        }
+        return sum;
+    }
+
+    private static void assertResidentAtMostOnePercent(Path path) throws IOException {
+        Residency ours = PageCache.residency(path);
+        assertTrue(ours.percent() <= LIMIT_PERCENT, "mincore: " + path + " is " + ours.percent() + " % resident");
+        String vmtouch = ExternalTool.require("vmtouch", "vmtouch");
+        long vmtouchPages = vmtouchResidentPages(vmtouch, path);
+        assertTrue(vmtouchPages <= ours.totalPages() / 100, "vmtouch: " + vmtouchPages + " pages resident");
+    }
+
+    private static long vmtouchResidentPages(String vmtouch, Path path) throws IOException {
+        Process process = new ProcessBuilder(vmtouch, path.toString()).redirectErrorStream(true).start();
+        try {
+            String output = new String(process.getInputStream().readAllBytes());
+            if (!process.waitFor(60, TimeUnit.SECONDS)) throw new IOException("vmtouch timed out");
+            Matcher m = Pattern.compile("Resident Pages: (\\d+)/(\\d+)").matcher(output);
+            assertTrue(m.find(), "vmtouch output: " + output);
+            return Long.parseLong(m.group(1));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException(e);
+        } finally {
+            process.destroyForcibly();
+        }
+    }
+}
