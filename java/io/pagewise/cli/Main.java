@@ -6,7 +6,6 @@ import io.pagewise.Residency;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
@@ -79,9 +78,6 @@ public final class Main {
         for (String name : files) {
             try {
                 action.apply(Path.of(name), out);
-            } catch (NoSuchFileException e) {
-                err.println("pagewise " + command + ": " + name + ": no such file");
-                status = 1;
             } catch (IOException | RuntimeException e) {
                 err.println("pagewise " + command + ": " + e.getMessage());
                 status = 1;
