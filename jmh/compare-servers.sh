@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Side-by-side NBD server benchmark: pagewise (each mode), nbdkit file and qemu-nbd on the same file, over a
+# Unix socket, with nbdcopy as the client. Interleaved rounds, order rotated each round; the file is evicted
+# before every read run and every write run ends with a flush. Prints median/min seconds, residency left
+# and the paired ratio to a reference row (median over rounds of row/reference from the same round).
+#
+# Needs (Debian): libnbd-bin (nbdcopy), nbdkit, qemu-utils (qemu-nbd), vmtouch; gnuplot-nox for the chart.
+# Installs nothing itself.
+set -euo pipefail
+
+usage() {
+    cat <<USAGE
+usage: jmh/compare-servers.sh [options]
+  -s SIZE      file size for truncate/head, e.g. 4G (default 4G)
+  -r ROUNDS    interleaved rounds (default 5)
+  -d DIR       where the test files go (default /var/tmp; must not be tmpfs)
+  -o OUT       output directory for results.csv, summary.txt, chart.png (default jmh/results)
+  -t TESTS     read,write (default both)
+  -c CONFIGS   comma-separated subset of: $ALL_CONFIGS
+  -h           this help
+USAGE
+}
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+ALL_CONFIGS="pagewise-writeback,pagewise-evict,pagewise-dontcache,pagewise-direct,nbdkit,nbdkit-none,nbdkit-none-random,qemu-writeback,qemu-none"
+size=4G rounds=5 dir=/var/tmp out="$root/jmh/results" tests=read,write configs=$ALL_CONFIGS
+while getopts "s:r:d:o:t:c:h" opt; do
+    case $opt in
+        s) size=$OPTARG ;; r) rounds=$OPTARG ;; d) dir=$OPTARG ;; o) out=$OPTARG ;;
+        t) tests=$OPTARG ;; c) configs=$OPTARG ;; h) usage; exit 0 ;; *) usage >&2; exit 2 ;;
+    esac
+done
+
+missing=()
+for tool in nbdcopy:libnbd-bin nbdkit:nbdkit qemu-nbd:qemu-utils vmtouch:vmtouch; do
+    command -v "${tool%%:*}" >/dev/null || missing+=("${tool#*:}")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "compare-servers: missing tools; install with: apt-get install -y ${missing[*]}" >&2
+    exit 1
+fi
+jar=$(ls "$root"/target/pagewise-*.jar 2>/dev/null | grep -v -e sources -e javadoc | head -1 || true)
+if [ -z "$jar" ]; then
+    echo "compare-servers: no pagewise jar; build it with: mvn -q package -DskipTests" >&2
+    exit 1
+fi
+java=${JAVA_HOME:+$JAVA_HOME/bin/}java
+
+mkdir -p "$out"
+work=$(mktemp -d "$dir/pagewise-bench.XXXXXX")
+sock="$work/nbd.sock"
+server_pid=
+cleanup() {
+    stop_server
+    rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+source_file="$work/source.raw"
+echo "creating $size of random data in $source_file ..." >&2
+head -c "$size" /dev/urandom > "$source_file"
+bytes=$(stat -c %s "$source_file")
+
+# Starts the server of a config exporting $1, in the background, and waits for its socket.
+start_server() {
+    local config=$1 file=$2
+    rm -f "$sock"
+    case $config in
+        pagewise-*) "$java" -jar "$jar" serve --socket="$sock" --cache="${config#pagewise-}" "$file" >"$work/server.log" 2>&1 & ;;
+        nbdkit) nbdkit -f -U "$sock" file "$file" >"$work/server.log" 2>&1 & ;;
+        nbdkit-none) nbdkit -f -U "$sock" file "$file" cache=none >"$work/server.log" 2>&1 & ;;
+        nbdkit-none-random) nbdkit -f -U "$sock" file "$file" cache=none fadvise=random >"$work/server.log" 2>&1 & ;;
+        qemu-writeback) qemu-nbd -f raw --cache=writeback -t -e 8 -k "$sock" "$file" >"$work/server.log" 2>&1 & ;;
+        qemu-none) qemu-nbd -f raw --cache=none -t -e 8 -k "$sock" "$file" >"$work/server.log" 2>&1 & ;;
+        *) echo "unknown config $config" >&2; exit 2 ;;
+    esac
+    server_pid=$!
+    for _ in $(seq 1 200); do
+        [ -S "$sock" ] && return 0
+        kill -0 "$server_pid" 2>/dev/null || break
+        sleep 0.05
+    done
+    echo "server $config did not start:" >&2
+    cat "$work/server.log" >&2
+    exit 1
+}
+
+stop_server() {
+    if [ -n "$server_pid" ]; then
+        kill -TERM "$server_pid" 2>/dev/null || true
+        wait "$server_pid" 2>/dev/null || true
+        server_pid=
+    fi
+}
+
+resident_percent() {
+    vmtouch "$1" | awk '/Resident Pages/ { gsub("%", "", $NF); print $NF }'
+}
+
+# Runs one timed client command; prints seconds.
+timed() {
+    local start end
+    start=$(date +%s.%N)
+    "$@" >/dev/null
+    end=$(date +%s.%N)
+    echo "$end - $start" | bc -l
+}
+
+uri="nbd+unix:///?socket=$sock"
+csv="$out/results.csv"
+echo "round,test,config,seconds,resident_percent" > "$csv"
+IFS=, read -r -a config_list <<< "$configs"
+IFS=, read -r -a test_list <<< "$tests"
+n=${#config_list[@]}
+for round in $(seq 1 "$rounds"); do
+    for test in "${test_list[@]}"; do
+        for i in $(seq 0 $((n - 1))); do
+            config=${config_list[$(( (i + round) % n ))]}
+            if [ "$test" = read ]; then
+                target=$source_file
+                vmtouch -q -e "$target"
+                start_server "$config" "$target"
+                seconds=$(timed nbdcopy "$uri" null:)
+            else
+                vmtouch -q -t "$source_file"
+                target="$work/dest.raw"
+                rm -f "$target"
+                truncate -s "$bytes" "$target"
+                start_server "$config" "$target"
+                seconds=$(timed nbdcopy --flush "$source_file" "$uri")
+            fi
+            stop_server
+            resident=$(resident_percent "$target")
+            printf '%s,%s,%s,%.3f,%s\n' "$round" "$test" "$config" "$seconds" "$resident" | tee -a "$csv" >&2
+            [ "$test" = write ] && rm -f "$target"
+        done
+    done
+done
+
+"$root/jmh/summarize.sh" "$csv" | tee "$out/summary.txt"
+if command -v gnuplot >/dev/null; then
+    "$root/jmh/chart.sh" "$csv" "$out/chart.png"
+else
+    echo "(gnuplot not installed: apt-get install -y gnuplot-nox for the chart)" >&2
+fi
