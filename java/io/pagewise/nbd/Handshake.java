@@ -101,7 +101,11 @@ final class Handshake {
                 return session;
             }
             case OPT_ABORT:
-                reply(code, REP_ACK, null);
+                try {
+                    reply(code, REP_ACK, null);
+                } catch (IOException e) {
+                    // The spec lets a client close without waiting for this ACK.
+                }
                 return null;
             case OPT_LIST:
                 if (option.hasRemaining()) return invalid(code, "LIST takes no data");
