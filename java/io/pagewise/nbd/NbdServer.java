@@ -115,8 +115,8 @@ public final class NbdServer implements Closeable {
         InetSocketAddress inet = (InetSocketAddress) address;
         InetAddress host = inet.getAddress();
         if (host.isAnyLocalAddress()) host = InetAddress.getLoopbackAddress();
-        String text = host.getHostAddress();
-        if (text.contains(":")) text = "[" + text.replaceAll("%.*", "") + "]";
+        String text = host.getHostAddress().replaceAll("%.*", "");
+        if (text.contains(":")) text = "[" + (host.isLoopbackAddress() ? "::1" : text) + "]";
         return "nbd://" + text + ":" + inet.getPort() + "/" + name;
     }
 

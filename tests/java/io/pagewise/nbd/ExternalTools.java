@@ -16,28 +16,28 @@ import org.junit.jupiter.api.Assumptions;
  * Real NBD clients for the tests. A missing client skips the test with a message, except under {@code CI=true},
  * where it fails it: CI must run everything.
  */
-final class ExternalTools {
+public final class ExternalTools {
     private static String python;
 
     private ExternalTools() {}
 
     /** The output of a finished command. */
-    record Result(int status, String stdout, String stderr) {
-        Result assertOk(String what) {
+    public record Result(int status, String stdout, String stderr) {
+        public Result assertOk(String what) {
             if (status != 0) fail(what + " exited with " + status + "\nstdout:\n" + stdout + "\nstderr:\n" + stderr);
             return this;
         }
     }
 
     /** Skips (or, on CI, fails) the calling test unless every named program is on PATH. */
-    static void require(String... programs) {
+    public static void require(String... programs) {
         for (String program : programs) {
             if (findOnPath(program) == null) missing(program + " (not on PATH)");
         }
     }
 
     /** A python3 that can {@code import nbd} (python3-libnbd), or skips/fails. */
-    static synchronized String python() {
+    public static synchronized String python() {
         if (python != null) return python;
         for (String candidate : List.of("/usr/bin/python3", "python3")) {
             try {
@@ -66,7 +66,7 @@ final class ExternalTools {
     }
 
     /** Runs a command with extra environment, killing it after timeoutSeconds. */
-    static Result run(Map<String, String> env, int timeoutSeconds, String... command) throws IOException {
+    public static Result run(Map<String, String> env, int timeoutSeconds, String... command) throws IOException {
         ProcessBuilder builder = new ProcessBuilder(command);
         builder.environment().putAll(env);
         Path out = Files.createTempFile("pagewise-test-", ".out");
@@ -94,7 +94,7 @@ final class ExternalTools {
         }
     }
 
-    static Result run(int timeoutSeconds, String... command) throws IOException {
+    public static Result run(int timeoutSeconds, String... command) throws IOException {
         return run(Map.of(), timeoutSeconds, command);
     }
 
