@@ -121,7 +121,7 @@ class ServeCommandTest {
         assertEquals(0, outcome.status(), outcome.err());
         assertEquals(8 << 20, Files.size(file));
         String text = Files.readString(stats);
-        assertTrue(text.contains("elapsed:") && text.contains("READ"), text);
+        assertTrue(text.contains("elapsed:") && text.contains("connections: 1 "), text);
         assertEquals(io.pagewise.Native.isAvailable(), text.contains("page cache:"), text);
     }
 
