@@ -252,6 +252,9 @@ public final class ServeCommand {
         }
 
         int serve() throws IOException {
+            // Registered before anything exists to clean up, so that no signal can slip in unhandled.
+            hook = new Thread(this::stopFromSignal, "pagewise-serve-shutdown");
+            Runtime.getRuntime().addShutdownHook(hook);
             try {
                 prepareFile();
                 export = FileExport.open(file, options.cache, options.readOnly);
@@ -259,8 +262,6 @@ public final class ServeCommand {
                 server = startServer();
                 if (options.run != null) return runCaptive();
                 announce();
-                hook = new Thread(this::stopFromSignal, "pagewise-serve-shutdown");
-                Runtime.getRuntime().addShutdownHook(hook);
                 server.awaitStopped();
                 finish();
                 return 0;

@@ -169,7 +169,9 @@ class ServeCommandTest {
         Path file = disk(4 << 20);
         Path socket = dir.resolve("s.sock");
         Process server = child(dir, "--socket=" + socket, "--stats", file.toString());
-        try {
+        try (BufferedReader out = new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8))) {
+            String announced = out.readLine();
+            assertTrue(announced != null && announced.startsWith("pagewise: serving"), String.valueOf(announced));
             awaitFile(socket, server);
             String uri = "nbd+unix:///?socket=" + socket;
             ExternalTools.run(java.util.Map.of("uri", uri), 30, python, "-c",
