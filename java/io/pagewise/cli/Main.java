@@ -20,6 +20,7 @@ public final class Main {
             "commands:",
             "  cachestats FILE...   show how much of each file is in the page cache (like vmtouch)",
             "  evict FILE...        write back and drop each file from the page cache",
+            "  serve [OPTIONS] [FILE]  serve FILE over NBD (pagewise serve --help)",
             "",
             "options:",
             "  -h, --help           show this help",
@@ -54,6 +55,8 @@ public final class Main {
                     PageCache.evict(path);
                     o.println("evicted " + path);
                 });
+            case "serve":
+                return ServeCommand.run(rest, out, err);
             default:
                 err.println("pagewise: unknown command '" + args[0] + "'\n" + USAGE);
                 return 2;

@@ -1,0 +1,437 @@
+package io.pagewise.cli;
+
+import io.pagewise.AccessHint;
+import io.pagewise.CacheMode;
+import io.pagewise.Native;
+import io.pagewise.PageCache;
+import io.pagewise.Residency;
+import io.pagewise.StorageFile;
+import io.pagewise.nbd.FileExport;
+import io.pagewise.nbd.NbdServer;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.stream.Stream;
+
+/** {@code pagewise serve}: serves a file (or a scratch demo image) over NBD with {@link NbdServer}. */
+public final class ServeCommand {
+    static final String USAGE = String.join("\n",
+            "usage: pagewise serve [OPTIONS] [FILE]",
+            "",
+            "Serves FILE over NBD; without FILE, serves a sparse 1 GiB scratch image that is removed at exit.",
+            "",
+            "  --cache=MODE              writeback (default), writethrough, unsafe, direct, directsync, evict, dontcache",
+            "  --hint=HINT               normal (default), sequential, random",
+            "  -r, --read-only           refuse writes, trims and zeroes",
+            "  --socket=PATH             listen on a Unix socket",
+            "  --port=N                  listen on TCP port N (default 10809)",
+            "  --bind=ADDR               TCP address to listen on (default 127.0.0.1; 0.0.0.0 or :: for all)",
+            "  --export-name=NAME        export name (default: empty)",
+            "  --description=TEXT        export description shown by clients",
+            "  --run=CMD                 run CMD with sh -c ($uri, $nbd, $unixsocket or $port set), stop when it exits",
+            "  --stats[=FILE]            at exit, print request statistics and page-cache residency (default stderr)",
+            "  --threads=N               worker threads shared by all connections",
+            "  --max-connections=N       connections served at once (default 64)",
+            "  --max-inflight-bytes=SIZE payload bytes buffered at once (default 64M; K, M, G suffixes)",
+            "  --create=SIZE             create FILE (sparse) or extend it to SIZE",
+            "  -v, --verbose             log every request");
+
+    private static final long DEMO_SIZE = 1L << 30;
+
+    private ServeCommand() {}
+
+    /** A command-line mistake: exit status 2. */
+    private static final class UsageException extends Exception {
+        UsageException(String message) {
+            super(message);
+        }
+    }
+
+    private static final class Options {
+        CacheMode cache = CacheMode.WRITEBACK;
+        AccessHint hint = AccessHint.NORMAL;
+        boolean readOnly;
+        Path socket;
+        Integer port;
+        String bind;
+        String exportName = "";
+        String description = "";
+        String run;
+        boolean stats;
+        Path statsFile;
+        Integer threads;
+        Integer maxConnections;
+        Long maxInflightBytes;
+        Long create;
+        boolean verbose;
+        Path file;
+    }
+
+    /** Runs {@code serve} with the arguments after the command name; returns the exit status. */
+    public static int run(List<String> args, PrintStream out, PrintStream err) {
+        Options options;
+        try {
+            options = parse(args);
+        } catch (UsageException e) {
+            err.println("pagewise serve: " + e.getMessage());
+            err.println("usage: pagewise serve [OPTIONS] [FILE]   (pagewise serve --help for the options)");
+            return 2;
+        }
+        if (options == null) {
+            out.println(USAGE);
+            return 0;
+        }
+        try {
+            return new Serving(options, out, err).serve();
+        } catch (IOException | RuntimeException e) {
+            err.println("pagewise serve: " + e.getMessage());
+            return 1;
+        }
+    }
+
+    private static Options parse(List<String> args) throws UsageException {
+        Options o = new Options();
+        for (int i = 0; i < args.size(); i++) {
+            String arg = args.get(i);
+            if (arg.equals("-h") || arg.equals("--help")) return null;
+            if (arg.equals("-r") || arg.equals("--read-only")) { o.readOnly = true; continue; }
+            if (arg.equals("-v") || arg.equals("--verbose")) { o.verbose = true; continue; }
+            if (arg.equals("--stats")) { o.stats = true; continue; }
+            if (!arg.startsWith("-") || arg.equals("-")) {
+                if (o.file != null) throw new UsageException("more than one FILE given ('" + o.file + "' and '" + arg + "')");
+                o.file = Path.of(arg);
+                continue;
+            }
+            if (arg.equals("--")) {
+                if (i + 2 < args.size()) throw new UsageException("more than one FILE given");
+                if (i + 1 < args.size()) o.file = Path.of(args.get(i + 1));
+                break;
+            }
+            String name = arg;
+            String value;
+            int eq = arg.indexOf('=');
+            if (eq > 0) {
+                name = arg.substring(0, eq);
+                value = arg.substring(eq + 1);
+            } else if (takesValue(arg)) {
+                if (i + 1 >= args.size()) throw new UsageException("option " + arg + " needs a value");
+                value = args.get(++i);
+            } else {
+                throw new UsageException("unknown option '" + arg + "'");
+            }
+            switch (name) {
+                case "--cache": o.cache = cacheMode(value); break;
+                case "--hint": o.hint = hint(value); break;
+                case "--socket": o.socket = Path.of(nonEmpty(name, value)); break;
+                case "--port": o.port = integer(name, value, 0, 65535); break;
+                case "--bind": o.bind = nonEmpty(name, value); break;
+                case "--export-name": o.exportName = value; break;
+                case "--description": o.description = value; break;
+                case "--run": o.run = nonEmpty(name, value); break;
+                case "--stats": o.stats = true; o.statsFile = Path.of(nonEmpty(name, value)); break;
+                case "--threads": o.threads = integer(name, value, 1, 1024); break;
+                case "--max-connections": o.maxConnections = integer(name, value, 1, 65536); break;
+                case "--max-inflight-bytes": o.maxInflightBytes = size(name, value); break;
+                case "--create": o.create = size(name, value); break;
+                case "--read-only": case "--verbose":
+                    throw new UsageException("option " + name + " takes no value");
+                default:
+                    throw new UsageException("unknown option '" + name + "'");
+            }
+        }
+        if (o.socket != null && (o.port != null || o.bind != null)) {
+            throw new UsageException("--socket cannot be combined with --port or --bind");
+        }
+        if (o.maxInflightBytes != null && o.maxInflightBytes < 64 * 1024) {
+            throw new UsageException("--max-inflight-bytes must be at least 64K");
+        }
+        if (o.create != null && o.file == null) throw new UsageException("--create needs a FILE");
+        if (o.readOnly && o.create != null) throw new UsageException("--create cannot be combined with --read-only");
+        return o;
+    }
+
+    private static boolean takesValue(String option) {
+        switch (option) {
+            case "--cache": case "--hint": case "--socket": case "--port": case "--bind": case "--export-name":
+            case "--description": case "--run": case "--threads": case "--max-connections":
+            case "--max-inflight-bytes": case "--create":
+                return true;
+            default:
+                return false;
+        }
+    }
+
+    static CacheMode cacheMode(String value) throws UsageException {
+        String mode = value.toLowerCase(Locale.ROOT);
+        if (mode.equals("none")) {
+            throw new UsageException("--cache=none is ambiguous (qemu-nbd means O_DIRECT, nbdkit means evicting): "
+                    + "use --cache=direct or --cache=evict");
+        }
+        for (CacheMode m : CacheMode.values()) {
+            if (m.name().toLowerCase(Locale.ROOT).equals(mode)) return m;
+        }
+        throw new UsageException("--cache=" + value + ": expected writeback, writethrough, unsafe, direct, directsync, "
+                + "evict or dontcache");
+    }
+
+    private static AccessHint hint(String value) throws UsageException {
+        switch (value.toLowerCase(Locale.ROOT)) {
+            case "normal": return AccessHint.NORMAL;
+            case "sequential": return AccessHint.SEQUENTIAL;
+            case "random": return AccessHint.RANDOM;
+            default: throw new UsageException("--hint=" + value + ": expected normal, sequential or random");
+        }
+    }
+
+    private static String nonEmpty(String name, String value) throws UsageException {
+        if (value.isEmpty()) throw new UsageException(name + " needs a value");
+        return value;
+    }
+
+    private static int integer(String name, String value, int min, int max) throws UsageException {
+        try {
+            int n = Integer.parseInt(value);
+            if (n >= min && n <= max) return n;
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new UsageException(name + "=" + value + ": expected a whole number from " + min + " to " + max);
+    }
+
+    /** Parses 4096, 64K, 32M, 1G, 2T (binary multiples; an optional trailing B or iB is allowed). */
+    static long size(String name, String value) throws UsageException {
+        String text = value.trim().toUpperCase(Locale.ROOT);
+        if (text.endsWith("IB")) text = text.substring(0, text.length() - 2);
+        else if (text.endsWith("B") && text.length() > 1 && !Character.isDigit(text.charAt(text.length() - 2))) {
+            text = text.substring(0, text.length() - 1);
+        }
+        int shift = 0;
+        if (!text.isEmpty()) {
+            int unit = "KMGTP".indexOf(text.charAt(text.length() - 1));
+            if (unit >= 0) {
+                shift = 10 * (unit + 1);
+                text = text.substring(0, text.length() - 1);
+            }
+        }
+        try {
+            long n = Long.parseLong(text);
+            if (n >= 0 && n <= (Long.MAX_VALUE >> shift)) return n << shift;
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new UsageException(name + "=" + value + ": expected a size such as 4096, 64K, 512M or 1G");
+    }
+
+    /** One run of the command: the export, the server, and everything removed at exit. */
+    private static final class Serving {
+        private final Options options;
+        private final PrintStream out;
+        private final PrintStream err;
+        private final List<Path> temporary = new ArrayList<>();
+        private Path file;
+        private FileExport export;
+        private NbdServer server;
+        private Thread hook;
+        private boolean finished;
+
+        Serving(Options options, PrintStream out, PrintStream err) {
+            this.options = options;
+            this.out = out;
+            this.err = err;
+        }
+
+        int serve() throws IOException {
+            // Registered before anything exists to clean up, so that no signal can slip in unhandled.
+            hook = new Thread(this::stopFromSignal, "pagewise-serve-shutdown");
+            Runtime.getRuntime().addShutdownHook(hook);
+            try {
+                prepareFile();
+                export = FileExport.open(file, options.cache, options.readOnly);
+                if (options.hint != AccessHint.NORMAL) export.file().advise(options.hint);
+                server = startServer();
+                if (options.run != null) return runCaptive();
+                announce();
+                server.awaitStopped();
+                finish();
+                return 0;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                finish();
+                return 1;
+            } finally {
+                if (!finished) finish();
+                if (hook != null) {
+                    try {
+                        Runtime.getRuntime().removeShutdownHook(hook);
+                    } catch (IllegalStateException e) {
+                        // the JVM is already shutting down; the hook is running
+                    }
+                }
+            }
+        }
+
+        private void prepareFile() throws IOException {
+            if (options.file == null) {
+                Path dir = Files.createTempDirectory("pagewise-demo-");
+                temporary.add(dir);
+                file = dir.resolve("demo.img");
+                try (StorageFile f = StorageFile.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE,
+                        StandardOpenOption.CREATE_NEW)) {
+                    f.resize(DEMO_SIZE);
+                }
+                return;
+            }
+            file = options.file;
+            if (options.create != null) {
+                try (StorageFile f = StorageFile.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE,
+                        StandardOpenOption.CREATE)) {
+                    if (f.size() < options.create) f.resize(options.create);
+                }
+            } else if (!Files.exists(file)) {
+                throw new IOException(file + ": no such file (use --create=SIZE to make one)");
+            }
+        }
+
+        private NbdServer startServer() throws IOException {
+            NbdServer.Builder builder = NbdServer.builder()
+                    .export(options.exportName, options.description, export)
+                    .verbose(options.verbose)
+                    .log(message -> err.println("pagewise serve: " + message));
+            if (options.threads != null) builder.threads(options.threads);
+            if (options.maxConnections != null) builder.maxConnections(options.maxConnections);
+            if (options.maxInflightBytes != null) builder.maxInflightBytes(options.maxInflightBytes);
+            if (options.socket != null) {
+                builder.unixSocket(options.socket);
+            } else if (options.run != null && options.port == null && options.bind == null) {
+                Path dir = Files.createTempDirectory("pagewise-nbd-");
+                temporary.add(dir);
+                builder.unixSocket(dir.resolve("nbd.sock"));
+            } else {
+                InetAddress host;
+                try {
+                    host = InetAddress.getByName(options.bind != null ? options.bind : "127.0.0.1");
+                } catch (UnknownHostException e) {
+                    throw new IOException("--bind=" + options.bind + ": unknown address");
+                }
+                builder.listen(new InetSocketAddress(host, options.port != null ? options.port : NbdServer.DEFAULT_PORT));
+            }
+            try {
+                return builder.start();
+            } catch (IOException e) {
+                throw new IOException(e.getMessage() + (options.socket == null
+                        ? " (choose another with --port=N, or use --socket=PATH)" : ""), e);
+            }
+        }
+
+        private void announce() throws IOException {
+            String uri = server.uri(options.exportName);
+            if (options.file == null) {
+                out.println("pagewise: serving a 1 GiB scratch disk (sparse, deleted when the server stops) at");
+                out.println("  " + uri);
+                out.println("Try, from another terminal:");
+                out.println("  nbdinfo " + uri);
+                out.println("  qemu-img info " + uri);
+                out.println("Stop with Ctrl-C.");
+            } else {
+                out.println("pagewise: serving " + file + " (" + Main.bytes(export.size()) + ", cache="
+                        + export.file().cacheMode().name().toLowerCase(Locale.ROOT)
+                        + (options.readOnly ? ", read-only" : "") + ") at " + uri);
+            }
+            out.flush();
+        }
+
+        private int runCaptive() throws IOException, InterruptedException {
+            ProcessBuilder process = new ProcessBuilder("sh", "-c", options.run).inheritIO();
+            String uri = server.uri(options.exportName);
+            process.environment().put("uri", uri);
+            process.environment().put("nbd", uri);
+            process.environment().put("exportname", options.exportName);
+            if (server.address() instanceof java.net.UnixDomainSocketAddress) {
+                process.environment().put("unixsocket",
+                        ((java.net.UnixDomainSocketAddress) server.address()).getPath().toString());
+            } else {
+                process.environment().put("port", String.valueOf(((InetSocketAddress) server.address()).getPort()));
+            }
+            Process child = process.start();
+            int status = child.waitFor();
+            finish();
+            return status;
+        }
+
+        /** The JVM is stopping on SIGINT or SIGTERM: stop cleanly, and report success. */
+        private void stopFromSignal() {
+            boolean ran = finish();
+            if (ran) {
+                out.flush();
+                err.flush();
+                Runtime.getRuntime().halt(0);
+            }
+        }
+
+        /** Stops the server, prints statistics, closes the export and removes temporary files; once. */
+        private synchronized boolean finish() {
+            if (finished) return false;
+            finished = true;
+            if (server != null) {
+                try {
+                    server.close();
+                } catch (IOException e) {
+                    err.println("pagewise serve: " + e.getMessage());
+                }
+            }
+            if (options.stats && server != null) printStats();
+            if (export != null) {
+                try {
+                    export.close();
+                } catch (IOException e) {
+                    err.println("pagewise serve: closing " + file + ": " + e.getMessage());
+                }
+            }
+            for (Path dir : temporary) deleteTree(dir);
+            return true;
+        }
+
+        private void printStats() {
+            try (PrintStream target = options.statsFile != null
+                    ? new PrintStream(new FileOutputStream(options.statsFile.toFile()), true, StandardCharsets.UTF_8)
+                    : null) {
+                PrintStream to = target != null ? target : err;
+                to.println("pagewise serve statistics for " + (options.file == null ? "the demo disk" : file) + ":");
+                server.stats().print(to);
+                if (Native.isAvailable() && Files.exists(file)) {
+                    Residency r = PageCache.residency(file);
+                    to.printf(Locale.ROOT, "page cache: %d/%d pages resident (%.1f%%), %s%n", r.residentPages(),
+                            r.totalPages(), r.percent(), Main.bytes(r.residentBytes()));
+                }
+                to.flush();
+            } catch (IOException e) {
+                err.println("pagewise serve: --stats: " + e.getMessage());
+            }
+        }
+
+        private static void deleteTree(Path dir) {
+            try (Stream<Path> paths = Files.walk(dir)) {
+                paths.sorted(Comparator.reverseOrder()).forEach(p -> {
+                    try {
+                        Files.deleteIfExists(p);
+                    } catch (IOException ignored) {
+                        // best effort: a temp dir left behind is harmless
+                    }
+                });
+            } catch (IOException ignored) {
+                // already gone
+            }
+        }
+    }
+}

@@ -1,0 +1,35 @@
+package io.pagewise.nbd;
+
+/**
+ * A cap on the payload bytes held by requests in flight. A connection's reader takes its share before reading a
+ * request's payload or buffering its reply, so a full budget stops it reading its socket: back-pressure.
+ */
+final class ByteBudget {
+    private final long capacity;
+    private long used;
+
+    ByteBudget(long capacity) {
+        this.capacity = capacity;
+    }
+
+    /** Takes n bytes (at most the whole capacity, so one huge request cannot wait forever), blocking until free. */
+    synchronized long acquire(long n) throws InterruptedException {
+        long take = Math.min(n, capacity);
+        while (used + take > capacity) wait();
+        used += take;
+        return take;
+    }
+
+    synchronized void release(long taken) {
+        used -= taken;
+        notifyAll();
+    }
+
+    synchronized long used() {
+        return used;
+    }
+
+    long capacity() {
+        return capacity;
+    }
+}

@@ -1,0 +1,147 @@
+package io.pagewise.nbd;
+
+import io.pagewise.CacheMode;
+import io.pagewise.Extent;
+import io.pagewise.StorageFile;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.OpenOption;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+
+/**
+ * Serves a file or block device through a {@link StorageFile}. Every connection shares the one StorageFile, and
+ * FLUSH is an fdatasync of the whole file, so the export advertises CAN_MULTI_CONN.
+ */
+public final class FileExport implements Export {
+    private final StorageFile file;
+    private final boolean ownsFile;
+    private final long size;
+
+    /** Serves an open file; the caller keeps ownership of it (closing the export leaves it open). */
+    public FileExport(StorageFile file) throws IOException {
+        this(file, false);
+    }
+
+    private FileExport(StorageFile file, boolean ownsFile) throws IOException {
+        this.file = file;
+        this.ownsFile = ownsFile;
+        this.size = file.size();
+    }
+
+    /** Opens path under mode, read-only or read-write; closing the export closes the file. */
+    public static FileExport open(Path path, CacheMode mode, boolean readOnly) throws IOException {
+        OpenOption[] options = readOnly ? new OpenOption[] {StandardOpenOption.READ}
+                : new OpenOption[] {StandardOpenOption.READ, StandardOpenOption.WRITE};
+        StorageFile file = StorageFile.open(path, mode, options);
+        try {
+            return new FileExport(file, true);
+        } catch (IOException | RuntimeException e) {
+            file.close();
+            throw e;
+        }
+    }
+
+    public StorageFile file() {
+        return file;
+    }
+
+    @Override
+    public long size() {
+        return size;
+    }
+
+    @Override
+    public void read(ByteBuffer dst, long offset) throws IOException {
+        int wanted = dst.remaining();
+        int n = file.read(dst, offset);
+        // The file may have shrunk under us: the export keeps its size and reads zeros there.
+        while (n < wanted) {
+            dst.put((byte) 0);
+            n++;
+        }
+    }
+
+    @Override
+    public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
+        file.write(src, offset, fua);
+    }
+
+    @Override
+    public void flush() throws IOException {
+        file.flush();
+    }
+
+    @Override
+    public void trim(long offset, long length, boolean fua) throws IOException {
+        file.trim(offset, length);
+        if (fua) file.flush();
+    }
+
+    @Override
+    public void zero(long offset, long length, boolean mayTrim, boolean fast, boolean fua) throws IOException {
+        if (fast && !canFastZero()) throw new ExportException(Protocol.ENOTSUP, "zeroing would not be fast");
+        file.zero(offset, length, mayTrim);
+        if (fua) file.flush();
+    }
+
+    @Override
+    public List<Extent> extents(long offset, long length) throws IOException {
+        List<Extent> extents = file.extents(offset, length);
+        return extents.isEmpty() ? List.of(new Extent(offset, length, false)) : extents;
+    }
+
+    @Override
+    public void cache(long offset, long length) throws IOException {
+        file.prefetch(offset, length);
+    }
+
+    @Override
+    public boolean canWrite() { return file.isWritable(); }
+
+    @Override
+    public boolean canFlush() { return file.isWritable(); }
+
+    @Override
+    public boolean canFua() { return file.isWritable(); }
+
+    @Override
+    public boolean canTrim() { return file.isWritable(); }
+
+    @Override
+    public boolean canZero() { return file.isWritable(); }
+
+    /** fallocate zeroes or punches a regular file in constant time on the file systems Linux commonly uses. */
+    @Override
+    public boolean canFastZero() { return file.isWritable() && file.isNative() && !file.isBlockDevice(); }
+
+    @Override
+    public boolean canExtents() { return file.isNative() && !file.isBlockDevice(); }
+
+    @Override
+    public boolean canCache() { return true; }
+
+    @Override
+    public boolean canMultiConn() { return true; }
+
+    @Override
+    public int minimumBlockSize() {
+        return file.cacheMode().isDirect() ? Math.max(1, file.alignment().offset()) : 1;
+    }
+
+    @Override
+    public int preferredBlockSize() {
+        return Math.max(4096, minimumBlockSize());
+    }
+
+    @Override
+    public void close() throws IOException {
+        if (ownsFile) file.close();
+    }
+
+    @Override
+    public String toString() {
+        return file.path() + " (" + file.cacheMode().name().toLowerCase(java.util.Locale.ROOT) + ")";
+    }
+}

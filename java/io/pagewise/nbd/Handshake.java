@@ -1,0 +1,277 @@
+package io.pagewise.nbd;
+
+import static io.pagewise.nbd.Protocol.*;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ByteChannel;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The fixed-newstyle handshake on one connection, up to the moment it enters transmission (GO or EXPORT_NAME) or
+ * ends (ABORT, end of stream, protocol violation).
+ */
+final class Handshake {
+    /** Options longer than this are refused without being stored; every legitimate one is far smaller. */
+    static final int MAX_OPTION_LENGTH = 64 * 1024;
+    /** Oversized options up to this length are read and dropped; longer ones close the connection. */
+    static final long MAX_DISCARDED_OPTION_LENGTH = 16L << 20;
+
+    /** The client broke the protocol in a way that ends the connection. */
+    static final class ProtocolViolation extends IOException {
+        ProtocolViolation(String message) {
+            super(message);
+        }
+    }
+
+    private final ByteChannel channel;
+    private final Map<String, ExportEntry> exports;
+    private final int maxPayload;
+    private final BooleanSupplier stopping;
+    private final ByteBuffer header = ByteBuffer.allocate(16);
+    private final ByteBuffer option = ByteBuffer.allocate(MAX_OPTION_LENGTH);
+    private boolean noZeroes;
+    private boolean structuredReplies;
+    /** The export name SET_META_CONTEXT selected base:allocation for, or null. */
+    private String allocationContextFor;
+
+    Handshake(ByteChannel channel, Map<String, ExportEntry> exports, int maxPayload, BooleanSupplier stopping) {
+        this.channel = channel;
+        this.exports = exports;
+        this.maxPayload = maxPayload;
+        this.stopping = stopping;
+    }
+
+    /** Runs the handshake; the session to serve, or null when the client left without choosing an export. */
+    Session negotiate() throws IOException {
+        ByteBuffer greeting = ByteBuffer.allocate(18);
+        greeting.putLong(NBDMAGIC).putLong(IHAVEOPT).putShort((short) (FLAG_FIXED_NEWSTYLE | FLAG_NO_ZEROES)).flip();
+        SocketIo.writeFully(channel, greeting);
+
+        ByteBuffer clientFlags = ByteBuffer.allocate(4);
+        if (!SocketIo.readFully(channel, clientFlags)) return null;
+        int flags = clientFlags.flip().getInt();
+        if ((flags & ~KNOWN_CLIENT_FLAGS) != 0) {
+            throw new ProtocolViolation("unknown client flags 0x" + Integer.toHexString(flags));
+        }
+        noZeroes = (flags & CLIENT_NO_ZEROES) != 0;
+
+        while (true) {
+            header.clear();
+            if (!SocketIo.readFully(channel, header)) return null;
+            header.flip();
+            long magic = header.getLong();
+            if (magic != IHAVEOPT) throw new ProtocolViolation("bad option magic 0x" + Long.toHexString(magic));
+            int code = header.getInt();
+            long length = Integer.toUnsignedLong(header.getInt());
+            if (length > MAX_OPTION_LENGTH) {
+                if (length > MAX_DISCARDED_OPTION_LENGTH) {
+                    throw new ProtocolViolation("option " + optionName(code) + " claims " + length + " bytes of data");
+                }
+                SocketIo.skip(channel, length, option);
+                replyError(code, REP_ERR_TOO_BIG, "option data of " + length + " bytes is over the limit of "
+                        + MAX_OPTION_LENGTH);
+                continue;
+            }
+            option.clear().limit((int) length);
+            SocketIo.readExactly(channel, option);
+            option.flip();
+            if (stopping.getAsBoolean() && code != OPT_ABORT) {
+                replyError(code, REP_ERR_SHUTDOWN, "server is shutting down");
+                continue;
+            }
+            Session session = handle(code);
+            if (session != null) return session;
+            if (code == OPT_ABORT) return null;
+        }
+    }
+
+    private Session handle(int code) throws IOException {
+        switch (code) {
+            case OPT_EXPORT_NAME: {
+                String name = string(option.remaining());
+                ExportEntry entry = exports.get(name);
+                if (entry == null) throw new ProtocolViolation("EXPORT_NAME asked for unknown export '" + name + "'");
+                Session session = session(entry);
+                ByteBuffer reply = ByteBuffer.allocate(noZeroes ? 10 : 134);
+                reply.putLong(session.size()).putShort((short) session.transmissionFlags()).position(reply.capacity()).flip();
+                SocketIo.writeFully(channel, reply);
+                return session;
+            }
+            case OPT_ABORT:
+                try {
+                    reply(code, REP_ACK, null);
+                } catch (IOException e) {
+                    // The spec lets a client close without waiting for this ACK.
+                }
+                return null;
+            case OPT_LIST:
+                if (option.hasRemaining()) return invalid(code, "LIST takes no data");
+                for (ExportEntry entry : exports.values()) {
+                    byte[] name = utf8(entry.name());
+                    reply(code, REP_SERVER, ByteBuffer.allocate(4 + name.length).putInt(name.length).put(name).flip());
+                }
+                reply(code, REP_ACK, null);
+                return null;
+            case OPT_STRUCTURED_REPLY:
+                if (option.hasRemaining()) return invalid(code, "STRUCTURED_REPLY takes no data");
+                structuredReplies = true;
+                reply(code, REP_ACK, null);
+                return null;
+            case OPT_INFO:
+            case OPT_GO:
+                return info(code);
+            case OPT_LIST_META_CONTEXT:
+            case OPT_SET_META_CONTEXT:
+                metaContext(code);
+                return null;
+            default:
+                replyError(code, REP_ERR_UNSUP, "option " + optionName(code) + " is not supported");
+                return null;
+        }
+    }
+
+    private Session info(int code) throws IOException {
+        if (option.remaining() < 6) return invalid(code, "option data too short");
+        long nameLength = Integer.toUnsignedLong(option.getInt());
+        if (nameLength > option.remaining() - 2) return invalid(code, "export name length past the option data");
+        String name = string((int) nameLength);
+        int requests = option.getShort() & 0xffff;
+        if (option.remaining() != 2 * requests) return invalid(code, "information request count does not match the data");
+        boolean wantName = false;
+        boolean wantDescription = false;
+        for (int i = 0; i < requests; i++) {
+            int info = option.getShort() & 0xffff;
+            wantName |= info == INFO_NAME;
+            wantDescription |= info == INFO_DESCRIPTION;
+        }
+        ExportEntry entry = exports.get(name);
+        if (entry == null) {
+            replyError(code, REP_ERR_UNKNOWN, "no export named '" + name + "'");
+            return null;
+        }
+        Session session = session(entry);
+        reply(code, REP_INFO, ByteBuffer.allocate(12).putShort((short) INFO_EXPORT).putLong(session.size())
+                .putShort((short) session.transmissionFlags()).flip());
+        if (wantName) {
+            byte[] canonical = utf8(entry.name());
+            reply(code, REP_INFO, ByteBuffer.allocate(2 + canonical.length).putShort((short) INFO_NAME).put(canonical).flip());
+        }
+        if (wantDescription && !entry.description().isEmpty()) {
+            byte[] text = utf8(entry.description());
+            reply(code, REP_INFO, ByteBuffer.allocate(2 + text.length).putShort((short) INFO_DESCRIPTION).put(text).flip());
+        }
+        // Sent even when not asked: harmless to clients that ignore it, and an O_DIRECT export's minimum matters.
+        Export export = entry.export();
+        int minimum = export.minimumBlockSize();
+        int preferred = Math.max(export.preferredBlockSize(), minimum);
+        int maximum = maxPayload - maxPayload % minimum;
+        reply(code, REP_INFO, ByteBuffer.allocate(14).putShort((short) INFO_BLOCK_SIZE).putInt(minimum)
+                .putInt(preferred).putInt(maximum).flip());
+        reply(code, REP_ACK, null);
+        return code == OPT_GO ? session : null;
+    }
+
+    private void metaContext(int code) throws IOException {
+        boolean set = code == OPT_SET_META_CONTEXT;
+        if (set) allocationContextFor = null; // a SET replaces the selection even when it fails
+        if (set && !structuredReplies) {
+            invalid(code, "SET_META_CONTEXT needs structured replies first");
+            return;
+        }
+        if (option.remaining() < 8) {
+            invalid(code, "option data too short");
+            return;
+        }
+        long nameLength = Integer.toUnsignedLong(option.getInt());
+        if (nameLength > option.remaining() - 4) {
+            invalid(code, "export name length past the option data");
+            return;
+        }
+        String name = string((int) nameLength);
+        long queries = Integer.toUnsignedLong(option.getInt());
+        boolean allocation = queries == 0 && !set;
+        for (long i = 0; i < queries; i++) {
+            if (option.remaining() < 4) {
+                invalid(code, "query " + i + " is past the option data");
+                return;
+            }
+            long queryLength = Integer.toUnsignedLong(option.getInt());
+            if (queryLength > option.remaining()) {
+                invalid(code, "query " + i + " length past the option data");
+                return;
+            }
+            String query = string((int) queryLength);
+            allocation |= query.equals(BASE_ALLOCATION) || (!set && query.equals("base:"));
+        }
+        if (option.hasRemaining()) {
+            invalid(code, "trailing bytes after the queries");
+            return;
+        }
+        ExportEntry entry = exports.get(name);
+        if (entry == null) {
+            replyError(code, REP_ERR_UNKNOWN, "no export named '" + name + "'");
+            return;
+        }
+        if (allocation && entry.export().canExtents()) {
+            byte[] context = utf8(BASE_ALLOCATION);
+            reply(code, REP_META_CONTEXT, ByteBuffer.allocate(4 + context.length)
+                    .putInt(set ? BASE_ALLOCATION_ID : 0).put(context).flip());
+            if (set) allocationContextFor = name;
+        }
+        reply(code, REP_ACK, null);
+    }
+
+    private Session session(ExportEntry entry) throws IOException {
+        Export export = entry.export();
+        boolean allocation = structuredReplies && entry.name().equals(allocationContextFor);
+        return new Session(entry, export.size(), transmissionFlags(export, structuredReplies), structuredReplies, allocation);
+    }
+
+    /** The transmission flags an export earns from its capabilities. */
+    static int transmissionFlags(Export export, boolean structuredReplies) {
+        int flags = TF_HAS_FLAGS;
+        if (!export.canWrite()) {
+            flags |= TF_READ_ONLY;
+        } else {
+            if (export.canFua()) flags |= TF_SEND_FUA;
+            if (export.canTrim()) flags |= TF_SEND_TRIM;
+            if (export.canZero()) flags |= TF_SEND_WRITE_ZEROES;
+            if (export.canZero() && export.canFastZero()) flags |= TF_SEND_FAST_ZERO;
+        }
+        if (export.canFlush()) flags |= TF_SEND_FLUSH;
+        if (structuredReplies) flags |= TF_SEND_DF;
+        if (export.canMultiConn()) flags |= TF_CAN_MULTI_CONN;
+        if (export.canCache()) flags |= TF_SEND_CACHE;
+        return flags;
+    }
+
+    private Session invalid(int code, String message) throws IOException {
+        replyError(code, REP_ERR_INVALID, message);
+        return null;
+    }
+
+    private void replyError(int code, int type, String message) throws IOException {
+        reply(code, type, ByteBuffer.wrap(utf8(message)));
+    }
+
+    private void reply(int code, int type, ByteBuffer data) throws IOException {
+        int length = data == null ? 0 : data.remaining();
+        ByteBuffer head = ByteBuffer.allocate(20).putLong(OPTION_REPLY_MAGIC).putInt(code).putInt(type).putInt(length).flip();
+        SocketIo.writeFully(channel, head);
+        if (data != null) SocketIo.writeFully(channel, data);
+    }
+
+    /** Reads a string of the option data; its length was checked against the data, which is at most 64 KiB. */
+    private String string(int length) {
+        byte[] bytes = new byte[length];
+        option.get(bytes);
+        return new String(bytes, StandardCharsets.UTF_8);
+    }
+
+    private static byte[] utf8(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+}

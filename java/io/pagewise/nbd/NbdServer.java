@@ -1,0 +1,412 @@
+package io.pagewise.nbd;
+
+import java.io.Closeable;
+import java.io.EOFException;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ProtocolFamily;
+import java.net.SocketAddress;
+import java.net.StandardProtocolFamily;
+import java.net.StandardSocketOptions;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+
+/**
+ * An NBD server: fixed-newstyle handshake, structured replies, {@code base:allocation}, and many connections with
+ * many requests in flight each, executed by a shared worker pool.
+ *
+ * <pre>{@code
+ * try (FileExport disk = FileExport.open(path, CacheMode.EVICT, false);
+ *      NbdServer server = NbdServer.builder().export("", disk).unixSocket(socket).start()) {
+ *     System.out.println(server.uri());   // nbd+unix:///?socket=...
+ *     server.awaitStopped();
+ * }
+ * }</pre>
+ *
+ * <p>The server does not close the exports it serves; it flushes the writable ones when it stops.
+ */
+public final class NbdServer implements Closeable {
+    public static final int DEFAULT_PORT = 10809;
+
+    private final Map<String, ExportEntry> exports;
+    private final ServerSocketChannel listener;
+    private final SocketAddress address;
+    private final Path socketFile;
+    private final ExecutorService workers;
+    private final ServerContext context;
+    private final ServerStats stats;
+    private final Consumer<String> log;
+    private final int maxConnections;
+    private final Set<Connection> connections = ConcurrentHashMap.newKeySet();
+    private final AtomicInteger connectionIds = new AtomicInteger();
+    private final Thread acceptor;
+    private final CountDownLatch stopped = new CountDownLatch(1);
+    private volatile boolean stopping;
+
+    private NbdServer(Builder b) throws IOException {
+        this.exports = Collections.unmodifiableMap(new LinkedHashMap<>(b.exports));
+        this.log = b.log;
+        this.maxConnections = b.maxConnections;
+        this.stats = new ServerStats();
+        SocketAddress requested = b.address != null ? b.address
+                : new InetSocketAddress(InetAddress.getLoopbackAddress(), DEFAULT_PORT);
+        if (requested instanceof UnixDomainSocketAddress) {
+            socketFile = ((UnixDomainSocketAddress) requested).getPath();
+            removeStaleSocket(socketFile);
+            listener = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+        } else {
+            socketFile = null;
+            InetSocketAddress inet = (InetSocketAddress) requested;
+            ProtocolFamily family = inet.getAddress() instanceof java.net.Inet6Address
+                    ? StandardProtocolFamily.INET6 : StandardProtocolFamily.INET;
+            listener = ServerSocketChannel.open(family);
+            listener.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+        }
+        try {
+            listener.bind(requested, 128);
+            address = listener.getLocalAddress();
+        } catch (IOException e) {
+            listener.close();
+            throw new IOException("cannot listen on " + describe(requested) + ": " + e.getMessage(), e);
+        }
+        AtomicInteger workerIds = new AtomicInteger();
+        workers = Executors.newFixedThreadPool(b.threads, r -> daemon(r, "nbd-worker-" + workerIds.incrementAndGet()));
+        ByteBudget budget = new ByteBudget(b.maxInflightBytes);
+        context = new ServerContext(workers, budget, new PayloadBuffers(b.maxInflightBytes), stats, log, b.verbose,
+                Protocol.MIN_MAX_PAYLOAD);
+        acceptor = daemon(this::acceptLoop, "nbd-accept");
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** The address the server listens on: the real port when port 0 was asked for. */
+    public SocketAddress address() {
+        return address;
+    }
+
+    /** The URI of the export named "" (or of the first export). */
+    public String uri() {
+        return uri(exports.containsKey("") ? "" : exports.keySet().iterator().next());
+    }
+
+    /** A libnbd-style URI for an export: {@code nbd+unix:///NAME?socket=PATH} or {@code nbd://HOST:PORT/NAME}. */
+    public String uri(String exportName) {
+        String name = encode(exportName);
+        if (socketFile != null) return "nbd+unix:///" + name + "?socket=" + socketFile;
+        InetSocketAddress inet = (InetSocketAddress) address;
+        InetAddress host = inet.getAddress();
+        if (host.isAnyLocalAddress()) host = InetAddress.getLoopbackAddress();
+        String text = host.getHostAddress().replaceAll("%.*", "");
+        if (text.contains(":")) text = "[" + (host.isLoopbackAddress() ? "::1" : text) + "]";
+        return "nbd://" + text + ":" + inet.getPort() + "/" + name;
+    }
+
+    public ServerStats stats() {
+        return stats;
+    }
+
+    /** Connections currently open (in handshake or transmission). */
+    public int connectionCount() {
+        return connections.size();
+    }
+
+    public boolean isStopped() {
+        return stopped.getCount() == 0;
+    }
+
+    /** Blocks until {@link #close()} has finished (from any thread). */
+    public void awaitStopped() throws InterruptedException {
+        stopped.await();
+    }
+
+    /**
+     * Stops: no new connections, in-flight requests finish and are answered, connections close, writable exports
+     * are flushed, the socket file is removed. Idempotent; later callers wait for the first to finish.
+     */
+    @Override
+    public void close() throws IOException {
+        synchronized (this) {
+            if (stopping) {
+                try {
+                    stopped.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return;
+            }
+            stopping = true;
+        }
+        try {
+            listener.close();
+            for (Connection connection : connections) connection.stopReading();
+            for (Connection connection : connections) connection.join();
+            acceptor.join(10_000);
+            workers.shutdown();
+            workers.awaitTermination(60, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            IOException failure = null;
+            for (ExportEntry entry : exports.values()) {
+                if (!entry.export().canFlush()) continue;
+                try {
+                    entry.export().flush();
+                } catch (IOException e) {
+                    log.accept("flush of export '" + entry.name() + "' at shutdown failed: " + e.getMessage());
+                    if (failure == null) failure = e;
+                }
+            }
+            if (socketFile != null) Files.deleteIfExists(socketFile);
+            stopped.countDown();
+            if (failure != null) throw failure;
+        }
+    }
+
+    private NbdServer begin() {
+        acceptor.start();
+        return this;
+    }
+
+    private void acceptLoop() {
+        while (!stopping) {
+            SocketChannel channel;
+            try {
+                channel = listener.accept();
+            } catch (ClosedChannelException e) {
+                return;
+            } catch (IOException e) {
+                log.accept("accept failed: " + e.getMessage());
+                sleepQuietly();
+                continue;
+            }
+            if (connections.size() >= maxConnections) {
+                stats.connectionRejected();
+                log.accept("refused a connection: " + maxConnections + " connections are open (--max-connections)");
+                closeQuietly(channel);
+                continue;
+            }
+            Connection connection = new Connection(connectionIds.incrementAndGet(), channel);
+            connections.add(connection);
+            stats.connectionAccepted();
+            if (stopping) connection.stopReading();
+            connection.thread.start();
+        }
+    }
+
+    /** One client: its handshake, then its transmission phase, on a thread of its own. */
+    private final class Connection {
+        final int id;
+        final SocketChannel channel;
+        final Thread thread;
+
+        Connection(int id, SocketChannel channel) {
+            this.id = id;
+            this.channel = channel;
+            this.thread = daemon(this::run, "nbd-connection-" + id);
+        }
+
+        void run() {
+            String who = "connection " + id;
+            try {
+                if (!(address instanceof UnixDomainSocketAddress)) {
+                    channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                    who += " from " + describe(channel.getRemoteAddress());
+                }
+                Session session = new Handshake(channel, exports, context.maxPayload(), () -> stopping).negotiate();
+                if (session == null || stopping) return;
+                if (context.verbose()) {
+                    log.accept(who + ": serving '" + session.entry().name() + "' (" + session.entry().export() + ")"
+                            + (session.structuredReplies() ? ", structured replies" : ""));
+                }
+                new Transmission(channel, session, who, context).serve();
+            } catch (Handshake.ProtocolViolation e) {
+                stats.protocolError();
+                log.accept(who + ": dropped: " + e.getMessage());
+            } catch (EOFException e) {
+                if (!stopping) log.accept(who + ": client went away: " + e.getMessage());
+            } catch (IOException | RuntimeException e) {
+                if (!stopping) log.accept(who + ": closed: " + e);
+            } finally {
+                closeQuietly(channel);
+                connections.remove(this);
+            }
+        }
+
+        /** Ends the connection's reading; requests already read still run and are answered. */
+        void stopReading() {
+            try {
+                channel.shutdownInput();
+            } catch (IOException e) {
+                closeQuietly(channel);
+            }
+        }
+
+        void join() throws InterruptedException {
+            thread.join();
+        }
+    }
+
+    private static void removeStaleSocket(Path path) throws IOException {
+        if (!Files.exists(path, java.nio.file.LinkOption.NOFOLLOW_LINKS)) return;
+        if (!"socket".equals(fileType(path))) {
+            throw new IOException("cannot listen on " + path + ": it exists and is not a socket");
+        }
+        try (SocketChannel probe = SocketChannel.open(UnixDomainSocketAddress.of(path))) {
+            throw new IOException("cannot listen on " + path + ": another server is listening there");
+        } catch (java.net.ConnectException e) {
+            Files.delete(path);
+        }
+    }
+
+    private static String fileType(Path path) {
+        try {
+            Object mode = Files.getAttribute(path, "unix:mode", java.nio.file.LinkOption.NOFOLLOW_LINKS);
+            return ((Integer) mode & 0170000) == 0140000 ? "socket" : "other";
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+            return "other";
+        }
+    }
+
+    static String describe(SocketAddress address) {
+        if (address instanceof UnixDomainSocketAddress) return ((UnixDomainSocketAddress) address).getPath().toString();
+        if (address instanceof InetSocketAddress) {
+            InetSocketAddress inet = (InetSocketAddress) address;
+            String host = inet.getAddress() != null ? inet.getAddress().getHostAddress() : inet.getHostString();
+            return (host.contains(":") ? "[" + host + "]" : host) + ":" + inet.getPort();
+        }
+        return String.valueOf(address);
+    }
+
+    private static String encode(String name) {
+        StringBuilder out = new StringBuilder();
+        for (byte b : name.getBytes(StandardCharsets.UTF_8)) {
+            char c = (char) (b & 0xff);
+            if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || "-._~".indexOf(c) >= 0) {
+                out.append(c);
+            } else {
+                out.append('%').append(String.format("%02X", b & 0xff));
+            }
+        }
+        return out.toString();
+    }
+
+    private static Thread daemon(Runnable body, String name) {
+        Thread thread = new Thread(body, name);
+        thread.setDaemon(true);
+        return thread;
+    }
+
+    private static void closeQuietly(Closeable closeable) {
+        try {
+            closeable.close();
+        } catch (IOException ignored) {
+            // nothing more to do for a socket that will not close
+        }
+    }
+
+    private static void sleepQuietly() {
+        try {
+            Thread.sleep(100);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Settings for a server; {@link #start()} binds and starts accepting. */
+    public static final class Builder {
+        private final Map<String, ExportEntry> exports = new LinkedHashMap<>();
+        private SocketAddress address;
+        private int threads = Math.max(8, 4 * Runtime.getRuntime().availableProcessors());
+        private int maxConnections = 64;
+        private long maxInflightBytes = 64L << 20;
+        private Consumer<String> log = message -> System.err.println("pagewise nbd: " + message);
+        private boolean verbose;
+
+        private Builder() {}
+
+        /** Adds an export under a name ("" is the default export). */
+        public Builder export(String name, Export export) {
+            return export(name, "", export);
+        }
+
+        public Builder export(String name, String description, Export export) {
+            if (name == null || export == null) throw new NullPointerException(name == null ? "name" : "export");
+            if (name.getBytes(StandardCharsets.UTF_8).length > 4096) throw new IllegalArgumentException("export name over 4096 bytes");
+            exports.put(name, new ExportEntry(name, description == null ? "" : description, export));
+            return this;
+        }
+
+        /** Listens on a Unix domain socket at path (a stale socket file there is replaced). */
+        public Builder unixSocket(Path path) {
+            this.address = UnixDomainSocketAddress.of(path);
+            return this;
+        }
+
+        /** Listens on TCP; port 0 picks a free port (see {@link NbdServer#address()}). */
+        public Builder tcp(InetAddress host, int port) {
+            this.address = new InetSocketAddress(host, port);
+            return this;
+        }
+
+        public Builder listen(SocketAddress address) {
+            this.address = address;
+            return this;
+        }
+
+        /** Worker threads that execute requests, shared by all connections. */
+        public Builder threads(int threads) {
+            if (threads < 1) throw new IllegalArgumentException("threads must be at least 1");
+            this.threads = threads;
+            return this;
+        }
+
+        public Builder maxConnections(int maxConnections) {
+            if (maxConnections < 1) throw new IllegalArgumentException("max connections must be at least 1");
+            this.maxConnections = maxConnections;
+            return this;
+        }
+
+        /** Cap on payload bytes buffered by requests in flight, over all connections (back-pressure beyond it). */
+        public Builder maxInflightBytes(long bytes) {
+            if (bytes < PayloadBuffers.SMALL) throw new IllegalArgumentException("max in-flight bytes must be at least 64K");
+            this.maxInflightBytes = bytes;
+            return this;
+        }
+
+        /** Where log lines go (default: stderr). */
+        public Builder log(Consumer<String> log) {
+            this.log = log;
+            return this;
+        }
+
+        /** Logs every request. */
+        public Builder verbose(boolean verbose) {
+            this.verbose = verbose;
+            return this;
+        }
+
+        public NbdServer start() throws IOException {
+            if (exports.isEmpty()) throw new IllegalStateException("no export to serve");
+            return new NbdServer(this).begin();
+        }
+    }
+}

@@ -1,0 +1,55 @@
+package io.pagewise.nbd;
+
+import java.nio.ByteBuffer;
+import java.util.concurrent.ArrayBlockingQueue;
+
+/**
+ * Reusable page-aligned direct buffers for request payloads in two sizes: 64 KiB for small requests and 1 MiB
+ * pieces for large ones. The free lists hold at most the in-flight budget's worth, so memory stays bounded.
+ */
+final class PayloadBuffers {
+    static final int SMALL = 64 * 1024;
+    static final int LARGE = 1 << 20;
+    private static final int ALIGNMENT = 4096;
+
+    private final ArrayBlockingQueue<ByteBuffer> small;
+    private final ArrayBlockingQueue<ByteBuffer> large;
+
+    PayloadBuffers(long budget) {
+        small = new ArrayBlockingQueue<>((int) Math.max(16, Math.min(4096, budget / SMALL)));
+        large = new ArrayBlockingQueue<>((int) Math.max(4, Math.min(4096, budget / LARGE)));
+    }
+
+    /** Bytes of buffer that a payload of length occupies (what the budget is charged). */
+    static long footprint(long length) {
+        if (length <= SMALL) return SMALL;
+        return (length + LARGE - 1) / LARGE * LARGE;
+    }
+
+    /** Fills pieces[0..n) with buffers that together hold length bytes; returns n. */
+    int take(long length, ByteBuffer[] pieces) {
+        if (length <= SMALL) {
+            pieces[0] = get(small, SMALL).limit((int) length);
+            return 1;
+        }
+        int n = 0;
+        for (long left = length; left > 0; left -= LARGE) {
+            pieces[n++] = get(large, LARGE).limit((int) Math.min(LARGE, left));
+        }
+        return n;
+    }
+
+    void give(ByteBuffer[] pieces, int n) {
+        for (int i = 0; i < n; i++) {
+            ByteBuffer piece = pieces[i];
+            (piece.capacity() == SMALL ? small : large).offer(piece);
+            pieces[i] = null;
+        }
+    }
+
+    private static ByteBuffer get(ArrayBlockingQueue<ByteBuffer> free, int size) {
+        ByteBuffer buffer = free.poll();
+        if (buffer == null) buffer = ByteBuffer.allocateDirect(size + ALIGNMENT).alignedSlice(ALIGNMENT).slice(0, size);
+        return buffer.clear();
+    }
+}

@@ -1,0 +1,485 @@
+package io.pagewise.nbd;
+
+import static io.pagewise.nbd.Protocol.*;
+
+import io.pagewise.Extent;
+import io.pagewise.NativeIOException;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The transmission phase of one connection. The connection's thread reads requests (and WRITE payloads) and hands
+ * them to the shared worker pool, which executes them in parallel and answers each as soon as it is done, in any
+ * order. A lock per connection keeps every reply whole on the wire; each reply is one gathering write.
+ */
+final class Transmission {
+    static final int MAX_REQUESTS_IN_FLIGHT = 512;
+    /** Content chunks in one structured READ reply; extents beyond that are sent as data. */
+    private static final int MAX_CHUNKS = 64;
+    private static final int MAX_DESCRIPTORS = 256;
+    private static final int HEADER_AREA = 4096;
+    private static final int MAX_MESSAGE = 256;
+
+    private final SocketChannel channel;
+    private final Session session;
+    private final Export export;
+    private final String who;
+    private final ServerContext context;
+    private final Semaphore slots = new Semaphore(MAX_REQUESTS_IN_FLIGHT);
+    private final ConcurrentLinkedQueue<Request> free = new ConcurrentLinkedQueue<>();
+    private final ReentrantLock sendLock = new ReentrantLock();
+    private volatile boolean sendFailed;
+
+    Transmission(SocketChannel channel, Session session, String who, ServerContext context) {
+        this.channel = channel;
+        this.session = session;
+        this.export = session.entry().export();
+        this.who = who;
+        this.context = context;
+    }
+
+    /** Serves requests until the client disconnects or breaks the protocol; returns once nothing is in flight. */
+    void serve() throws IOException {
+        ByteBuffer head = ByteBuffer.allocateDirect(REQUEST_HEADER_SIZE);
+        ByteBuffer scratch = ByteBuffer.allocateDirect(64 * 1024);
+        try {
+            while (true) {
+                head.clear();
+                if (!SocketIo.readFully(channel, head)) return;
+                head.flip();
+                int magic = head.getInt();
+                if (magic != REQUEST_MAGIC) {
+                    throw new Handshake.ProtocolViolation("bad request magic 0x" + Integer.toHexString(magic));
+                }
+                int flags = head.getShort() & 0xffff;
+                int type = head.getShort() & 0xffff;
+                long cookie = head.getLong();
+                long offset = head.getLong();
+                long length = Integer.toUnsignedLong(head.getInt());
+                if (type == CMD_DISC) return;
+                Request request = acquire();
+                request.set(type, flags, cookie, offset, length);
+                boolean submitted = false;
+                try {
+                    String problem = check(request);
+                    if (problem != null) {
+                        // The payload of a refused WRITE is still on the wire: drop it to stay in step.
+                        if (type == CMD_WRITE) SocketIo.skip(channel, length, scratch);
+                        request.fail(problem);
+                        continue;
+                    }
+                    if (type == CMD_READ || type == CMD_WRITE) {
+                        request.charge = context.budget().acquire(PayloadBuffers.footprint(length));
+                        request.pieceCount = context.buffers().take(length, request.pieces);
+                    }
+                    if (type == CMD_WRITE) {
+                        for (int i = 0; i < request.pieceCount; i++) SocketIo.readExactly(channel, request.pieces[i]);
+                        for (int i = 0; i < request.pieceCount; i++) request.pieces[i].flip();
+                    }
+                    context.workers().execute(request);
+                    submitted = true;
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new InterruptedIOException("interrupted while waiting for in-flight bytes");
+                } finally {
+                    if (!submitted) release(request);
+                }
+            }
+        } finally {
+            slots.acquireUninterruptibly(MAX_REQUESTS_IN_FLIGHT);
+            slots.release(MAX_REQUESTS_IN_FLIGHT);
+        }
+    }
+
+    private Request acquire() {
+        slots.acquireUninterruptibly();
+        Request request = free.poll();
+        return request != null ? request : new Request();
+    }
+
+    private void release(Request request) {
+        if (request.pieceCount > 0) context.buffers().give(request.pieces, request.pieceCount);
+        request.pieceCount = 0;
+        if (request.charge > 0) context.budget().release(request.charge);
+        request.charge = 0;
+        free.offer(request);
+        slots.release();
+    }
+
+    /** Null when the request may run, else why not (and request.error says which error to answer). */
+    private String check(Request r) {
+        int tf = session.transmissionFlags();
+        boolean writable = (tf & TF_READ_ONLY) == 0;
+        int allowed = (tf & TF_SEND_FUA) != 0 ? CMD_FLAG_FUA : 0;
+        switch (r.type) {
+            case CMD_READ:
+                if ((tf & TF_SEND_DF) != 0) allowed |= CMD_FLAG_DF;
+                break;
+            case CMD_WRITE:
+            case CMD_TRIM:
+            case CMD_FLUSH:
+            case CMD_CACHE:
+                break;
+            case CMD_WRITE_ZEROES:
+                allowed |= CMD_FLAG_NO_HOLE;
+                if ((tf & TF_SEND_FAST_ZERO) != 0) allowed |= CMD_FLAG_FAST_ZERO;
+                break;
+            case CMD_BLOCK_STATUS:
+                allowed |= CMD_FLAG_REQ_ONE;
+                break;
+            default:
+                return r.refuse(EINVAL, "unknown command " + r.type);
+        }
+        if ((r.flags & ~allowed) != 0) {
+            return r.refuse(EINVAL, "flags 0x" + Integer.toHexString(r.flags) + " not valid for " + commandName(r.type));
+        }
+        boolean changes = r.type == CMD_WRITE || r.type == CMD_TRIM || r.type == CMD_WRITE_ZEROES;
+        if (changes && !writable) return r.refuse(EPERM, "export is read-only");
+        if (r.type == CMD_TRIM && (tf & TF_SEND_TRIM) == 0) return r.refuse(EINVAL, "TRIM not supported");
+        if (r.type == CMD_WRITE_ZEROES && (tf & TF_SEND_WRITE_ZEROES) == 0) return r.refuse(EINVAL, "WRITE_ZEROES not supported");
+        if (r.type == CMD_FLUSH && (tf & TF_SEND_FLUSH) == 0) return r.refuse(EINVAL, "FLUSH not supported");
+        if (r.type == CMD_CACHE && (tf & TF_SEND_CACHE) == 0) return r.refuse(EINVAL, "CACHE not supported");
+        if (r.type == CMD_BLOCK_STATUS && !session.allocationContext()) {
+            return r.refuse(EINVAL, "BLOCK_STATUS without a selected meta context");
+        }
+        if ((r.type == CMD_READ || r.type == CMD_WRITE) && r.length > context.maxPayload()) {
+            return r.refuse(EINVAL, "length " + r.length + " is over the maximum block size " + context.maxPayload());
+        }
+        if (r.type != CMD_FLUSH && (r.offset < 0 || r.offset + r.length < 0 || r.offset + r.length > session.size())) {
+            // The spec asks for ENOSPC when a write goes past the end, EINVAL for everything else.
+            int error = r.type == CMD_WRITE || r.type == CMD_WRITE_ZEROES ? ENOSPC : EINVAL;
+            return r.refuse(error, "range " + Long.toUnsignedString(r.offset) + "+" + r.length
+                    + " is past the end of the export (" + session.size() + " bytes)");
+        }
+        return null;
+    }
+
+    /** One request: its header, its payload buffers, and its reply area; reused by the connection. */
+    private final class Request implements Runnable {
+        int type;
+        int flags;
+        long cookie;
+        long offset;
+        long length;
+        int error;
+        long charge;
+        int pieceCount;
+        long started;
+        final ByteBuffer[] pieces = new ByteBuffer[MAX_PAYLOAD_PIECES];
+        final ByteBuffer area = ByteBuffer.allocateDirect(HEADER_AREA);
+        final ByteBuffer[] segments = new ByteBuffer[2 * MAX_CHUNKS + MAX_PAYLOAD_PIECES * 2 + 4];
+        int segmentCount;
+        final long[] runStart = new long[MAX_CHUNKS];
+        final long[] runLength = new long[MAX_CHUNKS];
+        final boolean[] runHole = new boolean[MAX_CHUNKS];
+        int runs;
+
+        void set(int type, int flags, long cookie, long offset, long length) {
+            this.type = type;
+            this.flags = flags;
+            this.cookie = cookie;
+            this.offset = offset;
+            this.length = length;
+            this.error = 0;
+            this.started = System.nanoTime();
+        }
+
+        String refuse(int error, String why) {
+            this.error = error;
+            return why;
+        }
+
+        /** Answers a request refused before it ran (on the connection's thread). */
+        void fail(String problem) {
+            logRequest(problem);
+            context.stats().request(type, length, true);
+            sendError(this, error, problem);
+        }
+
+        @Override
+        public void run() {
+            String failure = null;
+            try {
+                execute(this);
+            } catch (Throwable e) {
+                error = errorOf(e);
+                failure = e.getMessage() != null ? e.getMessage() : e.toString();
+                context.log().accept(who + ": " + commandName(type) + " " + Long.toUnsignedString(offset) + "+" + length
+                        + " failed: " + failure);
+                sendError(this, error, failure);
+            } finally {
+                context.stats().request(type, length, failure != null);
+                logRequest(failure);
+                release(this);
+            }
+        }
+
+        private void logRequest(String failure) {
+            if (!context.verbose()) return;
+            context.log().accept(String.format(Locale.ROOT, "%s: %s offset=%s length=%d flags=0x%x cookie=%d -> %s (%.3f ms)",
+                    who, commandName(type), Long.toUnsignedString(offset), length, flags, cookie,
+                    failure == null ? "ok" : "error " + error + ": " + failure, (System.nanoTime() - started) / 1e6));
+        }
+    }
+
+    private static final int MAX_PAYLOAD_PIECES = MIN_MAX_PAYLOAD / PayloadBuffers.LARGE + 1;
+
+    private void execute(Request r) throws IOException {
+        boolean fua = (r.flags & CMD_FLAG_FUA) != 0;
+        switch (r.type) {
+            case CMD_READ:
+                read(r);
+                return;
+            case CMD_WRITE: {
+                long at = r.offset;
+                for (int i = 0; i < r.pieceCount; i++) {
+                    ByteBuffer piece = r.pieces[i];
+                    int n = piece.remaining();
+                    export.write(piece, at, fua && r.pieceCount == 1);
+                    at += n;
+                }
+                if (fua && r.pieceCount > 1) export.flush();
+                break;
+            }
+            case CMD_FLUSH:
+                export.flush();
+                break;
+            case CMD_TRIM:
+                export.trim(r.offset, r.length, fua);
+                break;
+            case CMD_WRITE_ZEROES:
+                export.zero(r.offset, r.length, (r.flags & CMD_FLAG_NO_HOLE) == 0, (r.flags & CMD_FLAG_FAST_ZERO) != 0, fua);
+                break;
+            case CMD_CACHE:
+                export.cache(r.offset, r.length);
+                break;
+            case CMD_BLOCK_STATUS:
+                blockStatus(r);
+                return;
+            default:
+                throw new ExportException(EINVAL, "unknown command " + r.type);
+        }
+        sendOk(r);
+    }
+
+    private void read(Request r) throws IOException {
+        planRuns(r);
+        int pieceSize = r.pieceCount == 0 ? 1 : r.pieces[0].capacity();
+        // Read every data run first: an error then becomes a clean error reply instead of a torn one.
+        for (int k = 0; k < r.runs; k++) {
+            if (r.runHole[k]) continue;
+            long start = r.runStart[k];
+            long end = start + r.runLength[k];
+            for (long pos = start; pos < end; ) {
+                int i = (int) (pos / pieceSize);
+                int within = (int) (pos % pieceSize);
+                int n = (int) Math.min(pieceSize - within, end - pos);
+                export.read(r.pieces[i].slice(within, n), r.offset + pos);
+                pos += n;
+            }
+        }
+        ByteBuffer area = r.area.clear();
+        r.segmentCount = 0;
+        if (!session.structuredReplies()) {
+            addSegment(r, area.slice(0, SIMPLE_REPLY_HEADER_SIZE).putInt(SIMPLE_REPLY_MAGIC).putInt(0).putLong(r.cookie).flip());
+            addData(r, 0, r.length, pieceSize);
+            send(r);
+            return;
+        }
+        if (r.runs == 0) {
+            addSegment(r, chunk(r, REPLY_FLAG_DONE, REPLY_TYPE_NONE, 0, 0).flip());
+            send(r);
+            return;
+        }
+        for (int k = 0; k < r.runs; k++) {
+            int done = k == r.runs - 1 ? REPLY_FLAG_DONE : 0;
+            long absolute = r.offset + r.runStart[k];
+            if (r.runHole[k]) {
+                addSegment(r, chunk(r, done, REPLY_TYPE_OFFSET_HOLE, 12, 12).putLong(absolute)
+                        .putInt((int) r.runLength[k]).flip());
+            } else {
+                addSegment(r, chunk(r, done, REPLY_TYPE_OFFSET_DATA, 8 + r.runLength[k], 8).putLong(absolute).flip());
+                addData(r, r.runStart[k], r.runLength[k], pieceSize);
+            }
+        }
+        send(r);
+    }
+
+    /** Splits the READ range into data and hole runs (one data run unless structured replies allow holes). */
+    private void planRuns(Request r) {
+        r.runs = 0;
+        if (r.length == 0) return;
+        boolean holes = session.structuredReplies() && (r.flags & CMD_FLAG_DF) == 0 && export.canExtents();
+        long covered = 0;
+        if (holes) {
+            try {
+                for (Extent extent : export.extents(r.offset, r.length)) {
+                    long start = Math.max(extent.offset(), r.offset) - r.offset;
+                    long end = Math.min(extent.end(), r.offset + r.length) - r.offset;
+                    if (start != covered || end <= start) break;
+                    boolean hole = extent.hole() && r.runs < MAX_CHUNKS - 1;
+                    if (r.runs > 0 && r.runHole[r.runs - 1] == hole) {
+                        r.runLength[r.runs - 1] += end - start;
+                    } else if (r.runs == MAX_CHUNKS - 1) {
+                        break;
+                    } else {
+                        r.runStart[r.runs] = start;
+                        r.runLength[r.runs] = end - start;
+                        r.runHole[r.runs] = hole;
+                        r.runs++;
+                    }
+                    covered = end;
+                }
+            } catch (IOException | RuntimeException e) {
+                r.runs = 0;
+                covered = 0;
+            }
+        }
+        if (covered < r.length) {
+            if (r.runs > 0 && !r.runHole[r.runs - 1]) {
+                r.runLength[r.runs - 1] += r.length - covered;
+            } else {
+                r.runStart[r.runs] = covered;
+                r.runLength[r.runs] = r.length - covered;
+                r.runHole[r.runs] = false;
+                r.runs++;
+            }
+        }
+    }
+
+    private void blockStatus(Request r) throws IOException {
+        List<Extent> extents = export.extents(r.offset, r.length);
+        int limit = (r.flags & CMD_FLAG_REQ_ONE) != 0 ? 1 : MAX_DESCRIPTORS;
+        ByteBuffer area = r.area.clear();
+        area.position(CHUNK_HEADER_SIZE + 4);
+        int count = 0;
+        long covered = r.offset;
+        int lastFlags = -1;
+        for (Extent extent : extents) {
+            long start = Math.max(extent.offset(), covered);
+            long end = Math.min(extent.end(), r.offset + r.length);
+            if (start != covered || end <= start) break;
+            int status = extent.hole() ? STATE_HOLE | STATE_ZERO : 0;
+            if (count > 0 && status == lastFlags) {
+                int at = area.position() - 8;
+                area.putInt(at, (int) (Integer.toUnsignedLong(area.getInt(at)) + end - start));
+            } else {
+                if (count == limit) break;
+                area.putInt((int) (end - start)).putInt(status);
+                count++;
+                lastFlags = status;
+            }
+            covered = end;
+        }
+        if (count == 0) {
+            area.putInt((int) r.length).putInt(0);
+            count = 1;
+        }
+        int payload = area.position() - CHUNK_HEADER_SIZE;
+        area.position(0);
+        chunk(r, REPLY_FLAG_DONE, REPLY_TYPE_BLOCK_STATUS, payload, 4).putInt(BASE_ALLOCATION_ID);
+        r.segmentCount = 0;
+        addSegment(r, area.slice(0, CHUNK_HEADER_SIZE + payload));
+        send(r);
+    }
+
+    /**
+     * Carves the next chunk of the request's reply area: a structured reply header, then room for extra bytes of
+     * payload that the caller puts before flipping it.
+     */
+    private static ByteBuffer chunk(Request r, int flags, int type, long payloadLength, int extra) {
+        ByteBuffer area = r.area;
+        ByteBuffer chunk = area.slice(area.position(), CHUNK_HEADER_SIZE + extra);
+        area.position(area.position() + CHUNK_HEADER_SIZE + extra);
+        return chunk.putInt(STRUCTURED_REPLY_MAGIC).putShort((short) flags).putShort((short) type).putLong(r.cookie)
+                .putInt((int) payloadLength);
+    }
+
+    private void sendOk(Request r) {
+        r.segmentCount = 0;
+        ByteBuffer area = r.area.clear();
+        if (session.structuredReplies()) {
+            addSegment(r, chunk(r, REPLY_FLAG_DONE, REPLY_TYPE_NONE, 0, 0).flip());
+        } else {
+            addSegment(r, area.putInt(SIMPLE_REPLY_MAGIC).putInt(0).putLong(r.cookie).flip());
+        }
+        send(r);
+    }
+
+    private void sendError(Request r, int error, String message) {
+        r.segmentCount = 0;
+        ByteBuffer area = r.area.clear();
+        if (session.structuredReplies()) {
+            byte[] text = message.getBytes(StandardCharsets.UTF_8);
+            int n = Math.min(text.length, MAX_MESSAGE);
+            addSegment(r, chunk(r, REPLY_FLAG_DONE, REPLY_TYPE_ERROR, 6 + n, 6 + n).putInt(error).putShort((short) n)
+                    .put(text, 0, n).flip());
+        } else {
+            addSegment(r, area.putInt(SIMPLE_REPLY_MAGIC).putInt(error).putLong(r.cookie).flip());
+        }
+        send(r);
+    }
+
+    private void addData(Request r, long start, long length, int pieceSize) {
+        for (long pos = start; pos < start + length; ) {
+            int i = (int) (pos / pieceSize);
+            int within = (int) (pos % pieceSize);
+            int n = (int) Math.min(pieceSize - within, start + length - pos);
+            addSegment(r, r.pieces[i].slice(within, n));
+            pos += n;
+        }
+    }
+
+    private static void addSegment(Request r, ByteBuffer segment) {
+        r.segments[r.segmentCount++] = segment;
+    }
+
+    /** Writes the request's reply segments as one message; after a failed write the connection sends nothing more. */
+    private void send(Request r) {
+        sendLock.lock();
+        try {
+            if (!sendFailed) SocketIo.writeFully(channel, r.segments, r.segmentCount);
+        } catch (IOException e) {
+            if (!sendFailed) context.log().accept(who + ": cannot send replies, closing: " + e.getMessage());
+            sendFailed = true;
+            try {
+                channel.shutdownInput();
+            } catch (IOException ignored) {
+                // already closed
+            }
+        } finally {
+            sendLock.unlock();
+            for (int i = 0; i < r.segmentCount; i++) r.segments[i] = null;
+            r.segmentCount = 0;
+        }
+    }
+
+    /** The NBD error for a failure. */
+    static int errorOf(Throwable e) {
+        if (e instanceof ExportException) return ((ExportException) e).nbdError();
+        if (e instanceof AccessDeniedException) return EPERM;
+        if (e instanceof ClosedChannelException) return ESHUTDOWN;
+        if (e instanceof IllegalArgumentException) return EINVAL;
+        if (e instanceof NativeIOException) {
+            switch (((NativeIOException) e).errnoName()) {
+                case "EPERM": case "EACCES": case "EROFS": return EPERM;
+                case "ENOSPC": case "EDQUOT": case "EFBIG": return ENOSPC;
+                case "EINVAL": return EINVAL;
+                default: return EIO;
+            }
+        }
+        String message = String.valueOf(e.getMessage());
+        if (message.contains("No space left")) return ENOSPC;
+        return EIO;
+    }
+}

@@ -1,0 +1,218 @@
+package io.pagewise.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.BufferedReader;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.io.RandomAccessFile;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import io.pagewise.nbd.ExternalTools;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/** {@code pagewise serve}: its command line, captive --run mode, --stats, signals and the demo disk. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class ServeCommandTest {
+    @TempDir
+    Path dir;
+
+    private record Outcome(int status, String out, String err) {}
+
+    private static Outcome serve(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        List<String> all = new ArrayList<>(List.of("serve"));
+        all.addAll(List.of(args));
+        int status = Main.run(all.toArray(String[]::new), new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        return new Outcome(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    private Path disk(long size) throws IOException {
+        Path file = dir.resolve("disk.img");
+        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
+            raf.setLength(size);
+        }
+        return file;
+    }
+
+    private static void requireTool(String tool) {
+        ExternalTools.require(tool);
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "--frob|--frob",
+            "--cache=none|--cache=direct",
+            "--cache=fast|--cache=fast",
+            "--hint=later|--hint=later",
+            "--port=http|--port",
+            "--max-inflight-bytes=12Q|--max-inflight-bytes",
+            "--threads=0|--threads",
+            "--socket=/tmp/x.sock --port=1|--socket",
+    })
+    void badCommandLinesExitTwoNamingTheOption(String args, String named) {
+        Outcome outcome = serve(args.split(" "));
+        assertEquals(2, outcome.status(), outcome.err());
+        assertTrue(outcome.err().contains(named), outcome.err());
+    }
+
+    @Test
+    void cacheNoneNamesBothMeanings() {
+        Outcome outcome = serve("--cache=none", "x.img");
+        assertTrue(outcome.err().contains("--cache=direct") && outcome.err().contains("--cache=evict"), outcome.err());
+    }
+
+    @Test
+    void sizesTakeBinarySuffixes() throws Exception {
+        assertEquals(4096, ServeCommand.size("--create", "4096"));
+        assertEquals(64 << 10, ServeCommand.size("--create", "64K"));
+        assertEquals(32L << 20, ServeCommand.size("--create", "32M"));
+        assertEquals(1L << 30, ServeCommand.size("--create", "1G"));
+        assertEquals(2L << 30, ServeCommand.size("--create", "2GiB"));
+    }
+
+    @Test
+    void runExitsWithTheCommandsStatus() throws Exception {
+        Path file = disk(1 << 20);
+        assertEquals(3, serve("--run", "exit 3", file.toString()).status());
+        Outcome env = serve("--export-name=foo", "--run",
+                "test -S \"$unixsocket\" && test \"$uri\" = \"$nbd\" && case \"$uri\" in "
+                        + "\"nbd+unix:///foo?socket=$unixsocket\") exit 0;; *) echo \"$uri\"; exit 9;; esac",
+                file.toString());
+        assertEquals(0, env.status(), env.err());
+    }
+
+    @Test
+    void runOverTcpAndIpv6() throws Exception {
+        requireTool("nbdinfo");
+        Path file = disk(1 << 20);
+        Outcome tcp = serve("--port=0", "--run", "test \"$port\" -gt 0 && nbdinfo --size \"$uri\" | grep -qx 1048576",
+                file.toString());
+        assertEquals(0, tcp.status(), tcp.err());
+        Outcome v6 = serve("--bind=::1", "--port=0", "--run",
+                "case \"$uri\" in nbd://\\[::1\\]:*) nbdinfo --size \"$uri\";; *) exit 9;; esac", file.toString());
+        Assumptions.assumeFalse(v6.err().contains("Cannot assign requested address"), "no IPv6 loopback here");
+        assertEquals(0, v6.status(), v6.err());
+    }
+
+    @Test
+    void createMakesASparseFileAndStatsGoToAFile() throws Exception {
+        requireTool("nbdinfo");
+        Path file = dir.resolve("new.img");
+        Path stats = dir.resolve("stats.txt");
+        Outcome outcome = serve("--create=8M", "--stats=" + stats, "--run",
+                "nbdinfo --size \"$uri\"", file.toString());
+        assertEquals(0, outcome.status(), outcome.err());
+        assertEquals(8 << 20, Files.size(file));
+        String text = Files.readString(stats);
+        assertTrue(text.contains("elapsed:") && text.contains("connections: 1 "), text);
+        assertEquals(io.pagewise.Native.isAvailable(), text.contains("page cache:"), text);
+    }
+
+    @Test
+    void readOnlyRefusesWritesFromTheCommandLine() throws Exception {
+        String python = ExternalTools.python();
+        Path file = disk(1 << 20);
+        Path script = dir.resolve("write.py");
+        Files.writeString(script, String.join("\n",
+                "import errno, os, nbd",
+                "h = nbd.NBD()",
+                "h.connect_uri(os.environ['uri'])",
+                "assert h.is_read_only()",
+                "h.set_strict_mode(0)",
+                "try:",
+                "    h.pwrite(b'x', 0)",
+                "    raise SystemExit(5)",
+                "except nbd.Error as e:",
+                "    assert e.errno in (errno.EPERM, 'EPERM'), e.errno",
+                ""));
+        Outcome outcome = serve("-r", "--run", python + " " + script, file.toString());
+        assertEquals(0, outcome.status(), outcome.out() + outcome.err());
+        assertEquals(0, Files.readAllBytes(file)[0]);
+    }
+
+    /** Starts {@code pagewise serve} in a JVM of its own, as bin/pagewise would. */
+    private static Process child(Path workDir, String... args) throws IOException {
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", Path.of(System.getProperty("user.dir"), "target", "classes").toString(), "io.pagewise.cli.Main", "serve"));
+        command.addAll(List.of(args));
+        return new ProcessBuilder(command).directory(workDir.toFile()).redirectError(workDir.resolve("stderr.txt").toFile()).start();
+    }
+
+    private static void awaitFile(Path path, Process process) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!Files.exists(path)) {
+            if (!process.isAlive() || System.nanoTime() > deadline) fail(path + " never appeared");
+            Thread.sleep(20);
+        }
+    }
+
+    @Test
+    void sigtermStopsCleanlyWithStatusZero() throws Exception {
+        String python = ExternalTools.python();
+        Path file = disk(4 << 20);
+        Path socket = dir.resolve("s.sock");
+        Process server = child(dir, "--socket=" + socket, "--stats", file.toString());
+        try (BufferedReader out = new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8))) {
+            String announced = out.readLine();
+            assertTrue(announced != null && announced.startsWith("pagewise: serving"), String.valueOf(announced));
+            awaitFile(socket, server);
+            String uri = "nbd+unix:///?socket=" + socket;
+            ExternalTools.run(java.util.Map.of("uri", uri), 30, python, "-c",
+                    "import nbd, os; h = nbd.NBD(); h.connect_uri(os.environ['uri']); h.pwrite(b'kept' * 1024, 8192); h.shutdown()")
+                    .assertOk("write before SIGTERM");
+            server.destroy(); // SIGTERM
+            assertTrue(server.waitFor(30, TimeUnit.SECONDS), "server did not stop");
+            assertEquals(0, server.exitValue(), Files.readString(dir.resolve("stderr.txt")));
+            assertFalse(Files.exists(socket), "socket file left behind");
+            String err = Files.readString(dir.resolve("stderr.txt"));
+            assertTrue(err.contains("elapsed:") && err.contains("WRITE"), err);
+            assertEquals('k', Files.readAllBytes(file)[8192]);
+        } finally {
+            server.destroyForcibly();
+        }
+    }
+
+    @Test
+    void demoDiskIsFriendlyAndServesOneGib() throws Exception {
+        requireTool("nbdinfo");
+        Process server = child(dir, "--port=0");
+        try (BufferedReader out = new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8))) {
+            StringBuilder text = new StringBuilder();
+            String uri = null;
+            for (String line; (line = out.readLine()) != null; ) {
+                text.append(line).append('\n');
+                if (line.trim().startsWith("nbd://") && uri == null) uri = line.trim();
+                if (line.contains("Ctrl-C")) break;
+            }
+            assertTrue(uri != null, text.toString());
+            assertTrue(text.toString().contains("nbdinfo " + uri) && text.toString().contains("qemu-img info " + uri), text.toString());
+            ProcessBuilder info = new ProcessBuilder("nbdinfo", "--size", uri);
+            Process p = info.start();
+            String size = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+            assertEquals(0, p.waitFor());
+            assertEquals(String.valueOf(1L << 30), size);
+            server.destroy();
+            assertTrue(server.waitFor(30, TimeUnit.SECONDS));
+            assertEquals(0, server.exitValue());
+        } finally {
+            server.destroyForcibly();
+        }
+    }
+}

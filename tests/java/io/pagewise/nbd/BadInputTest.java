@@ -1,0 +1,326 @@
+package io.pagewise.nbd;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.pagewise.CacheMode;
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * What no well-behaved client sends, spoken on raw sockets: the server answers or drops that one connection, logs
+ * it once, never allocates what a header claims, and keeps serving everyone else.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class BadInputTest {
+    private static final long IHAVEOPT = 0x49484156454F5054L;
+    private static final int SIZE = 8 << 20;
+
+    @TempDir
+    Path dir;
+    private TestServer server;
+
+    private TestServer server(java.util.function.Consumer<NbdServer.Builder> configure) throws IOException {
+        server = TestServer.start(dir, SIZE, CacheMode.WRITEBACK, false, configure);
+        return server;
+    }
+
+    @AfterEach
+    void stop() throws IOException {
+        if (server != null) server.close();
+    }
+
+    /** A raw client: handshake helpers and simple-reply transmission. */
+    private final class Client implements AutoCloseable {
+        final SocketChannel channel;
+
+        Client() throws IOException {
+            channel = SocketChannel.open(StandardProtocolFamily.UNIX);
+            channel.connect(UnixDomainSocketAddress.of(server.socket()));
+        }
+
+        Client greeted(int clientFlags) throws IOException {
+            ByteBuffer greeting = read(18);
+            assertEquals(0x4e42444d41474943L, greeting.getLong());
+            assertEquals(IHAVEOPT, greeting.getLong());
+            assertEquals(3, greeting.getShort());
+            write(ByteBuffer.allocate(4).putInt(clientFlags).flip());
+            return this;
+        }
+
+        void option(int code, int length, byte[] data) throws IOException {
+            write(ByteBuffer.allocate(16).putLong(IHAVEOPT).putInt(code).putInt(length).flip());
+            if (data != null) write(ByteBuffer.wrap(data));
+        }
+
+        /** Reads one option reply; returns its type. */
+        int optionReply(int code) throws IOException {
+            ByteBuffer head = read(20);
+            assertEquals(0x3e889045565a9L, head.getLong());
+            assertEquals(code, head.getInt());
+            int type = head.getInt();
+            read(head.getInt());
+            return type;
+        }
+
+        /** Enters transmission with EXPORT_NAME "" (client said NO_ZEROES): simple replies. */
+        Client transmitting() throws IOException {
+            greeted(3);
+            option(1, 0, null);
+            ByteBuffer reply = read(10);
+            assertEquals(SIZE, reply.getLong());
+            return this;
+        }
+
+        void request(int flags, int type, long cookie, long offset, int length) throws IOException {
+            write(ByteBuffer.allocate(28).putInt(0x25609513).putShort((short) flags).putShort((short) type)
+                    .putLong(cookie).putLong(offset).putInt(length).flip());
+        }
+
+        /** Reads a simple reply for cookie; returns its error. */
+        int reply(long cookie) throws IOException {
+            ByteBuffer reply = read(16);
+            assertEquals(0x67446698, reply.getInt());
+            int error = reply.getInt();
+            assertEquals(cookie, reply.getLong());
+            return error;
+        }
+
+        byte[] readAt(long offset, int length) throws IOException {
+            request(0, 0, 77, offset, length);
+            assertEquals(0, reply(77));
+            return read(length).array();
+        }
+
+        void writeAt(long offset, byte[] data) throws IOException {
+            request(0, 1, 78, offset, data.length);
+            write(ByteBuffer.wrap(data));
+            assertEquals(0, reply(78));
+        }
+
+        ByteBuffer read(int n) throws IOException {
+            ByteBuffer buffer = ByteBuffer.allocate(n);
+            while (buffer.hasRemaining()) {
+                if (channel.read(buffer) < 0) throw new java.io.EOFException("server closed after " + buffer.position() + " of " + n);
+            }
+            return buffer.flip();
+        }
+
+        void write(ByteBuffer buffer) throws IOException {
+            while (buffer.hasRemaining()) channel.write(buffer);
+        }
+
+        /** True when the server has closed the connection (read sees end of stream). */
+        boolean closedByServer() throws IOException {
+            ByteBuffer one = ByteBuffer.allocate(1);
+            try {
+                return channel.read(one) < 0;
+            } catch (IOException e) {
+                return true; // reset
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            channel.close();
+        }
+    }
+
+    private long logLines(String text) {
+        synchronized (server.log) {
+            return server.log.stream().filter(line -> line.contains(text)).count();
+        }
+    }
+
+    @Test
+    void wrongOptionMagicDropsOnlyThatConnectionAndIsLoggedOnce() throws Exception {
+        server(null);
+        try (Client good = new Client().transmitting(); Client bad = new Client().greeted(3)) {
+            bad.write(ByteBuffer.allocate(16).putLong(0x1234567812345678L).putInt(7).putInt(0).flip());
+            assertTrue(bad.closedByServer());
+            assertEquals(1, logLines("bad option magic"));
+            assertEquals(1, server.server.stats().protocolErrors());
+            good.writeAt(0, "still here".getBytes(StandardCharsets.US_ASCII));
+            assertArrayEquals("still here".getBytes(StandardCharsets.US_ASCII), good.readAt(0, 10));
+        }
+    }
+
+    @Test
+    void unknownClientFlagsDropTheConnection() throws Exception {
+        server(null);
+        try (Client bad = new Client().greeted(0x80 | 1)) {
+            assertTrue(bad.closedByServer());
+            assertEquals(1, logLines("unknown client flags"));
+        }
+    }
+
+    @Test
+    void oversizedOptionIsRefusedWithoutBeingKept() throws Exception {
+        server(null);
+        try (Client client = new Client().greeted(3)) {
+            client.option(3, 1 << 20, new byte[1 << 20]); // LIST with 1 MiB of junk: read, dropped, refused
+            assertEquals(0x80000000 | 9, client.optionReply(3));
+            client.option(3, 0, null);                    // the handshake goes on
+            assertEquals(2, client.optionReply(3));       // SERVER ""
+            assertEquals(1, client.optionReply(3));       // ACK
+        }
+        try (Client client = new Client().greeted(3)) {
+            client.option(6, 0xfffffff0, null);           // claims ~4 GiB: closed at once, nothing allocated
+            assertTrue(client.closedByServer());
+        }
+    }
+
+    @Test
+    void unknownOptionsGetUnsupAndTheHandshakeGoesOn() throws Exception {
+        server(null);
+        try (Client client = new Client().greeted(3)) {
+            client.option(99, 3, new byte[] {1, 2, 3});
+            assertEquals(0x80000000 | 1, client.optionReply(99));
+            client.option(5, 0, null);                    // STARTTLS: no TLS here
+            assertEquals(0x80000000 | 1, client.optionReply(5));
+            client.option(8, 4, new byte[4]);             // STRUCTURED_REPLY with data: invalid
+            assertEquals(0x80000000 | 3, client.optionReply(8));
+            client.option(2, 0, null);                    // ABORT
+            assertEquals(1, client.optionReply(2));
+            assertTrue(client.closedByServer());
+        }
+    }
+
+    @Test
+    void unknownCommandAndFlagsGetEinvalAndTheConnectionStaysUsable() throws Exception {
+        server(null);
+        try (Client client = new Client().transmitting()) {
+            client.request(0, 42, 1, 0, 512);
+            assertEquals(22, client.reply(1));
+            client.request(1 << 9, 0, 2, 0, 512);
+            assertEquals(22, client.reply(2));
+            client.request(0, 7, 3, 0, 512);              // BLOCK_STATUS without a meta context
+            assertEquals(22, client.reply(3));
+            client.writeAt(512, new byte[] {9, 9});
+            assertArrayEquals(new byte[] {9, 9}, client.readAt(512, 2));
+        }
+    }
+
+    @Test
+    void requestsPastTheEndFailAndRefusedPayloadsAreConsumed() throws Exception {
+        server(null);
+        try (Client client = new Client().transmitting()) {
+            client.request(0, 0, 1, SIZE - 100, 4096);     // READ past the end
+            assertEquals(22, client.reply(1));
+            client.request(0, 1, 2, SIZE - 100, 4096);     // WRITE past the end, with its payload
+            client.write(ByteBuffer.allocate(4096));
+            assertEquals(28, client.reply(2));
+            client.request(0, 1, 3, -4096L, 4096);        // offset near 2^64: no overflow
+            client.write(ByteBuffer.allocate(4096));
+            assertEquals(28, client.reply(3));
+            int tooBig = (32 << 20) + 1;                   // over the maximum block size
+            client.request(0, 1, 4, 0, tooBig);
+            client.write(ByteBuffer.allocate(tooBig));
+            assertEquals(22, client.reply(4));
+            client.writeAt(0, new byte[] {1, 2, 3});
+            assertArrayEquals(new byte[] {1, 2, 3}, client.readAt(0, 3));
+        }
+    }
+
+    @Test
+    void wrongRequestMagicClosesTheConnection() throws Exception {
+        server(null);
+        try (Client client = new Client().transmitting()) {
+            client.write(ByteBuffer.allocate(28).putInt(0, 0x12345678));
+            assertTrue(client.closedByServer());
+            assertEquals(1, logLines("bad request magic"));
+        }
+    }
+
+    @Test
+    void clientVanishingMidPayloadAppliesNothingAndOthersCarryOn() throws Exception {
+        server(null);
+        try (Client other = new Client().transmitting()) {
+            try (Client vanishing = new Client().transmitting()) {
+                vanishing.request(0, 1, 1, 1 << 20, 1 << 20);
+                byte[] half = new byte[512 * 1024];
+                java.util.Arrays.fill(half, (byte) 0x5a);
+                vanishing.write(ByteBuffer.wrap(half));
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (server.server.connectionCount() > 1 && System.nanoTime() < deadline) Thread.sleep(10);
+            assertEquals(1, server.server.connectionCount());
+            assertArrayEquals(new byte[1 << 20], other.readAt(1 << 20, 1 << 20));
+            byte[] onDisk = new byte[1 << 20];
+            try (var raf = new java.io.RandomAccessFile(server.file.toFile(), "r")) {
+                raf.seek(1 << 20);
+                raf.readFully(onDisk);
+            }
+            assertArrayEquals(new byte[1 << 20], onDisk);
+            assertEquals(0, server.server.stats().ops("WRITE"));
+        }
+    }
+
+    @Test
+    void connectionsBeyondTheCapAreRefused() throws Exception {
+        server(b -> b.maxConnections(2));
+        try (Client one = new Client().greeted(3); Client two = new Client().greeted(3); Client three = new Client()) {
+            assertTrue(three.closedByServer());
+            assertEquals(1, server.server.stats().rejectedConnections());
+        }
+    }
+
+    @Test
+    void aSmallInflightBudgetSlowsAPipelineButLosesNothing() throws Exception {
+        server(b -> b.maxInflightBytes(64 * 1024).threads(2));
+        try (Client client = new Client().transmitting()) {
+            int n = 24;
+            int length = 256 * 1024;
+            // Pipeline everything first: the reader must stop and resume as the budget frees up.
+            Thread writer = new Thread(() -> {
+                try {
+                    for (int i = 0; i < n; i++) {
+                        client.request(0, 1, 1000 + i, (long) i * length, length);
+                        byte[] data = new byte[length];
+                        java.util.Arrays.fill(data, (byte) i);
+                        client.write(ByteBuffer.wrap(data));
+                    }
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            writer.start();
+            java.util.Set<Long> cookies = new java.util.HashSet<>();
+            for (int i = 0; i < n; i++) {
+                ByteBuffer reply = client.read(16);
+                assertEquals(0x67446698, reply.getInt());
+                assertEquals(0, reply.getInt());
+                cookies.add(reply.getLong());
+            }
+            writer.join();
+            assertEquals(n, cookies.size());
+            byte[] last = client.readAt((long) (n - 1) * length, length);
+            assertEquals((byte) (n - 1), last[length - 1]);
+        }
+    }
+
+    @Test
+    void discFinishesInFlightRequestsThenCloses() throws Exception {
+        server(null);
+        try (Client client = new Client().transmitting()) {
+            client.request(0, 1, 5, 4096, 4096);
+            client.write(ByteBuffer.wrap(new byte[4096]).put(0, (byte) 7));
+            client.request(0, 2, 6, 0, 0);                 // DISC right behind the write
+            assertEquals(0, client.reply(5));
+            assertTrue(client.closedByServer());
+        }
+        assertEquals(7, Files.readAllBytes(server.file)[4096]);
+    }
+}

@@ -1,0 +1,106 @@
+package io.pagewise.nbd;
+
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
+
+/**
+ * Real NBD clients for the tests. A missing client skips the test with a message, except under {@code CI=true},
+ * where it fails it: CI must run everything.
+ */
+public final class ExternalTools {
+    private static String python;
+
+    private ExternalTools() {}
+
+    /** The output of a finished command. */
+    public record Result(int status, String stdout, String stderr) {
+        public Result assertOk(String what) {
+            if (status != 0) fail(what + " exited with " + status + "\nstdout:\n" + stdout + "\nstderr:\n" + stderr);
+            return this;
+        }
+    }
+
+    /** Skips (or, on CI, fails) the calling test unless every named program is on PATH. */
+    public static void require(String... programs) {
+        for (String program : programs) {
+            if (findOnPath(program) == null) missing(program + " (not on PATH)");
+        }
+    }
+
+    /** A python3 that can {@code import nbd} (python3-libnbd), or skips/fails. */
+    public static synchronized String python() {
+        if (python != null) return python;
+        for (String candidate : List.of("/usr/bin/python3", "python3")) {
+            try {
+                if (run(Map.of(), 30, candidate, "-c", "import nbd").status() == 0) return python = candidate;
+            } catch (IOException e) {
+                // try the next one
+            }
+        }
+        missing("python3 with the nbd module (python3-libnbd)");
+        return null;
+    }
+
+    private static void missing(String what) {
+        String message = "external NBD client missing: " + what;
+        if ("true".equals(System.getenv("CI"))) fail(message + " (CI=true: every client must be installed)");
+        System.err.println("SKIPPED: " + message);
+        Assumptions.abort(message);
+    }
+
+    private static Path findOnPath(String program) {
+        for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
+            Path candidate = Path.of(dir, program);
+            if (Files.isExecutable(candidate)) return candidate;
+        }
+        return null;
+    }
+
+    /** Runs a command with extra environment, killing it after timeoutSeconds. */
+    public static Result run(Map<String, String> env, int timeoutSeconds, String... command) throws IOException {
+        ProcessBuilder builder = new ProcessBuilder(command);
+        builder.environment().putAll(env);
+        Path out = Files.createTempFile("pagewise-test-", ".out");
+        Path err = Files.createTempFile("pagewise-test-", ".err");
+        builder.redirectOutput(out.toFile()).redirectError(err.toFile()).redirectInput(ProcessBuilder.Redirect.PIPE);
+        Process process = builder.start();
+        try {
+            process.getOutputStream().close();
+            if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+                process.descendants().forEach(ProcessHandle::destroyForcibly);
+                process.destroyForcibly();
+                process.waitFor(10, TimeUnit.SECONDS);
+                fail(String.join(" ", command) + " did not finish in " + timeoutSeconds + " s\nstderr:\n"
+                        + Files.readString(err, StandardCharsets.UTF_8));
+            }
+            return new Result(process.exitValue(), Files.readString(out, StandardCharsets.UTF_8),
+                    Files.readString(err, StandardCharsets.UTF_8));
+        } catch (InterruptedException e) {
+            process.destroyForcibly();
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted", e);
+        } finally {
+            Files.deleteIfExists(out);
+            Files.deleteIfExists(err);
+        }
+    }
+
+    public static Result run(int timeoutSeconds, String... command) throws IOException {
+        return run(Map.of(), timeoutSeconds, command);
+    }
+
+    /** Runs a Python script from tests/nbd/ (relative to the project directory) with $uri set. */
+    static Result pythonScript(String name, String uri, int timeoutSeconds) throws IOException {
+        Path script = Path.of(System.getProperty("user.dir"), "tests", "nbd", name);
+        return run(Map.of("uri", uri), timeoutSeconds, python(), script.toString());
+    }
+}

@@ -1,0 +1,41 @@
+package io.pagewise.nbd;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.pagewise.CacheMode;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The protocol as libnbd (python3-libnbd) speaks it: every option, command and flag, and the errors it can send. */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class LibnbdProtocolTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void everyHandshakeOptionWorks() throws Exception {
+        ExternalTools.python();
+        try (TestServer server = TestServer.start(dir, 64 << 20, CacheMode.WRITEBACK, false,
+                b -> b.export("second", new MemoryExport(1 << 20, false)))) {
+            ExternalTools.pythonScript("protocol_options.py", server.uri(), 60).assertOk("protocol_options.py");
+            assertEquals(0, server.server.stats().protocolErrors());
+        }
+    }
+
+    @Test
+    void everyCommandFlagAndErrorWorks() throws Exception {
+        ExternalTools.python();
+        try (TestServer server = TestServer.start(dir, 64 << 20, CacheMode.WRITEBACK)) {
+            ExternalTools.Result result = ExternalTools.pythonScript("protocol_commands.py", server.uri(), 90);
+            result.assertOk("protocol_commands.py");
+            assertTrue(result.stdout().contains("commands ok"), result.stdout());
+            ServerStats stats = server.server.stats();
+            assertTrue(stats.ops("WRITE") >= 128, "writes: " + stats.ops("WRITE"));
+            assertTrue(stats.errors("READ") >= 4, "read errors: " + stats.errors("READ"));
+        }
+    }
+}

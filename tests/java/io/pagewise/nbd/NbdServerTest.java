@@ -1,0 +1,93 @@
+package io.pagewise.nbd;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The embedding API: start on a free TCP port, report the address and URI, stop gracefully. */
+@Timeout(value = 30, unit = TimeUnit.SECONDS)
+class NbdServerTest {
+    private static ByteBuffer read(SocketChannel channel, int n) throws IOException {
+        ByteBuffer buffer = ByteBuffer.allocate(n);
+        while (buffer.hasRemaining()) {
+            if (channel.read(buffer) < 0) throw new EOFException();
+        }
+        return buffer.flip();
+    }
+
+    @Test
+    void startsOnAFreePortAndStopsAfterAnsweringWhatItRead() throws Exception {
+        MemoryExport memory = new MemoryExport(4 << 20, false);
+        NbdServer server = NbdServer.builder().export("disk", memory).tcp(InetAddress.getLoopbackAddress(), 0)
+                .log(message -> { }).start();
+        int port = ((InetSocketAddress) server.address()).getPort();
+        assertTrue(port > 0);
+        assertEquals("nbd://127.0.0.1:" + port + "/disk", server.uri());
+        assertEquals("nbd://127.0.0.1:" + port + "/a%20b", server.uri("a b"));
+
+        try (SocketChannel channel = SocketChannel.open(server.address())) {
+            read(channel, 18);
+            channel.write(ByteBuffer.allocate(4).putInt(3).flip());
+            byte[] name = "disk".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+            channel.write(ByteBuffer.allocate(16 + name.length).putLong(0x49484156454F5054L).putInt(1)
+                    .putInt(name.length).put(name).flip());
+            assertEquals(4 << 20, read(channel, 10).getLong());
+            // 64 writes pipelined; the server is stopped before the client has read a single reply
+            int n = 64;
+            ByteBuffer requests = ByteBuffer.allocate(n * (28 + 4096));
+            for (int i = 0; i < n; i++) {
+                requests.putInt(0x25609513).putShort((short) 0).putShort((short) 1).putLong(i).putLong(i * 4096L)
+                        .putInt(4096).put(new byte[4096]);
+            }
+            requests.flip();
+            while (requests.hasRemaining()) channel.write(requests);
+            Thread stopper = new Thread(() -> {
+                try {
+                    server.close();
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            // Wait until the server has executed them all, so that every one must be answered.
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (server.stats().ops("WRITE") < n && System.nanoTime() < deadline) Thread.sleep(5);
+            stopper.start();
+            int answered = 0;
+            try {
+                while (true) {
+                    ByteBuffer reply = read(channel, 16);
+                    assertEquals(0x67446698, reply.getInt());
+                    assertEquals(0, reply.getInt());
+                    answered++;
+                }
+            } catch (EOFException | java.net.SocketException e) {
+                // the server closed the connection after its last reply
+            }
+            assertEquals(n, answered);
+            stopper.join();
+        }
+        assertTrue(server.isStopped());
+        assertEquals(0, server.connectionCount());
+        try (SocketChannel late = SocketChannel.open()) {
+            assertFalse(tryConnect(late, server.address()), "still accepting after close");
+        }
+    }
+
+    private static boolean tryConnect(SocketChannel channel, java.net.SocketAddress address) {
+        try {
+            return channel.connect(address);
+        } catch (IOException e) {
+            return false;
+        }
+    }
+}

@@ -1,0 +1,65 @@
+package io.pagewise.nbd;
+
+import io.pagewise.CacheMode;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+/** An in-process server on a Unix socket in a temp dir, over a sparse file, closed with everything it opened. */
+final class TestServer implements AutoCloseable {
+    final Path file;
+    final FileExport export;
+    final NbdServer server;
+    final List<String> log = Collections.synchronizedList(new ArrayList<>());
+
+    private TestServer(Path file, FileExport export, NbdServer.Builder builder, Path socket) throws IOException {
+        this.file = file;
+        this.export = export;
+        this.server = builder.unixSocket(socket).log(message -> {
+            log.add(message);
+            System.err.println("[server] " + message);
+        }).start();
+    }
+
+    /** A sparse file of size bytes in dir, served as "" under mode; configure adds exports or settings. */
+    static TestServer start(Path dir, long size, CacheMode mode, boolean readOnly,
+                            java.util.function.Consumer<NbdServer.Builder> configure) throws IOException {
+        Path file = dir.resolve("disk.img");
+        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
+            raf.setLength(size);
+        }
+        FileExport export = FileExport.open(file, mode, readOnly);
+        NbdServer.Builder builder = NbdServer.builder().export("", "test disk", export);
+        if (configure != null) configure.accept(builder);
+        try {
+            return new TestServer(file, export, builder, dir.resolve("nbd.sock"));
+        } catch (IOException | RuntimeException e) {
+            export.close();
+            throw e;
+        }
+    }
+
+    static TestServer start(Path dir, long size, CacheMode mode) throws IOException {
+        return start(dir, size, mode, false, null);
+    }
+
+    String uri() {
+        return server.uri();
+    }
+
+    Path socket() {
+        return ((java.net.UnixDomainSocketAddress) server.address()).getPath();
+    }
+
+    @Override
+    public void close() throws IOException {
+        try {
+            server.close();
+        } finally {
+            export.close();
+        }
+    }
+}
