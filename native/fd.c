@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -75,24 +76,27 @@ Java_io_pagewise_jni_FileDescriptors_close0(JNIEnv *env, jclass cls, jint fd)
     return 0;
 }
 
-/* Fills out[0..3] with size, type (0 regular, 1 block device, 2 other),
- * logical block size and allocated bytes. */
+/* Fills out[0..5] with size, type (0 regular, 1 block device, 2 other), logical block size,
+ * allocated bytes, and the major and minor number of the device holding the data. */
 JNIEXPORT jint JNICALL
 Java_io_pagewise_jni_FileDescriptors_stat0(JNIEnv *env, jclass cls, jint fd, jlongArray out)
 {
     (void) cls;
-    if (out == NULL || (*env)->GetArrayLength(env, out) < 4)
+    if (out == NULL || (*env)->GetArrayLength(env, out) < 6)
         return -EINVAL;
     struct stat st;
     int rc;
     PW_RETRY(rc, fstat(fd, &st));
     if (rc < 0)
         return -errno;
-    jlong values[4];
+    jlong values[6];
     values[0] = (jlong) st.st_size;
     values[1] = S_ISREG(st.st_mode) ? PW_TYPE_REGULAR : S_ISBLK(st.st_mode) ? PW_TYPE_BLOCK : PW_TYPE_OTHER;
     values[2] = (jlong) st.st_blksize;
     values[3] = (jlong) st.st_blocks * 512;
+    dev_t device = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
+    values[4] = (jlong) major(device);
+    values[5] = (jlong) minor(device);
     if (S_ISBLK(st.st_mode)) {
         uint64_t bytes = 0;
         int sector = 0;
@@ -103,7 +107,7 @@ Java_io_pagewise_jni_FileDescriptors_stat0(JNIEnv *env, jclass cls, jint fd, jlo
         values[0] = (jlong) bytes;
         values[2] = sector;
     }
-    (*env)->SetLongArrayRegion(env, out, 0, 4, values);
+    (*env)->SetLongArrayRegion(env, out, 0, 6, values);
     return 0;
 }
 

@@ -28,6 +28,8 @@ public final class ChannelRawFile implements RawFile {
 
     @Override public Path path() { return path; }
 
+    @Override public long readaheadBytes() { return DEFAULT_READAHEAD; }
+
     @Override public boolean isNative() { return false; }
 
     @Override public boolean isBlockDevice() { return false; }

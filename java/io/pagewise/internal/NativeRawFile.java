@@ -10,6 +10,7 @@ import io.pagewise.jni.Space;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.Charset;
+import java.nio.file.Files;
 import java.nio.file.Path;
 
 /** A file descriptor and the JNI calls on it. Not guarded against use after close: StorageFile does that. */
@@ -20,12 +21,14 @@ public final class NativeRawFile implements RawFile {
     private final int fd;
     private final boolean blockDevice;
     private final Alignment alignment;
+    private final long readaheadBytes;
 
-    private NativeRawFile(Path path, int fd, boolean blockDevice, Alignment alignment) {
+    private NativeRawFile(Path path, int fd, boolean blockDevice, Alignment alignment, long readaheadBytes) {
         this.path = path;
         this.fd = fd;
         this.blockDevice = blockDevice;
         this.alignment = alignment;
+        this.readaheadBytes = readaheadBytes;
     }
 
     /** @param flags {@link FileDescriptors} open flags */
@@ -39,17 +42,33 @@ public final class NativeRawFile implements RawFile {
             throw Errno.exception(fd, operation, path, -1, 0);
         }
         try {
-            long[] stat = new long[4];
+            long[] stat = new long[6];
             Errno.check(FileDescriptors.stat0(fd, stat), "fstat", path);
             int[] direct = new int[2];
             Errno.check(FileDescriptors.directAlignment0(fd, direct), "statx", path);
             return new NativeRawFile(path, fd, stat[1] == FileDescriptors.TYPE_BLOCK_DEVICE,
-                    new Alignment(direct[0], direct[1], (int) stat[2]));
+                    new Alignment(direct[0], direct[1], (int) stat[2]), readaheadBytes(stat[4], stat[5]));
         } catch (IOException | RuntimeException e) {
             FileDescriptors.close0(fd);
             throw e;
         }
     }
+
+    /** The device's read_ahead_kb from sysfs (the disk's, for a partition), or the default when unknown. */
+    private static long readaheadBytes(long major, long minor) {
+        Path device = Path.of("/sys/dev/block/" + major + ":" + minor);
+        for (Path candidate : new Path[] {device.resolve("queue/read_ahead_kb"), device.resolve("../queue/read_ahead_kb"),
+                Path.of("/sys/class/bdi/" + major + ":" + minor + "/read_ahead_kb")}) {
+            try {
+                return Long.parseLong(Files.readString(candidate).trim()) * 1024;
+            } catch (IOException | NumberFormatException | SecurityException e) {
+                // try the next place
+            }
+        }
+        return DEFAULT_READAHEAD;
+    }
+
+    @Override public long readaheadBytes() { return readaheadBytes; }
 
     @Override public Path path() { return path; }
 
@@ -137,7 +156,7 @@ public final class NativeRawFile implements RawFile {
 
     @Override
     public long size() throws IOException {
-        long[] stat = new long[4];
+        long[] stat = new long[6];
         Errno.check(FileDescriptors.stat0(fd, stat), "fstat", path);
         return stat[0];
     }

@@ -17,7 +17,13 @@ public interface RawFile extends java.io.Closeable {
     /** Per-call flag: a short read means end of file (O_DIRECT cannot continue at an unaligned offset). */
     int SHORT_IS_EOF = io.pagewise.jni.PositionalIo.SHORT_IS_EOF;
 
+    /** Readahead assumed where the device's is unknown: 8 MiB, as on this project's test machines. */
+    long DEFAULT_READAHEAD = 8L << 20;
+
     Path path();
+
+    /** How far the kernel may read ahead of a reader on this file's device, in bytes. */
+    long readaheadBytes();
 
     boolean isNative();
 

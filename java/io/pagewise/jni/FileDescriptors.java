@@ -21,7 +21,7 @@ public final class FileDescriptors {
 
     public static native int close0(int fd);
 
-    /** out: size, type, logical block size, allocated bytes. */
+    /** out (6 longs): size, type, logical block size, allocated bytes, device major, device minor. */
     public static native int stat0(int fd, long[] out);
 
     public static native int ftruncate0(int fd, long length);

@@ -29,11 +29,14 @@ final class EvictPolicy implements CachePolicy {
     static final long WINDOW = 2L << 20;
     static final int ACTIVE_WINDOWS = 8;
     static final int WRITEBACK_WINDOWS = 8;
-    /** How far readahead may have run past a window during use, and past the last window at close. */
-    static final int SPILL_WINDOWS = 2;
-    static final int CLOSE_SPILL_WINDOWS = 8;
-
     private final RawFile file;
+    /**
+     * How many windows past a retired clean window readahead may have filled: the device's readahead plus one window
+     * for alignment. A reader that stops at a boundary (nbdcopy's work units, the end of a partial read) leaves up to
+     * that much behind it that no later access would evict.
+     */
+    private final int spillWindows;
+
     private final PrecachedPages precached;
     private final Object lock = new Object();
     /** Active windows in access order, mapped to whether they were written. */
@@ -44,6 +47,7 @@ final class EvictPolicy implements CachePolicy {
 
     EvictPolicy(RawFile file) throws IOException {
         this.file = file;
+        this.spillWindows = (int) Math.min(64, (file.readaheadBytes() + WINDOW - 1) / WINDOW + 1);
         this.precached = PrecachedPages.snapshot(file);
     }
 
@@ -99,7 +103,7 @@ final class EvictPolicy implements CachePolicy {
                 while (active.size() > ACTIVE_WINDOWS) {
                     Map.Entry<Long, Boolean> entry = oldest.next();
                     oldest.remove();
-                    retired.add(new Retired(entry.getKey(), entry.getValue(), dropEnd(entry.getKey(), SPILL_WINDOWS)));
+                    retired.add(new Retired(entry.getKey(), entry.getValue(), dropEnd(entry.getKey(), spillWindows)));
                 }
             }
         }
@@ -160,7 +164,7 @@ final class EvictPolicy implements CachePolicy {
             active.clear();
             for (Map.Entry<Long, Boolean> e : entries) {
                 if (e.getValue()) dirty.add(e.getKey());
-                else clean.add(new Retired(e.getKey(), false, (e.getKey() + 1 + CLOSE_SPILL_WINDOWS) * WINDOW));
+                else clean.add(new Retired(e.getKey(), false, (e.getKey() + 1 + spillWindows) * WINDOW));
             }
             lastTouch = -1;
         }
