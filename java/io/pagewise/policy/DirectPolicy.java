@@ -151,7 +151,8 @@ final class DirectPolicy implements CachePolicy {
         try {
             if (partialHead) fillBlock(bounce, start, 0);
             if (partialTail && !(partialHead && span == block)) fillBlock(bounce, stop - block, span - block);
-            bounce.put((int) (at - start), src, src.position(), length);
+            // fillBlock leaves the limit at the end of the block it filled: reset it before copying the middle in.
+            bounce.clear().put((int) (at - start), src, src.position(), length);
             src.position(src.position() + length);
             file.write(bounce.clear().limit(span), start, flags);
         } finally {
