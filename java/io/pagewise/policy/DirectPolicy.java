@@ -15,8 +15,8 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * time, with read-modify-write of the partial blocks at the edges.
  *
  * <p>Two writers to different ranges can share an edge block, so read-modify-write holds a lock stripe for each
- * edge block. A write that ends in a partial block past the end of the file pads that block, so it must truncate
- * back: such writes run alone (write lock); all other writes share the read lock.
+ * edge block. A write that ends in a partial block reaching past the end of the file pads that block, so it must
+ * truncate back: such writes run alone (write lock); all other writes share the read lock.
  */
 final class DirectPolicy implements CachePolicy {
     private static final int STRIPES = 64;
@@ -80,9 +80,12 @@ final class DirectPolicy implements CachePolicy {
 
     @Override
     public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
+        if (!src.hasRemaining()) return; // nothing to write; must not move knownSize past the real end of file
         int flags = fua ? RawFile.DSYNC : 0;
         long end = offset + src.remaining();
-        boolean extending = end > knownSize && end % block != 0;
+        // A write ending inside a block writes that whole block; if the block reaches past the end of the file,
+        // the file grows to the block's end and must be cut back. That holds even when end itself is inside the file.
+        boolean extending = end % block != 0 && alignUp(end) > knownSize;
         ReentrantReadWriteLock.ReadLock shared = sizeLock.readLock();
         if (!extending) {
             shared.lock();
@@ -96,9 +99,10 @@ final class DirectPolicy implements CachePolicy {
         sizeLock.writeLock().lock();
         try {
             long sizeBefore = file.size();
+            long sizeAfter = Math.max(sizeBefore, end);
             writeLocked(src, offset, flags);
-            if (end > sizeBefore && file.size() > end) file.truncate(end); // undo the padding of the last block
-            knownSize = Math.max(sizeBefore, end);
+            if (file.size() > sizeAfter) file.truncate(sizeAfter); // undo the padding of the last block
+            knownSize = sizeAfter;
         } finally {
             sizeLock.writeLock().unlock();
         }
