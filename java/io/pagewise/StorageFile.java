@@ -149,6 +149,8 @@ public final class StorageFile implements Closeable {
      * @return the bytes read: fewer than asked only at end of file (0 at or past it)
      */
     public int read(ByteBuffer dst, long offset) throws IOException {
+        // JNI could fill a read-only direct buffer behind its back; refuse like FileChannel does.
+        if (dst.isReadOnly()) throw new IllegalArgumentException("read into a read-only buffer");
         checkRange(offset, dst.remaining());
         enter();
         try {
