@@ -213,10 +213,9 @@ public final class StorageFile implements Closeable {
     /** Starts reading a range into the page cache (NBD CACHE); modes that bypass the cache ignore it. */
     public void prefetch(long offset, long length) throws IOException {
         checkRange(offset, length);
-        if (length == 0) return;
         enter();
         try {
-            policy.prefetch(offset, length);
+            if (length > 0) policy.prefetch(offset, length);
         } finally {
             exit();
         }
@@ -244,9 +243,9 @@ public final class StorageFile implements Closeable {
     public void zero(long offset, long length, boolean mayTrim) throws IOException {
         checkRange(offset, length);
         checkWritable("zero");
-        if (length == 0) return;
         enter();
         try {
+            if (length == 0) return;
             boolean done = false;
             if (mayTrim && offset + length <= file.size()) done = file.fallocate(Space.PUNCH_HOLE, offset, length);
             if (!done) done = file.fallocate(Space.ZERO_RANGE, offset, length);
@@ -271,9 +270,9 @@ public final class StorageFile implements Closeable {
     public void trim(long offset, long length) throws IOException {
         checkRange(offset, length);
         checkWritable("trim");
-        if (length == 0) return;
         enter();
         try {
+            if (length == 0) return;
             long end = Math.min(offset + length, file.size());
             if (end > offset) file.fallocate(Space.PUNCH_HOLE, offset, end - offset);
             trims.increment();
