@@ -28,6 +28,8 @@ public final class PageCache {
 
     /** How much of [offset, offset + length) of a file (clipped to its size) is in the page cache. */
     public static Residency residency(Path path, long offset, long length) throws IOException {
+        if (offset < 0) throw new IllegalArgumentException("offset " + offset + " is negative");
+        if (length < 0) throw new IllegalArgumentException("length " + length + " is negative");
         try (RawFile file = open(path)) {
             return residency(file, offset, length);
         }
