@@ -101,7 +101,7 @@ public final class StorageFile implements Closeable {
         } else {
             if (mode.needsNative()) Native.require("CacheMode." + mode);
             set.remove(StandardOpenOption.SPARSE);
-            if (!writable) set.add(StandardOpenOption.READ);
+            set.add(StandardOpenOption.READ); // as on the native path, a writable file is readable too
             file = ChannelRawFile.open(path, set);
         }
         try {
