@@ -266,7 +266,11 @@ public final class StorageFile implements Closeable {
         }
     }
 
-    /** Releases the space of a range (punches a hole); a no-op where the filesystem cannot. Reads give zeros. */
+    /**
+     * Releases the space of a range (punches a hole), which then reads as zeros. Where holes cannot be punched (some
+     * filesystems and devices, the pure-Java path) it does nothing and the range keeps its data: like NBD TRIM it
+     * promises nothing about later reads. Use {@link #zero} to get zeros.
+     */
     public void trim(long offset, long length) throws IOException {
         checkRange(offset, length);
         checkWritable("trim");
