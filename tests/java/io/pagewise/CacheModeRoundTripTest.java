@@ -115,6 +115,35 @@ class CacheModeRoundTripTest {
         assertBytes(model.bytes(), Files.readAllBytes(path), mode + " content");
     }
 
+    /**
+     * 24 MiB touched in scattered order: more 2 MiB windows than EVICT keeps active or in writeback, so windows are
+     * retired (written back, waited for, dropped) while I/O goes on, and close finishes the dirty ones.
+     */
+    @ParameterizedTest
+    @EnumSource(CacheMode.class)
+    void dataSurvivesManyEvictionWindows(CacheMode mode) throws Exception {
+        Path path = dir.resolve("windows");
+        int chunk = (1 << 20) - 1000; // unaligned, so chunks straddle window edges
+        int chunks = 25;
+        Model model = new Model();
+        List<Integer> order = new ArrayList<>();
+        for (int i = 0; i < chunks; i++) order.add(i);
+        java.util.Collections.shuffle(order, new Random(mode.ordinal()));
+        try (StorageFile file = StorageFile.open(path, mode, CREATE_NEW, READ, WRITE)) {
+            for (int i : order) {
+                byte[] data = Fixtures.random(i, chunk);
+                Fixtures.write(file, (long) i * chunk, data, i % 2 == 0 ? BufferKind.DIRECT : BufferKind.HEAP, i % 5 == 0);
+                model.write((long) i * chunk, data);
+                int back = order.get((i * 7) % chunks);
+                assertBytes(model.slice((long) back * chunk, chunk), Fixtures.read(file, (long) back * chunk, chunk,
+                        BufferKind.HEAP), "read of chunk " + back + " between writes");
+            }
+            assertEquals(model.size(), file.size());
+            assertBytes(model.bytes(), Fixtures.read(file, 0, model.size(), BufferKind.DIRECT), mode + " before close");
+        }
+        assertBytes(model.bytes(), Files.readAllBytes(path), mode + " after close");
+    }
+
     @ParameterizedTest(name = "{0} {1}")
     @MethodSource("modesAndBuffers")
     void readsAcrossTheEndAreShortAndReadsPastItReturnZero(CacheMode mode, BufferKind kind) throws Exception {
