@@ -4,6 +4,7 @@ import io.pagewise.Alignment;
 import io.pagewise.CacheMode;
 import io.pagewise.internal.BufferPool;
 import io.pagewise.internal.RawFile;
+import io.pagewise.jni.Errno;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.locks.ReentrantLock;
@@ -25,6 +26,8 @@ final class DirectPolicy implements CachePolicy {
     private final CacheMode mode;
     private final int block;
     private final int memoryAlignment;
+    /** The largest request end whose block-aligned span still fits in a long. */
+    private final long maxEnd;
     private final ReentrantLock[] edgeLocks = new ReentrantLock[STRIPES];
     private final ReentrantReadWriteLock sizeLock = new ReentrantReadWriteLock();
     /** The file size as last seen or set by this policy; writes ending past it take the write lock. */
@@ -36,6 +39,7 @@ final class DirectPolicy implements CachePolicy {
         Alignment alignment = file.alignment();
         this.block = Math.max(alignment.offset(), 512);
         this.memoryAlignment = Math.max(alignment.memory(), 1);
+        this.maxEnd = Long.MAX_VALUE - (block - 1);
         if (Integer.bitCount(block) != 1 || block > BufferPool.ALIGNMENT || memoryAlignment > BufferPool.ALIGNMENT) {
             throw new IOException("O_DIRECT on " + file.path() + " needs alignment " + alignment.offset()
                     + " (memory " + alignment.memory() + "), which pagewise cannot bounce (at most "
@@ -56,6 +60,11 @@ final class DirectPolicy implements CachePolicy {
 
     @Override
     public int read(ByteBuffer dst, long offset) throws IOException {
+        if (offset + dst.remaining() > maxEnd) {
+            // Its aligned span would overflow; no file is that large, so this is past the end of file.
+            if (offset >= file.size()) return 0;
+            throw Errno.exception(-Errno.EOVERFLOW, "pread", file.path(), offset, dst.remaining());
+        }
         if (aligned(dst, offset)) return file.read(dst, offset, RawFile.SHORT_IS_EOF);
         ByteBuffer bounce = BufferPool.shared().take();
         try {
@@ -83,6 +92,7 @@ final class DirectPolicy implements CachePolicy {
         if (!src.hasRemaining()) return; // nothing to write; must not move knownSize past the real end of file
         int flags = fua ? RawFile.DSYNC : 0;
         long end = offset + src.remaining();
+        if (end > maxEnd) throw Errno.exception(-Errno.EFBIG, "pwrite", file.path(), offset, src.remaining());
         // A write ending inside a block writes that whole block; if the block reaches past the end of the file,
         // the file grows to the block's end and must be cut back. That holds even when end itself is inside the file.
         boolean extending = end % block != 0 && alignUp(end) > knownSize;
@@ -120,7 +130,7 @@ final class DirectPolicy implements CachePolicy {
             long at = offset;
             while (at < end) {
                 long start = alignDown(at);
-                long stop = Math.min(alignUp(end), start + bounce.capacity());
+                long stop = start + Math.min(alignUp(end) - start, bounce.capacity()); // no overflow near 2^63
                 int length = (int) (Math.min(end, stop) - at);
                 writeChunk(bounce, src, at, length, start, stop, flags);
                 at += length;
