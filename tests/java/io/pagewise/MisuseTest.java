@@ -151,6 +151,42 @@ class MisuseTest {
         assertArrayEquals(before, Files.readAllBytes(path));
     }
 
+    /**
+     * Offsets near Long.MAX_VALUE are legal arguments but no file gets that large: the kernel (or, where the
+     * block-aligned span would overflow a long, the library) must refuse with a NativeIOException, and reads there
+     * are past the end of file. Nothing may fail with an overflow inside the library.
+     */
+    @ParameterizedTest
+    @EnumSource(CacheMode.class)
+    void offsetsNearTheLargestLongFailCleanly(CacheMode mode) throws Exception {
+        Path path = existing("huge", 100);
+        long[] offsets = {Long.MAX_VALUE - 10, Long.MAX_VALUE - 20, Long.MAX_VALUE - 4096, Long.MAX_VALUE - (1 << 20) + 7};
+        try (StorageFile file = StorageFile.open(path, mode, READ, WRITE)) {
+            for (long offset : offsets) {
+                for (BufferKind kind : new BufferKind[] {BufferKind.HEAP, BufferKind.DIRECT}) {
+                    byte[] data = Fixtures.random(offset, 10);
+                    try {
+                        Fixtures.write(file, offset, data, kind);
+                        // Some filesystems take files this large (sparse): then the data must be there.
+                        Fixtures.assertBytes(data, Fixtures.read(file, offset, 10, kind), "written at " + offset);
+                    } catch (NativeIOException e) {
+                        assertTrue(e.errnoName().equals("EFBIG") || e.errnoName().equals("EINVAL"), e.getMessage());
+                    }
+                    assertEquals(0, Fixtures.read(file, Long.MAX_VALUE - 5, 5, kind).length, "read at the end of the range");
+                }
+            }
+            assertEquals(100, file.size(), "nothing was written");
+        }
+        if (mode.isDirect()) {
+            try (StorageFile file = StorageFile.open(path, mode, READ, WRITE)) {
+                NativeIOException e = assertThrows(NativeIOException.class,
+                        () -> file.write(ByteBuffer.allocate(10), Long.MAX_VALUE - 10));
+                assertEquals("pwrite " + path + " at " + (Long.MAX_VALUE - 10) + " (+10): File too large (EFBIG)",
+                        e.getMessage());
+            }
+        }
+    }
+
     @Test
     void unsupportedOpenOptionsAreIllegalArgumentsAndCreateNothing() throws Exception {
         Path path = dir.resolve("never");
