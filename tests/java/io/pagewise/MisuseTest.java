@@ -24,6 +24,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -175,6 +176,21 @@ class MisuseTest {
                     assertEquals(0, Fixtures.read(file, Long.MAX_VALUE - 5, 5, kind).length, "read at the end of the range");
                 }
             }
+            long near = Long.MAX_VALUE - 100;
+            List<Executable> others = List.of(
+                    () -> file.prefetch(near, 50), () -> file.evict(near, 100), () -> file.advise(near, 100, AccessHint.WILLNEED),
+                    () -> file.advise(near, 100, AccessHint.DONTNEED), () -> file.trim(near, 100),
+                    () -> file.zero(near, 100, true), () -> file.zero(near, 100, false), () -> file.residency(near, 100));
+            for (Executable other : others) {
+                try {
+                    other.execute();
+                } catch (NativeIOException e) {
+                    assertTrue(e.errnoName().equals("EFBIG") || e.errnoName().equals("EINVAL"), e.getMessage());
+                } catch (Throwable e) {
+                    throw new AssertionError(mode + ": unexpected " + e, e);
+                }
+            }
+            assertEquals(List.of(), file.extents(near, 100));
             assertEquals(100, file.size(), "nothing was written");
         }
         if (mode.isDirect()) {
