@@ -247,8 +247,8 @@ public final class StorageFile implements Closeable {
         try {
             if (length == 0) return;
             boolean done = false;
-            if (mayTrim && offset + length <= file.size()) done = file.fallocate(Space.PUNCH_HOLE, offset, length);
-            if (!done) done = file.fallocate(Space.ZERO_RANGE, offset, length);
+            if (mayTrim && offset + length <= file.size()) done = policy.fallocate(Space.PUNCH_HOLE, offset, length);
+            if (!done) done = policy.fallocate(Space.ZERO_RANGE, offset, length);
             if (!done) writeZeros(offset, length);
             zeroes.increment();
             bytesZeroed.add(length);
@@ -278,7 +278,7 @@ public final class StorageFile implements Closeable {
         try {
             if (length == 0) return;
             long end = Math.min(offset + length, file.size());
-            if (end > offset) file.fallocate(Space.PUNCH_HOLE, offset, end - offset);
+            if (end > offset) policy.fallocate(Space.PUNCH_HOLE, offset, end - offset);
             trims.increment();
             bytesTrimmed.add(length);
         } finally {

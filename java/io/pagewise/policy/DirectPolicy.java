@@ -152,16 +152,7 @@ final class DirectPolicy implements CachePolicy {
         boolean partialHead = at > start;
         boolean partialTail = at + length < stop;
         int span = (int) (stop - start);
-        ReentrantLock first = null;
-        ReentrantLock second = null;
-        if (partialHead || partialTail) {
-            int headStripe = stripe(start);
-            int tailStripe = stripe(stop - block);
-            first = edgeLocks[Math.min(headStripe, tailStripe)];
-            second = headStripe == tailStripe ? null : edgeLocks[Math.max(headStripe, tailStripe)];
-            first.lock();
-            if (second != null) second.lock();
-        }
+        ReentrantLock[] edges = partialHead || partialTail ? lockEdges(start, stop - block) : null;
         try {
             if (partialHead) fillBlock(bounce, start, 0);
             if (partialTail && !(partialHead && span == block)) fillBlock(bounce, stop - block, span - block);
@@ -170,8 +161,45 @@ final class DirectPolicy implements CachePolicy {
             src.position(src.position() + length);
             file.write(bounce.clear().limit(span), start, flags);
         } finally {
-            if (second != null) second.unlock();
-            if (first != null) first.unlock();
+            unlock(edges);
+        }
+    }
+
+    /** Locks the stripes of the edge blocks at offsets first and last, in stripe order; returns what to unlock. */
+    private ReentrantLock[] lockEdges(long first, long last) {
+        int a = stripe(first);
+        int b = stripe(last);
+        ReentrantLock low = edgeLocks[Math.min(a, b)];
+        low.lock();
+        if (a == b) return new ReentrantLock[] {low};
+        ReentrantLock high = edgeLocks[Math.max(a, b)];
+        high.lock();
+        return new ReentrantLock[] {high, low};
+    }
+
+    private static void unlock(ReentrantLock[] locks) {
+        if (locks != null) for (ReentrantLock lock : locks) lock.unlock();
+    }
+
+    /**
+     * A read-modify-write of a block that [offset, offset + length) covers only in part could write that block's
+     * old bytes back over the new zeros, so the edge blocks are locked as a write's are. The shared size lock keeps
+     * an extending write from cutting back a file that ZERO_RANGE has just grown.
+     */
+    @Override
+    public boolean fallocate(int fallocateMode, long offset, long length) throws IOException {
+        long end = offset + length;
+        sizeLock.readLock().lock();
+        try {
+            boolean partial = offset % block != 0 || end % block != 0;
+            ReentrantLock[] edges = partial ? lockEdges(alignDown(offset), alignDown(end - 1)) : null;
+            try {
+                return file.fallocate(fallocateMode, offset, length);
+            } finally {
+                unlock(edges);
+            }
+        } finally {
+            sizeLock.readLock().unlock();
         }
     }
 
