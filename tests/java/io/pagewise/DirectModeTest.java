@@ -169,61 +169,6 @@ class DirectModeTest {
         assertBytes(expected, Files.readAllBytes(path), "every byte via Files.readAllBytes");
     }
 
-    /**
-     * Writes and zero/trim calls on disjoint ranges that share blocks, from several threads: a read-modify-write
-     * that read a block before a neighbouring range was zeroed must not write the old bytes back over the zeros.
-     */
-    @ParameterizedTest
-    @EnumSource(value = CacheMode.class, names = {"DIRECT", "DIRECTSYNC"})
-    void zeroTrimAndWritesSharingBlocksDoNotUndoEachOther(CacheMode mode) throws Exception {
-        Path path = dir.resolve("zero-vs-write");
-        int total = mode == CacheMode.DIRECT ? 256 * 1024 : 64 * 1024;
-        int threads = 4;
-        for (int round = 0; round < 3; round++) {
-            Files.write(path, Fixtures.random(round + 100, total)); // old bytes everywhere, none of them all zero
-            byte[] expected = Fixtures.random(round + 200, total);
-            List<List<int[]>> owned = new ArrayList<>();
-            for (int t = 0; t < threads; t++) owned.add(new ArrayList<>());
-            Random random = new Random(round);
-            int piece = 0;
-            for (int at = 0; at < total; piece++) {
-                int length = Math.min(1 + random.nextInt(3000), total - at);
-                boolean zeroed = piece % 2 == 1;
-                if (zeroed) java.util.Arrays.fill(expected, at, at + length, (byte) 0);
-                owned.get(piece % threads).add(new int[] {at, length, zeroed ? 1 + random.nextInt(3) : 0});
-                at += length;
-            }
-            try (StorageFile file = StorageFile.open(path, mode, READ, WRITE)) {
-                ExecutorService pool = Executors.newFixedThreadPool(threads);
-                try {
-                    CyclicBarrier start = new CyclicBarrier(threads);
-                    List<Future<?>> done = new ArrayList<>();
-                    for (List<int[]> mine : owned) {
-                        Collections.shuffle(mine, random);
-                        done.add(pool.submit(() -> {
-                            start.await();
-                            for (int[] p : mine) {
-                                switch (p[2]) {
-                                    case 0: Fixtures.write(file, p[0], java.util.Arrays.copyOfRange(expected, p[0], p[0] + p[1]),
-                                            BufferKind.HEAP); break;
-                                    case 1: file.zero(p[0], p[1], true); break;
-                                    case 2: file.zero(p[0], p[1], false); break;
-                                    default: file.zero(p[0], p[1], true); file.trim(p[0], p[1]); break;
-                                }
-                            }
-                            return null;
-                        }));
-                    }
-                    for (Future<?> f : done) f.get();
-                } finally {
-                    pool.shutdownNow();
-                }
-                assertEquals(total, file.size());
-                assertBytes(expected, Fixtures.read(file, 0, total, BufferKind.DIRECT), mode + " round " + round);
-            }
-        }
-    }
-
     @ParameterizedTest
     @EnumSource(value = CacheMode.class, names = {"DIRECT", "DIRECTSYNC"})
     void requestsAtTheReportedAlignmentWork(CacheMode mode) throws Exception {
