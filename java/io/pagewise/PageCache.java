@@ -28,6 +28,8 @@ public final class PageCache {
 
     /** How much of [offset, offset + length) of a file (clipped to its size) is in the page cache. */
     public static Residency residency(Path path, long offset, long length) throws IOException {
+        if (offset < 0) throw new IllegalArgumentException("offset " + offset + " is negative");
+        if (length < 0) throw new IllegalArgumentException("length " + length + " is negative");
         try (RawFile file = open(path)) {
             return residency(file, offset, length);
         }
@@ -35,9 +37,9 @@ public final class PageCache {
 
     static Residency residency(RawFile file, long offset, long length) throws IOException {
         int page = Mincore.pageSize0();
-        long start = offset - offset % page;
         long end = Math.min(file.size(), length > Long.MAX_VALUE - offset ? Long.MAX_VALUE : offset + length);
-        if (end <= start) return new Residency(0, 0, page);
+        if (end <= offset) return new Residency(0, 0, page); // empty once clipped, even inside the last page
+        long start = offset - offset % page;
         long total = (end - start + page - 1) / page;
         return new Residency(file.residentPages(start, end - start), total, page);
     }

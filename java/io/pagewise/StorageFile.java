@@ -101,7 +101,7 @@ public final class StorageFile implements Closeable {
         } else {
             if (mode.needsNative()) Native.require("CacheMode." + mode);
             set.remove(StandardOpenOption.SPARSE);
-            set.add(StandardOpenOption.READ); // as on the native path, writable files are also readable
+            set.add(StandardOpenOption.READ); // as on the native path, a writable file is readable too
             file = ChannelRawFile.open(path, set);
         }
         try {
@@ -149,6 +149,8 @@ public final class StorageFile implements Closeable {
      * @return the bytes read: fewer than asked only at end of file (0 at or past it)
      */
     public int read(ByteBuffer dst, long offset) throws IOException {
+        // JNI could fill a read-only direct buffer behind its back; refuse like FileChannel does.
+        if (dst.isReadOnly()) throw new IllegalArgumentException("read into a read-only buffer");
         checkRange(offset, dst.remaining());
         enter();
         try {
@@ -211,10 +213,9 @@ public final class StorageFile implements Closeable {
     /** Starts reading a range into the page cache (NBD CACHE); modes that bypass the cache ignore it. */
     public void prefetch(long offset, long length) throws IOException {
         checkRange(offset, length);
-        if (length == 0) return;
         enter();
         try {
-            policy.prefetch(offset, length);
+            if (length > 0) policy.prefetch(offset, length);
         } finally {
             exit();
         }
@@ -242,12 +243,12 @@ public final class StorageFile implements Closeable {
     public void zero(long offset, long length, boolean mayTrim) throws IOException {
         checkRange(offset, length);
         checkWritable("zero");
-        if (length == 0) return;
         enter();
         try {
+            if (length == 0) return;
             boolean done = false;
-            if (mayTrim && offset + length <= file.size()) done = file.fallocate(Space.PUNCH_HOLE, offset, length);
-            if (!done) done = file.fallocate(Space.ZERO_RANGE, offset, length);
+            if (mayTrim && offset + length <= file.size()) done = policy.fallocate(Space.PUNCH_HOLE, offset, length);
+            if (!done) done = policy.fallocate(Space.ZERO_RANGE, offset, length);
             if (!done) writeZeros(offset, length);
             zeroes.increment();
             bytesZeroed.add(length);
@@ -265,15 +266,19 @@ public final class StorageFile implements Closeable {
         }
     }
 
-    /** Releases the space of a range (punches a hole); a no-op where the filesystem cannot. Reads give zeros. */
+    /**
+     * Releases the space of a range (punches a hole), which then reads as zeros. Where holes cannot be punched (some
+     * filesystems and devices, the pure-Java path) it does nothing and the range keeps its data: like NBD TRIM it
+     * promises nothing about later reads. Use {@link #zero} to get zeros.
+     */
     public void trim(long offset, long length) throws IOException {
         checkRange(offset, length);
         checkWritable("trim");
-        if (length == 0) return;
         enter();
         try {
+            if (length == 0) return;
             long end = Math.min(offset + length, file.size());
-            if (end > offset) file.fallocate(Space.PUNCH_HOLE, offset, end - offset);
+            if (end > offset) policy.fallocate(Space.PUNCH_HOLE, offset, end - offset);
             trims.increment();
             bytesTrimmed.add(length);
         } finally {

@@ -32,6 +32,14 @@ public interface CachePolicy {
         file().truncate(size);
     }
 
+    /**
+     * fallocate ({@link io.pagewise.jni.Space} mode) for zeroing and trimming; false where the file cannot. Policies
+     * that read-modify-write partial blocks make it atomic with respect to their writes.
+     */
+    default boolean fallocate(int mode, long offset, long length) throws IOException {
+        return file().fallocate(mode, offset, length);
+    }
+
     /** Finishes pending work (evictions) before the file is closed. */
     default void close() throws IOException {}
 

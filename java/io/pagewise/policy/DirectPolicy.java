@@ -4,6 +4,7 @@ import io.pagewise.Alignment;
 import io.pagewise.CacheMode;
 import io.pagewise.internal.BufferPool;
 import io.pagewise.internal.RawFile;
+import io.pagewise.jni.Errno;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.locks.ReentrantLock;
@@ -15,8 +16,8 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * time, with read-modify-write of the partial blocks at the edges.
  *
  * <p>Two writers to different ranges can share an edge block, so read-modify-write holds a lock stripe for each
- * edge block. A write that ends in a partial block past the end of the file pads that block, so it must truncate
- * back: such writes run alone (write lock); all other writes share the read lock.
+ * edge block. A write that ends in a partial block reaching past the end of the file pads that block, so it must
+ * truncate back: such writes run alone (write lock); all other writes share the read lock.
  */
 final class DirectPolicy implements CachePolicy {
     private static final int STRIPES = 64;
@@ -25,6 +26,8 @@ final class DirectPolicy implements CachePolicy {
     private final CacheMode mode;
     private final int block;
     private final int memoryAlignment;
+    /** The largest request end whose block-aligned span still fits in a long. */
+    private final long maxEnd;
     private final ReentrantLock[] edgeLocks = new ReentrantLock[STRIPES];
     private final ReentrantReadWriteLock sizeLock = new ReentrantReadWriteLock();
     /** The file size as last seen or set by this policy; writes ending past it take the write lock. */
@@ -36,6 +39,7 @@ final class DirectPolicy implements CachePolicy {
         Alignment alignment = file.alignment();
         this.block = Math.max(alignment.offset(), 512);
         this.memoryAlignment = Math.max(alignment.memory(), 1);
+        this.maxEnd = Long.MAX_VALUE - (block - 1);
         if (Integer.bitCount(block) != 1 || block > BufferPool.ALIGNMENT || memoryAlignment > BufferPool.ALIGNMENT) {
             throw new IOException("O_DIRECT on " + file.path() + " needs alignment " + alignment.offset()
                     + " (memory " + alignment.memory() + "), which pagewise cannot bounce (at most "
@@ -56,6 +60,11 @@ final class DirectPolicy implements CachePolicy {
 
     @Override
     public int read(ByteBuffer dst, long offset) throws IOException {
+        if (offset + dst.remaining() > maxEnd) {
+            // Its aligned span would overflow; no file is that large, so this is past the end of file.
+            if (offset >= file.size()) return 0;
+            throw Errno.exception(-Errno.EOVERFLOW, "pread", file.path(), offset, dst.remaining());
+        }
         if (aligned(dst, offset)) return file.read(dst, offset, RawFile.SHORT_IS_EOF);
         ByteBuffer bounce = BufferPool.shared().take();
         try {
@@ -80,9 +89,13 @@ final class DirectPolicy implements CachePolicy {
 
     @Override
     public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
+        if (!src.hasRemaining()) return; // nothing to write; must not move knownSize past the real end of file
         int flags = fua ? RawFile.DSYNC : 0;
         long end = offset + src.remaining();
-        boolean extending = end > knownSize && end % block != 0;
+        if (end > maxEnd) throw Errno.exception(-Errno.EFBIG, "pwrite", file.path(), offset, src.remaining());
+        // A write ending inside a block writes that whole block; if the block reaches past the end of the file,
+        // the file grows to the block's end and must be cut back. That holds even when end itself is inside the file.
+        boolean extending = end % block != 0 && alignUp(end) > knownSize;
         ReentrantReadWriteLock.ReadLock shared = sizeLock.readLock();
         if (!extending) {
             shared.lock();
@@ -96,9 +109,10 @@ final class DirectPolicy implements CachePolicy {
         sizeLock.writeLock().lock();
         try {
             long sizeBefore = file.size();
+            long sizeAfter = Math.max(sizeBefore, end);
             writeLocked(src, offset, flags);
-            if (end > sizeBefore && file.size() > end) file.truncate(end); // undo the padding of the last block
-            knownSize = Math.max(sizeBefore, end);
+            if (file.size() > sizeAfter) file.truncate(sizeAfter); // undo the padding of the last block
+            knownSize = sizeAfter;
         } finally {
             sizeLock.writeLock().unlock();
         }
@@ -116,7 +130,7 @@ final class DirectPolicy implements CachePolicy {
             long at = offset;
             while (at < end) {
                 long start = alignDown(at);
-                long stop = Math.min(alignUp(end), start + bounce.capacity());
+                long stop = start + Math.min(alignUp(end) - start, bounce.capacity()); // no overflow near 2^63
                 int length = (int) (Math.min(end, stop) - at);
                 writeChunk(bounce, src, at, length, start, stop, flags);
                 at += length;
@@ -138,25 +152,54 @@ final class DirectPolicy implements CachePolicy {
         boolean partialHead = at > start;
         boolean partialTail = at + length < stop;
         int span = (int) (stop - start);
-        ReentrantLock first = null;
-        ReentrantLock second = null;
-        if (partialHead || partialTail) {
-            int headStripe = stripe(start);
-            int tailStripe = stripe(stop - block);
-            first = edgeLocks[Math.min(headStripe, tailStripe)];
-            second = headStripe == tailStripe ? null : edgeLocks[Math.max(headStripe, tailStripe)];
-            first.lock();
-            if (second != null) second.lock();
-        }
+        ReentrantLock[] edges = partialHead || partialTail ? lockEdges(start, stop - block) : null;
         try {
             if (partialHead) fillBlock(bounce, start, 0);
             if (partialTail && !(partialHead && span == block)) fillBlock(bounce, stop - block, span - block);
-            bounce.put((int) (at - start), src, src.position(), length);
+            // fillBlock leaves the limit at the end of the block it filled: reset it before copying the middle in.
+            bounce.clear().put((int) (at - start), src, src.position(), length);
             src.position(src.position() + length);
             file.write(bounce.clear().limit(span), start, flags);
         } finally {
-            if (second != null) second.unlock();
-            if (first != null) first.unlock();
+            unlock(edges);
+        }
+    }
+
+    /** Locks the stripes of the edge blocks at offsets first and last, in stripe order; returns what to unlock. */
+    private ReentrantLock[] lockEdges(long first, long last) {
+        int a = stripe(first);
+        int b = stripe(last);
+        ReentrantLock low = edgeLocks[Math.min(a, b)];
+        low.lock();
+        if (a == b) return new ReentrantLock[] {low};
+        ReentrantLock high = edgeLocks[Math.max(a, b)];
+        high.lock();
+        return new ReentrantLock[] {high, low};
+    }
+
+    private static void unlock(ReentrantLock[] locks) {
+        if (locks != null) for (ReentrantLock lock : locks) lock.unlock();
+    }
+
+    /**
+     * A read-modify-write of a block that [offset, offset + length) covers only in part could write that block's
+     * old bytes back over the new zeros, so the edge blocks are locked as a write's are. The shared size lock keeps
+     * an extending write from cutting back a file that ZERO_RANGE has just grown.
+     */
+    @Override
+    public boolean fallocate(int fallocateMode, long offset, long length) throws IOException {
+        long end = offset + length;
+        sizeLock.readLock().lock();
+        try {
+            boolean partial = offset % block != 0 || end % block != 0;
+            ReentrantLock[] edges = partial ? lockEdges(alignDown(offset), alignDown(end - 1)) : null;
+            try {
+                return file.fallocate(fallocateMode, offset, length);
+            } finally {
+                unlock(edges);
+            }
+        } finally {
+            sizeLock.readLock().unlock();
         }
     }
 

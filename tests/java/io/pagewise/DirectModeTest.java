@@ -1,0 +1,188 @@
+package io.pagewise;
+
+import static io.pagewise.Fixtures.assertBytes;
+import static java.nio.file.StandardOpenOption.CREATE_NEW;
+import static java.nio.file.StandardOpenOption.READ;
+import static java.nio.file.StandardOpenOption.WRITE;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.pagewise.Fixtures.BufferKind;
+import io.pagewise.Fixtures.Model;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * O_DIRECT specifics: read-modify-write of partial blocks, the padding of the last block that must be cut back,
+ * coherence with buffered readers and writers, and edge blocks shared by many writers at once.
+ */
+@Timeout(60)
+class DirectModeTest {
+    @TempDir
+    Path dir;
+
+    @ParameterizedTest
+    @EnumSource(value = CacheMode.class, names = {"DIRECT", "DIRECTSYNC"})
+    void writingInsideTheLastPartialBlockKeepsTheSize(CacheMode mode) throws Exception {
+        Path path = dir.resolve("tail");
+        byte[] content = Fixtures.random(1, 10_000);
+        Files.write(path, content);
+        try (StorageFile file = StorageFile.open(path, mode, READ, WRITE)) {
+            assertEquals(mode, file.cacheMode());
+            byte[] patch = Fixtures.random(2, 10);
+            Fixtures.write(file, 9000, patch, BufferKind.HEAP);
+            System.arraycopy(patch, 0, content, 9000, patch.length);
+            assertEquals(10_000, file.size(), "a write inside the file must not grow it to the block end");
+            byte[] last = Fixtures.random(3, 1);
+            Fixtures.write(file, 9999, last, BufferKind.DIRECT_UNALIGNED);
+            content[9999] = last[0];
+            assertEquals(10_000, file.size());
+        }
+        assertBytes(content, Files.readAllBytes(path), "content");
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = CacheMode.class, names = {"DIRECT", "DIRECTSYNC"})
+    void afterResizeToAnUnalignedSizeWritesStillKeepTheExactSize(CacheMode mode) throws Exception {
+        Path path = dir.resolve("resized");
+        Model model = new Model();
+        try (StorageFile file = StorageFile.open(path, mode, CREATE_NEW, READ, WRITE)) {
+            byte[] data = Fixtures.random(4, 64 * 1024);
+            Fixtures.write(file, 0, data, BufferKind.DIRECT);
+            model.write(0, data);
+            file.resize(5000);
+            model.resize(5000);
+            assertEquals(5000, file.size());
+            byte[] patch = Fixtures.random(5, 100);
+            Fixtures.write(file, 4000, patch, BufferKind.HEAP);
+            model.write(4000, patch);
+            assertEquals(5000, file.size(), "write inside the shrunk file");
+            file.resize(20_000);
+            model.resize(20_000);
+            Fixtures.write(file, 19_990, patch, BufferKind.HEAP_SLICE);
+            model.write(19_990, patch);
+            assertEquals(20_090, file.size(), "write across the end of the grown file");
+            assertBytes(model.bytes(), Fixtures.read(file, 0, 30_000, BufferKind.DIRECT), "content");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = CacheMode.class, names = {"DIRECT", "DIRECTSYNC"})
+    void emptyWritesPastTheEndChangeNothing(CacheMode mode) throws Exception {
+        Path path = dir.resolve("empty-writes");
+        try (StorageFile file = StorageFile.open(path, mode, CREATE_NEW, READ, WRITE)) {
+            file.write(Fixtures.alignedDirect(4096).limit(0), 1 << 20);
+            file.write(ByteBuffer.allocate(0), 12_345);
+            assertEquals(0, file.size(), "empty writes must not grow the file");
+            byte[] data = Fixtures.random(6, 100);
+            Fixtures.write(file, 100, data, BufferKind.HEAP);
+            assertEquals(200, file.size(), "a later small write must leave exactly its end as the size");
+            assertBytes(data, Fixtures.read(file, 100, 200, BufferKind.HEAP), "data");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = CacheMode.class, names = {"DIRECT", "DIRECTSYNC"})
+    void directAndBufferedIoSeeEachOthersWrites(CacheMode mode) throws Exception {
+        Path path = dir.resolve("coherent");
+        byte[] content = Fixtures.random(7, 3 * 4096 + 77);
+        Files.write(path, content);
+        try (StorageFile file = StorageFile.open(path, mode, READ, WRITE);
+             FileChannel buffered = FileChannel.open(path, READ, WRITE)) {
+            // Buffered write of cached pages, then an O_DIRECT read must see it.
+            assertBytes(content, Fixtures.read(file, 0, content.length, BufferKind.DIRECT), "initial");
+            byte[] viaBuffered = Fixtures.random(8, 1000);
+            buffered.write(ByteBuffer.wrap(viaBuffered), 4000);
+            System.arraycopy(viaBuffered, 0, content, 4000, viaBuffered.length);
+            assertBytes(content, Fixtures.read(file, 0, content.length, BufferKind.HEAP), "O_DIRECT read after buffered write");
+            // O_DIRECT read-modify-write, then a buffered read must see it.
+            byte[] viaDirect = Fixtures.random(9, 3000);
+            Fixtures.write(file, 2500, viaDirect, BufferKind.HEAP);
+            System.arraycopy(viaDirect, 0, content, 2500, viaDirect.length);
+            ByteBuffer all = ByteBuffer.allocate(content.length);
+            buffered.read(all, 0);
+            assertBytes(content, all.array(), "buffered read after O_DIRECT write");
+        }
+    }
+
+    /**
+     * Many threads each own scattered runs of 1 to 7 bytes of the same few blocks, so nearly every write is a
+     * read-modify-write of a block another thread is modifying at the same moment. A missing edge lock loses bytes.
+     */
+    @ParameterizedTest
+    @EnumSource(value = CacheMode.class, names = {"DIRECT", "DIRECTSYNC"})
+    void writersSharingBlocksByteByByteLoseNothing(CacheMode mode) throws Exception {
+        Path path = dir.resolve("shared-blocks");
+        int total = mode == CacheMode.DIRECT ? 3 * 4096 : 4096 + 512; // DIRECTSYNC syncs every write: keep it short
+        int threads = 6;
+        byte[] expected = Fixtures.random(10, total);
+        Files.write(path, new byte[total]);
+        List<List<int[]>> owned = new ArrayList<>();
+        for (int t = 0; t < threads; t++) owned.add(new ArrayList<>());
+        Random random = new Random(11);
+        for (int at = 0, piece = 0; at < total; piece++) {
+            int length = Math.min(1 + random.nextInt(7), total - at);
+            owned.get(piece % threads).add(new int[] {at, length});
+            at += length;
+        }
+        BufferKind[] kinds = BufferKind.values();
+        try (StorageFile file = StorageFile.open(path, mode, READ, WRITE)) {
+            ExecutorService pool = Executors.newFixedThreadPool(threads);
+            try {
+                CyclicBarrier start = new CyclicBarrier(threads);
+                List<Future<?>> done = new ArrayList<>();
+                for (int t = 0; t < threads; t++) {
+                    List<int[]> mine = owned.get(t);
+                    Collections.shuffle(mine, new Random(t));
+                    int id = t;
+                    done.add(pool.submit(() -> {
+                        start.await();
+                        int i = 0;
+                        for (int[] piece : mine) {
+                            byte[] data = java.util.Arrays.copyOfRange(expected, piece[0], piece[0] + piece[1]);
+                            Fixtures.write(file, piece[0], data, kinds[(id + i++) % kinds.length]);
+                        }
+                        return null;
+                    }));
+                }
+                for (Future<?> f : done) f.get();
+            } finally {
+                pool.shutdownNow();
+            }
+            assertEquals(total, file.size());
+            assertBytes(expected, Fixtures.read(file, 0, total, BufferKind.DIRECT), "every byte after concurrent RMW");
+        }
+        assertBytes(expected, Files.readAllBytes(path), "every byte via Files.readAllBytes");
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = CacheMode.class, names = {"DIRECT", "DIRECTSYNC"})
+    void requestsAtTheReportedAlignmentWork(CacheMode mode) throws Exception {
+        Path path = dir.resolve("aligned");
+        try (StorageFile file = StorageFile.open(path, mode, CREATE_NEW, READ, WRITE)) {
+            Alignment alignment = file.alignment();
+            int block = alignment.offset();
+            assertTrue(Integer.bitCount(block) == 1 && block >= 512 && block <= 4096, "offset alignment " + block);
+            assertTrue(Integer.bitCount(alignment.memory()) == 1, "memory alignment " + alignment.memory());
+            byte[] data = Fixtures.random(12, 3 * block);
+            Fixtures.write(file, block, data, BufferKind.DIRECT);
+            assertEquals(4L * block, file.size());
+            assertBytes(new byte[block], Fixtures.read(file, 0, block, BufferKind.DIRECT), "leading hole");
+            assertBytes(data, Fixtures.read(file, block, 3 * block, BufferKind.DIRECT), "aligned data");
+        }
+    }
+}

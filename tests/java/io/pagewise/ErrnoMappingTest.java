@@ -1,0 +1,137 @@
+package io.pagewise;
+
+import static java.nio.file.StandardOpenOption.CREATE;
+import static java.nio.file.StandardOpenOption.CREATE_NEW;
+import static java.nio.file.StandardOpenOption.READ;
+import static java.nio.file.StandardOpenOption.WRITE;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.pagewise.jni.Errno;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Failed system calls become {@link NativeIOException}s whose message and accessors name the operation, the path,
+ * the range and the errno, and whose errno is the one the kernel gave.
+ */
+@Timeout(30)
+class ErrnoMappingTest {
+    private static final Path DEV_FULL = Path.of("/dev/full");
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void writingToDevFullReportsEnospcWithOperationPathAndRange() throws Exception {
+        try (StorageFile file = StorageFile.open(DEV_FULL, WRITE)) {
+            NativeIOException e = assertThrows(NativeIOException.class,
+                    () -> file.write(ByteBuffer.wrap(new byte[4096]), 0));
+            assertEquals("pwrite /dev/full at 0 (+4096): No space left on device (ENOSPC)", e.getMessage());
+            assertEquals(28, e.errno());
+            assertEquals("ENOSPC", e.errnoName());
+            assertEquals("pwrite", e.operation());
+            assertEquals(DEV_FULL, e.path());
+            assertEquals(0, e.offset());
+            assertEquals(4096, e.length());
+
+            NativeIOException at = assertThrows(NativeIOException.class,
+                    () -> file.write(ByteBuffer.allocateDirect(100), 8192));
+            assertEquals("pwrite /dev/full at 8192 (+100): No space left on device (ENOSPC)", at.getMessage());
+            assertEquals(8192, at.offset());
+            assertEquals(100, at.length());
+            assertEquals(0, file.stats().writes());
+        }
+    }
+
+    /** DONTCACHE is refused by /dev/full (EOPNOTSUPP) and falls back to EVICT, which then meets ENOSPC. */
+    @ParameterizedTest
+    @EnumSource(value = CacheMode.class, names = {"WRITEBACK", "UNSAFE", "EVICT", "DONTCACHE"})
+    void everyBufferedModeReportsEnospc(CacheMode mode) throws Exception {
+        try (StorageFile file = StorageFile.open(DEV_FULL, mode, WRITE)) {
+            NativeIOException e = assertThrows(NativeIOException.class,
+                    () -> file.write(ByteBuffer.wrap(new byte[777]), 4096));
+            assertEquals(Errno.ENOSPC, e.errno());
+            assertEquals("pwrite /dev/full at 4096 (+777): No space left on device (ENOSPC)", e.getMessage());
+        }
+    }
+
+    @Test
+    void openingAMissingFileReportsEnoent() throws Exception {
+        Path missing = dir.resolve("missing");
+        for (CacheMode mode : CacheMode.values()) {
+            NativeIOException e = assertThrows(NativeIOException.class, () -> StorageFile.open(missing, mode, READ, WRITE));
+            assertEquals(Errno.ENOENT, e.errno(), mode.toString());
+            assertEquals("ENOENT", e.errnoName());
+            assertEquals(missing, e.path());
+            assertEquals(-1, e.offset(), "open has no range");
+            assertTrue(e.getMessage().startsWith("open"), e.getMessage());
+            assertTrue(e.getMessage().endsWith(missing + ": No such file or directory (ENOENT)"), e.getMessage());
+        }
+        NativeIOException noParent = assertThrows(NativeIOException.class,
+                () -> StorageFile.open(dir.resolve("no-dir/file"), CacheMode.WRITEBACK, CREATE, WRITE));
+        assertEquals("ENOENT", noParent.errnoName());
+        assertFalse(Files.exists(missing));
+        assertThrows(NativeIOException.class, () -> PageCache.residency(missing));
+    }
+
+    @Test
+    void createNewOnAnExistingFileReportsEexist() throws Exception {
+        Path path = dir.resolve("exists");
+        Files.write(path, new byte[] {1, 2, 3});
+        NativeIOException e = assertThrows(NativeIOException.class,
+                () -> StorageFile.open(path, CacheMode.WRITEBACK, CREATE_NEW, WRITE));
+        assertEquals("open " + path + ": File exists (EEXIST)", e.getMessage());
+        assertEquals(3, Files.size(path), "the existing file is left alone");
+    }
+
+    @Test
+    void directoriesReportEisdir() throws Exception {
+        NativeIOException open = assertThrows(NativeIOException.class,
+                () -> StorageFile.open(dir, CacheMode.WRITEBACK, WRITE));
+        assertEquals("EISDIR", open.errnoName());
+        try (StorageFile file = StorageFile.open(dir)) { // a directory can be opened read-only, not read
+            NativeIOException read = assertThrows(NativeIOException.class, () -> file.read(ByteBuffer.allocate(10), 5));
+            assertEquals("pread " + dir + " at 5 (+10): Is a directory (EISDIR)", read.getMessage());
+            assertEquals(21, read.errno());
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = CacheMode.class, names = {"DIRECT", "DIRECTSYNC"})
+    void oDirectWhereItCannotBeUsedSaysSo(CacheMode mode) throws Exception {
+        for (Path path : new Path[] {Path.of("/proc/self/status"), DEV_FULL}) {
+            NativeIOException e = assertThrows(NativeIOException.class, () -> StorageFile.open(path, mode));
+            assertEquals(Errno.EINVAL, e.errno());
+            assertEquals("EINVAL", e.errnoName());
+            assertTrue(e.getMessage().contains("O_DIRECT"), e.getMessage());
+            assertTrue(e.getMessage().contains(path.toString()), e.getMessage());
+            assertTrue(e.getMessage().endsWith("Invalid argument (EINVAL)"), e.getMessage());
+        }
+    }
+
+    /** The errno constants Java uses to decide (EOPNOTSUPP fallback, ENXIO = no more data, ...) match the C library. */
+    @Test
+    void errnoConstantsMatchTheCLibrarysNames() throws Exception {
+        int checked = 0;
+        for (Field field : Errno.class.getFields()) {
+            if (field.getType() != int.class || !Modifier.isStatic(field.getModifiers())) continue;
+            assertEquals(field.getName(), Errno.name(field.getInt(null)), "Errno." + field.getName());
+            checked++;
+        }
+        assertTrue(checked >= 15, "checked " + checked);
+        assertEquals("No space left on device", Errno.description(Errno.ENOSPC));
+        assertEquals("errno 9999", Errno.name(9999));
+        assertEquals("errno -3", Errno.name(-3));
+    }
+}

@@ -1,0 +1,260 @@
+package io.pagewise;
+
+import static io.pagewise.Fixtures.assertBytes;
+import static java.nio.file.StandardOpenOption.CREATE;
+import static java.nio.file.StandardOpenOption.CREATE_NEW;
+import static java.nio.file.StandardOpenOption.READ;
+import static java.nio.file.StandardOpenOption.WRITE;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.pagewise.Fixtures.BufferKind;
+import io.pagewise.Fixtures.Model;
+import io.pagewise.cli.Main;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.function.Executable;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The pure-Java path. Runs in its own surefire execution with {@code -Dpagewise.native=false} (see pom.xml), since
+ * the native library is loaded at most once per JVM. The whole public API is used once; what needs the native
+ * library must say so with UnsupportedOperationException.
+ */
+@Tag("fallback")
+@Timeout(60)
+class FallbackPathTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void theNativeLibraryIsNotLoadedAndSaysWhy() {
+        assertFalse(Native.isAvailable());
+        Throwable error = Native.loadError();
+        assertNotNull(error);
+        assertTrue(error.getMessage().contains("pagewise.native"), error.getMessage());
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = CacheMode.class, names = {"WRITEBACK", "WRITETHROUGH", "UNSAFE"})
+    void bufferedModesRoundTripOnThePureJavaPath(CacheMode mode) throws Exception {
+        Path path = dir.resolve("data");
+        Random random = new Random(mode.ordinal());
+        Model model = new Model();
+        BufferKind[] kinds = BufferKind.values();
+        // WRITE without READ: reads must work all the same, as on the native path.
+        try (StorageFile file = StorageFile.open(path, mode, CREATE_NEW, WRITE)) {
+            assertFalse(file.isNative());
+            assertEquals(mode, file.cacheMode());
+            assertEquals(mode, file.requestedMode());
+            assertTrue(file.isWritable());
+            long[][] cases = {{0, 4096}, {4095, 2}, {511, 513}, {8191, (1 << 20) + 3}, {(3 << 20) + 123, 70_001},
+                {100, 5000}, {3 * 4096, 4096}};
+            for (int i = 0; i < cases.length + 10; i++) {
+                long offset = i < cases.length ? cases[i][0] : random.nextInt(4 << 20);
+                int length = i < cases.length ? (int) cases[i][1] : 1 + random.nextInt(100_000);
+                byte[] data = Fixtures.random(random.nextLong(), length);
+                BufferKind kind = kinds[i % kinds.length];
+                Fixtures.write(file, offset, data, kind, i % 3 == 0);
+                model.write(offset, data);
+                assertEquals(model.size(), file.size(), "size after " + length + " bytes at " + offset);
+                assertBytes(data, Fixtures.read(file, offset, length, kind), "read back at " + offset);
+            }
+            assertBytes(model.bytes(), Fixtures.read(file, 0, model.size() + 5000, BufferKind.HEAP), "whole file");
+            assertEquals(0, Fixtures.read(file, model.size(), 100, BufferKind.DIRECT).length, "at the end");
+            assertEquals(0, Fixtures.read(file, model.size() + 100, 100, BufferKind.HEAP).length, "past the end");
+            file.flush();
+            IoStats stats = file.stats();
+            assertEquals(17, stats.writes());
+            assertEquals(1, stats.flushes());
+        }
+        assertBytes(model.bytes(), Files.readAllBytes(path), "via Files.readAllBytes");
+    }
+
+    @Test
+    void concurrentWritersKeepEveryByte() throws Exception {
+        Path path = dir.resolve("concurrent");
+        int total = (1 << 20) + 777;
+        byte[] expected = Fixtures.random(5, total);
+        try (StorageFile file = StorageFile.open(path, CacheMode.WRITEBACK, CREATE_NEW, READ, WRITE)) {
+            ExecutorService pool = Executors.newFixedThreadPool(4);
+            try {
+                List<Future<?>> done = new ArrayList<>();
+                for (int t = 0; t < 4; t++) {
+                    int id = t;
+                    done.add(pool.submit(() -> {
+                        for (int at = id * 3001, piece = 0; at < total; at += 4 * 3001, piece++) {
+                            int length = Math.min(3001, total - at);
+                            Fixtures.write(file, at, java.util.Arrays.copyOfRange(expected, at, at + length),
+                                    BufferKind.values()[piece % 4]);
+                        }
+                        return null;
+                    }));
+                }
+                for (Future<?> f : done) f.get();
+            } finally {
+                pool.shutdownNow();
+            }
+            assertEquals(total, file.size());
+        }
+        assertBytes(expected, Files.readAllBytes(path), "content");
+    }
+
+    @Test
+    void spaceOperationsHintsAndStatsWorkOnThePureJavaPath() throws Exception {
+        Path path = dir.resolve("space");
+        Model model = new Model();
+        model.write(0, Fixtures.random(6, 300_000));
+        Files.write(path, model.bytes());
+        try (StorageFile file = StorageFile.open(path, CacheMode.WRITEBACK, READ, WRITE)) {
+            file.zero(1000, 5000, true);
+            model.zero(1000, 5000, false);
+            file.zero(100_000, 70_000, false);
+            model.zero(100_000, 70_000, false);
+            file.zero(299_000, 3000, true); // across the end: grows the file
+            model.zero(299_000, 3000, true);
+            assertEquals(model.size(), file.size());
+            assertBytes(model.bytes(), Fixtures.read(file, 0, model.size(), BufferKind.DIRECT), "after zero");
+
+            // Without the native library nothing can punch holes: trim may leave the data, but it must not fail,
+            // change the size or touch anything outside its range.
+            file.trim(200_000, 10_000);
+            file.trim(model.size() - 10, 1 << 20);
+            assertEquals(model.size(), file.size());
+            byte[] after = Fixtures.read(file, 0, model.size(), BufferKind.HEAP);
+            byte[] expected = model.bytes();
+            for (int i = 0; i < expected.length; i++) {
+                boolean trimmed = (i >= 200_000 && i < 210_000) || i >= model.size() - 10;
+                if (!trimmed || after[i] != 0) assertEquals(expected[i], after[i], "byte " + i);
+            }
+
+            // No holes can be seen here: the file is one data extent, clipped to its size.
+            assertEquals(List.of(new Extent(0, model.size(), false)), file.extents(0, Long.MAX_VALUE));
+            assertEquals(List.of(new Extent(10, 90, false)), file.extents(10, 90));
+            assertEquals(List.of(), file.extents(model.size(), 10));
+
+            file.resize(1 << 20);
+            model.resize(1 << 20);
+            assertEquals(1 << 20, file.size());
+            file.resize(4097);
+            model.resize(4097);
+            assertEquals(4097, file.size());
+            file.resize(8000);
+            model.resize(8000);
+            assertBytes(model.bytes(), Fixtures.read(file, 0, 9000, BufferKind.HEAP_SLICE), "after resizes");
+
+            for (AccessHint hint : AccessHint.values()) {
+                file.advise(hint);
+                file.advise(0, 4096, hint);
+            }
+            file.prefetch(0, 8000);
+            file.evict(0, 8000);
+            file.evict(0, 0);
+            Alignment alignment = file.alignment();
+            assertTrue(Integer.bitCount(alignment.offset()) == 1 && Integer.bitCount(alignment.memory()) == 1
+                    && Integer.bitCount(alignment.logicalBlockSize()) == 1, alignment.toString());
+            assertFalse(file.isBlockDevice());
+            Fixtures.write(file, 0, new byte[10], BufferKind.HEAP, true);
+            file.flush();
+            // 3 reads: 302000 + 302000 + 8000 bytes; zero-filling writes made by zero() are not counted as writes.
+            assertEquals(new IoStats(3, 612_000, 1, 10, 1, 3, 78_000, 2, 10_000 + (1 << 20)), file.stats());
+        }
+        assertEquals(8000, Files.size(path));
+    }
+
+    @Test
+    void modesAndCallsThatNeedTheNativeLibrarySaySo() throws Exception {
+        Path path = dir.resolve("native-only");
+        for (CacheMode mode : new CacheMode[] {CacheMode.EVICT, CacheMode.DIRECT, CacheMode.DIRECTSYNC, CacheMode.DONTCACHE}) {
+            assertTrue(mode.needsNative());
+            UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class,
+                    () -> StorageFile.open(path, mode, CREATE, WRITE), mode.toString());
+            assertNativeMissing(e, mode.toString());
+            assertFalse(Files.exists(path), mode + " must not create the file");
+        }
+        Files.write(path, new byte[8192]);
+        List<Executable> calls = List.of(
+                () -> PageCache.residency(path),
+                () -> PageCache.residency(path, 0, 4096),
+                () -> PageCache.evict(path),
+                () -> PageCache.touch(path),
+                PageCache::pageSize);
+        for (Executable call : calls) assertNativeMissing(assertThrows(UnsupportedOperationException.class, call), "PageCache");
+        try (StorageFile file = StorageFile.open(path)) {
+            assertNativeMissing(assertThrows(UnsupportedOperationException.class, () -> file.residency(0, 4096)),
+                    "residency");
+        }
+    }
+
+    private static void assertNativeMissing(UnsupportedOperationException e, String what) {
+        String message = e.getMessage();
+        assertTrue(message.contains("native library") && message.contains("not loaded"), what + ": " + message);
+        assertTrue(message.contains("pagewise.native"), "the message carries the load error: " + message);
+    }
+
+    @Test
+    void errorsAreReportedAsOnTheNativePath() throws Exception {
+        Path missing = dir.resolve("missing");
+        assertThrows(NoSuchFileException.class, () -> StorageFile.open(missing));
+        Path path = dir.resolve("errors");
+        Files.write(path, new byte[100]);
+        try (StorageFile file = StorageFile.open(path)) {
+            assertFalse(file.isWritable());
+            assertThrows(AccessDeniedException.class, () -> file.write(ByteBuffer.allocate(1), 0));
+            assertThrows(AccessDeniedException.class, () -> file.zero(0, 1, true));
+            assertThrows(AccessDeniedException.class, () -> file.trim(0, 1));
+            assertThrows(AccessDeniedException.class, () -> file.resize(1));
+            assertThrows(IllegalArgumentException.class, () -> file.read(ByteBuffer.allocate(1), -1));
+            assertThrows(IllegalArgumentException.class, () -> file.read(ByteBuffer.allocateDirect(1).asReadOnlyBuffer(), 0));
+        }
+        StorageFile closed = StorageFile.open(path, CacheMode.UNSAFE, READ, WRITE);
+        closed.close();
+        closed.close();
+        ClosedChannelException e = assertThrows(ClosedChannelException.class, () -> closed.read(ByteBuffer.allocate(1), 0));
+        assertTrue(e.getMessage().contains(path.toString()), e.getMessage());
+        assertThrows(ClosedChannelException.class, closed::flush);
+        assertThrows(IllegalArgumentException.class,
+                () -> StorageFile.open(path, CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.APPEND, WRITE));
+    }
+
+    @Test
+    void theCliReportsTheMissingLibrary() throws Exception {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        assertEquals(0, Main.run(new String[] {"--version"}, print(out), print(err)));
+        String version = out.toString(StandardCharsets.UTF_8);
+        assertTrue(version.contains("not loaded") && version.contains("pagewise.native"), version);
+        Path path = dir.resolve("cli");
+        Files.write(path, new byte[4096]);
+        out.reset();
+        assertEquals(1, Main.run(new String[] {"cachestats", path.toString()}, print(out), print(err)));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("native library"), err.toString(StandardCharsets.UTF_8));
+        assertArrayEquals(new byte[0], out.toByteArray());
+    }
+
+    private static PrintStream print(ByteArrayOutputStream bytes) {
+        return new PrintStream(bytes, true, StandardCharsets.UTF_8);
+    }
+}

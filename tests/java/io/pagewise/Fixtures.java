@@ -1,0 +1,165 @@
+package io.pagewise;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.Random;
+
+/** Shared test helpers: random data, buffers of every kind, and an in-memory model of a file's expected bytes. */
+final class Fixtures {
+    private Fixtures() {}
+
+    /** The kinds of buffer callers hand to StorageFile; each takes a different path through the library. */
+    enum BufferKind {
+        /** A plain heap array. */
+        HEAP,
+        /** A heap buffer whose backing array starts at a non-zero array offset. */
+        HEAP_SLICE,
+        /** A direct buffer whose position is page aligned (the O_DIRECT zero-copy path when offset/length align). */
+        DIRECT,
+        /** A direct buffer whose position is at an odd address (needs a bounce buffer under O_DIRECT). */
+        DIRECT_UNALIGNED
+    }
+
+    static byte[] random(long seed, int length) {
+        byte[] data = new byte[length];
+        new Random(seed).nextBytes(data);
+        return data;
+    }
+
+    /** A buffer of the given kind whose remaining bytes are exactly data. */
+    static ByteBuffer source(BufferKind kind, byte[] data) {
+        ByteBuffer buffer = empty(kind, data.length);
+        int start = buffer.position();
+        buffer.put(data);
+        return buffer.position(start);
+    }
+
+    /** A buffer of the given kind with exactly length bytes remaining, filled with the sentinel 0x5A. */
+    static ByteBuffer empty(BufferKind kind, int length) {
+        ByteBuffer buffer;
+        switch (kind) {
+            case HEAP:
+                buffer = ByteBuffer.allocate(length);
+                break;
+            case HEAP_SLICE:
+                buffer = ByteBuffer.wrap(new byte[length + 13], 13, length).slice();
+                break;
+            case DIRECT:
+                buffer = alignedDirect(length).limit(length);
+                break;
+            case DIRECT_UNALIGNED:
+                buffer = alignedDirect(length + 4093).position(4093).limit(4093 + length);
+                break;
+            default:
+                throw new AssertionError(kind);
+        }
+        for (int i = buffer.position(); i < buffer.limit(); i++) buffer.put(i, (byte) 0x5A);
+        return buffer;
+    }
+
+    /** A page-aligned direct buffer of at least length bytes (alignedSlice rounds both ends, so over-allocate). */
+    static ByteBuffer alignedDirect(int length) {
+        int rounded = (length + 4095) / 4096 * 4096;
+        ByteBuffer buffer = ByteBuffer.allocateDirect(rounded + 4096).alignedSlice(4096);
+        return buffer.limit(rounded).slice();
+    }
+
+    /** Writes all of data at offset through a buffer of the given kind and checks the buffer was consumed. */
+    static void write(StorageFile file, long offset, byte[] data, BufferKind kind) throws IOException {
+        write(file, offset, data, kind, false);
+    }
+
+    static void write(StorageFile file, long offset, byte[] data, BufferKind kind, boolean fua) throws IOException {
+        ByteBuffer buffer = source(kind, data);
+        int start = buffer.position();
+        file.write(buffer, offset, fua);
+        assertEquals(start + data.length, buffer.position(), "write must advance the buffer by its length");
+        assertEquals(buffer.limit(), buffer.position(), "write must consume the whole buffer");
+    }
+
+    /**
+     * Reads up to length bytes at offset through a buffer of the given kind; checks that the buffer advanced by the
+     * count returned and that nothing past that count was touched. Returns the bytes read.
+     */
+    static byte[] read(StorageFile file, long offset, int length, BufferKind kind) throws IOException {
+        ByteBuffer buffer = empty(kind, length);
+        int start = buffer.position();
+        int n = file.read(buffer, offset);
+        assertEquals(start + n, buffer.position(), "read must advance the buffer by the count it returns");
+        for (int i = buffer.position(); i < buffer.limit(); i++) {
+            if (buffer.get(i) != 0x5A) throw new AssertionError("read wrote past its count at buffer index " + i);
+        }
+        byte[] out = new byte[n];
+        buffer.get(start, out);
+        return out;
+    }
+
+    /** Reads [offset, offset + length) with a heap buffer, requiring a full read. */
+    static byte[] readFully(StorageFile file, long offset, int length) throws IOException {
+        byte[] out = read(file, offset, length, BufferKind.HEAP);
+        assertEquals(length, out.length, "short read inside the file at " + offset);
+        return out;
+    }
+
+    /** Asserts two byte arrays are equal, reporting the first differing index instead of a huge dump. */
+    static void assertBytes(byte[] expected, byte[] actual, String what) {
+        int mismatch = Arrays.mismatch(expected, actual);
+        if (mismatch >= 0) {
+            throw new AssertionError(what + ": first difference at byte " + mismatch + " (expected length "
+                    + expected.length + ", actual " + actual.length + ")"
+                    + (mismatch < Math.min(expected.length, actual.length)
+                    ? ", expected " + expected[mismatch] + " but was " + actual[mismatch] : ""));
+        }
+    }
+
+    /** What a file should contain: a growable byte array that writes, zeroing and resizing are applied to. */
+    static final class Model {
+        private byte[] bytes = new byte[0];
+        private int size;
+
+        int size() {
+            return size;
+        }
+
+        void write(long offset, byte[] data) {
+            int end = Math.toIntExact(offset + data.length);
+            grow(end);
+            System.arraycopy(data, 0, bytes, (int) offset, data.length);
+            size = Math.max(size, end);
+        }
+
+        /** Zeros [offset, offset + length); grows the file only when grows is set. */
+        void zero(long offset, long length, boolean grows) {
+            int end = Math.toIntExact(offset + length);
+            if (grows) {
+                grow(end);
+                size = Math.max(size, end);
+            }
+            Arrays.fill(bytes, (int) Math.min(offset, size), Math.min(end, size), (byte) 0);
+        }
+
+        void resize(long newSize) {
+            int n = Math.toIntExact(newSize);
+            grow(n);
+            if (n < size) Arrays.fill(bytes, n, size, (byte) 0);
+            size = n;
+        }
+
+        byte[] bytes() {
+            return Arrays.copyOf(bytes, size);
+        }
+
+        /** The bytes a read of [offset, offset + length) should return: short at end of file, empty past it. */
+        byte[] slice(long offset, int length) {
+            if (offset >= size) return new byte[0];
+            return Arrays.copyOfRange(bytes, (int) offset, (int) Math.min(size, offset + length));
+        }
+
+        private void grow(int end) {
+            if (end > bytes.length) bytes = Arrays.copyOf(bytes, Math.max(end, bytes.length * 2));
+        }
+    }
+}

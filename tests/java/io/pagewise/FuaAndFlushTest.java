@@ -1,0 +1,171 @@
+package io.pagewise;
+
+import static io.pagewise.Fixtures.assertBytes;
+import static java.nio.file.StandardOpenOption.CREATE_NEW;
+import static java.nio.file.StandardOpenOption.READ;
+import static java.nio.file.StandardOpenOption.WRITE;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.pagewise.Fixtures.BufferKind;
+import io.pagewise.Fixtures.Model;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * FUA writes and flush in every mode: the data is readable afterwards, nothing throws, FUA reaches the kernel as
+ * RWF_DSYNC where the mode says so, UNSAFE never syncs, and {@code cacheMode()} reports the mode in effect.
+ */
+@Timeout(60)
+class FuaAndFlushTest {
+    private static final Path DEV_NULL = Path.of("/dev/null");
+
+    @TempDir
+    Path dir;
+
+    @ParameterizedTest
+    @EnumSource(CacheMode.class)
+    void fuaWritesAndFlushLeaveTheDataReadable(CacheMode mode) throws Exception {
+        Path path = dir.resolve("fua");
+        Model model = new Model();
+        long[][] cases = {{0, 4096}, {4096, 8192}, {100, 50}, {12_345, 70_000}, {(1 << 20) + 1, 3}};
+        BufferKind[] kinds = BufferKind.values();
+        try (StorageFile file = StorageFile.open(path, mode, CREATE_NEW, READ, WRITE)) {
+            assertEquals(mode, file.requestedMode());
+            for (int i = 0; i < cases.length; i++) {
+                byte[] data = Fixtures.random(i, (int) cases[i][1]);
+                Fixtures.write(file, cases[i][0], data, kinds[i % kinds.length], true);
+                model.write(cases[i][0], data);
+                assertBytes(data, Fixtures.read(file, cases[i][0], data.length, kinds[i % kinds.length]),
+                        "after FUA write at " + cases[i][0]);
+                assertEquals(model.size(), file.size());
+            }
+            file.flush();
+            byte[] more = Fixtures.random(99, 5000);
+            Fixtures.write(file, 3000, more, BufferKind.HEAP);
+            model.write(3000, more);
+            file.flush();
+            file.flush();
+            IoStats stats = file.stats();
+            assertEquals(3, stats.flushes(), "flush count");
+            assertEquals(cases.length + 1, stats.writes(), "write count");
+            // A second, independent descriptor sees everything.
+            try (StorageFile other = StorageFile.open(path, CacheMode.WRITEBACK)) {
+                assertBytes(model.bytes(), Fixtures.read(other, 0, model.size(), BufferKind.HEAP), "other descriptor");
+            }
+        }
+        assertBytes(model.bytes(), Files.readAllBytes(path), "after close");
+    }
+
+    @ParameterizedTest
+    @EnumSource(CacheMode.class)
+    void cacheModeReportsTheModeInEffect(CacheMode mode) throws Exception {
+        Path path = dir.resolve("mode");
+        Files.write(path, Fixtures.random(1, 10_000));
+        try (StorageFile file = StorageFile.open(path, mode, READ, WRITE)) {
+            assertEquals(mode, file.requestedMode());
+            CacheMode effective = file.cacheMode();
+            if (mode == CacheMode.DONTCACHE) {
+                // Whether this kernel and filesystem take RWF_DONTCACHE decides it; either way it is settled at open
+                // for a non-empty file and stays so.
+                assertTrue(effective == CacheMode.DONTCACHE || effective == CacheMode.EVICT, effective.toString());
+                Fixtures.write(file, 0, Fixtures.random(2, 100), BufferKind.HEAP);
+                Fixtures.read(file, 0, 100, BufferKind.DIRECT);
+                assertEquals(effective, file.cacheMode(), "the effective mode must not change after I/O");
+            } else {
+                assertEquals(mode, effective);
+            }
+            assertEquals(Native.isAvailable(), file.isNative());
+        }
+    }
+
+    /** tmpfs does not take RWF_DONTCACHE: DONTCACHE must fall back to EVICT and still write each byte once. */
+    @Test
+    void dontcacheFallsBackToEvictWhereTheFilesystemRefusesIt() throws Exception {
+        Path shm = Path.of("/dev/shm");
+        assertEquals("tmpfs", Files.getFileStore(shm).type(), "this test needs /dev/shm on tmpfs");
+        Path tmp = Files.createTempDirectory(shm, "pagewise-test-");
+        try {
+            Path empty = tmp.resolve("empty");
+            Model model = new Model();
+            try (StorageFile file = StorageFile.open(empty, CacheMode.DONTCACHE, CREATE_NEW, READ, WRITE)) {
+                // An empty file cannot be probed at open: the first write finds out and must not be lost or doubled.
+                byte[] first = Fixtures.random(3, 5000);
+                Fixtures.write(file, 10, first, BufferKind.HEAP);
+                model.write(10, first);
+                assertEquals(CacheMode.EVICT, file.cacheMode());
+                assertEquals(CacheMode.DONTCACHE, file.requestedMode());
+                byte[] second = Fixtures.random(4, 3 << 20);
+                Fixtures.write(file, 4000, second, BufferKind.DIRECT_UNALIGNED, true);
+                model.write(4000, second);
+                assertBytes(model.bytes(), Fixtures.read(file, 0, model.size() + 10, BufferKind.HEAP), "after fallback");
+                file.flush();
+            }
+            assertBytes(model.bytes(), Files.readAllBytes(empty), "file content");
+
+            Path full = tmp.resolve("full");
+            Files.write(full, model.bytes());
+            try (StorageFile file = StorageFile.open(full, CacheMode.DONTCACHE)) {
+                assertEquals(CacheMode.EVICT, file.cacheMode(), "a non-empty file is probed at open");
+                assertBytes(model.bytes(), Fixtures.read(file, 0, model.size(), BufferKind.DIRECT), "read");
+            }
+        } finally {
+            try (Stream<Path> files = Files.walk(tmp)) {
+                for (Path p : (Iterable<Path>) files.sorted(Comparator.reverseOrder())::iterator) Files.delete(p);
+            }
+        }
+    }
+
+    /** fdatasync on /dev/null fails with EINVAL, which makes a real sync observable; UNSAFE must not make one. */
+    @ParameterizedTest
+    @EnumSource(value = CacheMode.class, names = {"WRITEBACK", "WRITETHROUGH", "EVICT", "DONTCACHE", "UNSAFE"})
+    void unsafeFlushIsANoOpAndTheOthersSync(CacheMode mode) throws Exception {
+        try (StorageFile file = StorageFile.open(DEV_NULL, mode, WRITE)) {
+            if (mode == CacheMode.UNSAFE) {
+                file.flush();
+                assertEquals(1, file.stats().flushes());
+            } else {
+                NativeIOException e = assertThrows(NativeIOException.class, file::flush);
+                assertEquals("fdatasync", e.operation());
+                assertEquals("EINVAL", e.errnoName());
+                assertEquals(DEV_NULL, e.path());
+                assertEquals(0, file.stats().flushes(), "a failed flush is not counted");
+            }
+        }
+    }
+
+    /**
+     * A positional write to a FIFO fails with ESPIPE before the kernel looks at the RWF flags, and the exception
+     * names the failing call: that shows whether a write went out as plain pwrite or as pwritev2 with RWF_DSYNC
+     * (FUA, write-through) and RWF_DONTCACHE.
+     */
+    @ParameterizedTest
+    @EnumSource(value = CacheMode.class, names = {"WRITEBACK", "WRITETHROUGH", "EVICT", "DONTCACHE", "UNSAFE"})
+    void fuaReachesTheKernelAsRwfDsyncWhereTheModeSaysSo(CacheMode mode) throws Exception {
+        Path fifo = dir.resolve("fifo");
+        Process mkfifo = new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start();
+        assertEquals(0, mkfifo.waitFor(), "mkfifo");
+        for (boolean fua : new boolean[] {false, true}) {
+            try (StorageFile file = StorageFile.open(fifo, mode, READ, WRITE)) { // O_RDWR: opening does not block
+                NativeIOException e = assertThrows(NativeIOException.class,
+                        () -> file.write(ByteBuffer.allocateDirect(512), 0, fua));
+                assertEquals("ESPIPE", e.errnoName());
+                boolean dsync = mode == CacheMode.WRITETHROUGH || (fua && mode != CacheMode.UNSAFE);
+                String expected = mode == CacheMode.DONTCACHE
+                        ? (dsync ? "pwritev2 (RWF_DONTCACHE|RWF_DSYNC)" : "pwritev2 (RWF_DONTCACHE)")
+                        : dsync ? "pwritev2 (RWF_DSYNC)" : "pwrite";
+                assertEquals(expected, e.operation(), mode + " fua=" + fua);
+                assertEquals(0, file.stats().writes(), "a failed write is not counted");
+            }
+        }
+    }
+}

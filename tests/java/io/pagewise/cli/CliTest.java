@@ -1,0 +1,150 @@
+package io.pagewise.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.pagewise.Native;
+import io.pagewise.PageCache;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The {@code pagewise} command line through {@link Main#run}: exit codes, output and messages. */
+@Timeout(60)
+class CliTest {
+    private static final int SIZE = 8 << 20;
+
+    @TempDir
+    Path dir;
+
+    /** Exit code and captured streams of one run. */
+    private record Result(int status, String out, String err) {}
+
+    private static Result run(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int status = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        return new Result(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    private Path file(String name, int size) throws Exception {
+        Path path = dir.resolve(name);
+        byte[] data = new byte[size];
+        new Random(size).nextBytes(data);
+        Files.write(path, data);
+        return path;
+    }
+
+    @Test
+    void helpPrintsUsageAndSucceeds() {
+        for (String flag : new String[] {"--help", "-h", "help"}) {
+            Result r = run(flag);
+            assertEquals(0, r.status, flag);
+            assertTrue(r.out.startsWith("usage: pagewise COMMAND"), r.out);
+            assertTrue(r.out.contains("cachestats FILE") && r.out.contains("evict FILE"), r.out);
+            assertEquals("", r.err);
+        }
+    }
+
+    @Test
+    void noArgumentsIsAUsageError() {
+        Result r = run();
+        assertEquals(2, r.status);
+        assertTrue(r.err.contains("usage: pagewise"), r.err);
+        assertEquals("", r.out);
+    }
+
+    @Test
+    void versionPrintsTheVersionAndNativeStatus() {
+        for (String flag : new String[] {"--version", "-V"}) {
+            Result r = run(flag);
+            assertEquals(0, r.status);
+            String line = r.out.strip();
+            assertTrue(line.matches("pagewise \\d+\\.\\d+\\.\\d+\\S* \\(native library: .*\\)"),
+                    "a filtered version number: " + line);
+            assertTrue(Native.isAvailable(), "this JVM has the native library");
+            assertTrue(line.endsWith("(native library: loaded, " + Native.platform() + ")"), line);
+        }
+    }
+
+    @Test
+    void cachestatsShowsResidentAndTotalPages() throws Exception {
+        Path a = file("a.img", SIZE);
+        Path b = file("b.img", SIZE / 2 + 1);
+        int page = PageCache.pageSize();
+        PageCache.touch(a);
+        PageCache.evict(b);
+        Result r = run("cachestats", a.toString(), b.toString());
+        assertEquals(0, r.status, r.err);
+        assertEquals("", r.err);
+        String[] lines = r.out.split("\n");
+        assertEquals(2, lines.length, r.out);
+        long aPages = SIZE / page;
+        long bPages = (SIZE / 2 + 1 + page - 1) / page;
+        assertEquals(a + ": " + aPages + "/" + aPages + " pages resident (100.0%), 8.0 MiB of 8.0 MiB", lines[0]);
+        assertEquals(b + ": 0/" + bPages + " pages resident (0.0%), 0 B of " + Main.bytes(bPages * page), lines[1]);
+    }
+
+    @Test
+    void evictDropsTheFileFromThePageCache() throws Exception {
+        Path a = file("evict.img", SIZE);
+        PageCache.touch(a);
+        assertEquals(100.0, PageCache.residency(a).percent(), "touched first");
+        Result r = run("evict", a.toString());
+        assertEquals(0, r.status, r.err);
+        assertEquals("evicted " + a, r.out.strip());
+        assertEquals(0, PageCache.residency(a).residentPages());
+        Result stats = run("cachestats", a.toString());
+        assertTrue(stats.out.contains(": 0/" + SIZE / PageCache.pageSize() + " pages resident (0.0%)"), stats.out);
+    }
+
+    @Test
+    void aMissingFileFailsWithAClearMessageAndTheOthersStillRun() throws Exception {
+        Path missing = dir.resolve("missing.img");
+        Path present = file("present.img", 4096);
+        for (String command : new String[] {"cachestats", "evict"}) {
+            Result r = run(command, missing.toString(), present.toString());
+            assertEquals(1, r.status, command);
+            assertTrue(r.err.startsWith("pagewise " + command + ": "), r.err);
+            assertTrue(r.err.contains(missing.toString()) && r.err.contains("No such file"), r.err);
+            assertTrue(r.out.contains(present.toString()), "the present file is still handled: " + r.out);
+            assertTrue(!r.out.contains(missing.toString()), r.out);
+        }
+    }
+
+    @Test
+    void aCommandWithoutFilesIsAUsageError() {
+        for (String command : new String[] {"cachestats", "evict"}) {
+            Result r = run(command);
+            assertEquals(2, r.status, command);
+            assertTrue(r.err.contains("no FILE given") && r.err.contains("usage: pagewise " + command), r.err);
+        }
+    }
+
+    @Test
+    void anUnknownCommandIsAUsageError() {
+        Result r = run("frobnicate", "x");
+        assertEquals(2, r.status);
+        assertTrue(r.err.startsWith("pagewise: unknown command 'frobnicate'"), r.err);
+        assertTrue(r.err.contains("usage: pagewise"), r.err);
+        assertEquals("", r.out);
+    }
+
+    @Test
+    void byteCountsAreHumanReadable() {
+        assertEquals("0 B", Main.bytes(0));
+        assertEquals("1023 B", Main.bytes(1023));
+        assertEquals("1.0 KiB", Main.bytes(1024));
+        assertEquals("1.5 KiB", Main.bytes(1536));
+        assertEquals("8.0 MiB", Main.bytes(8L << 20));
+        assertEquals("3.0 GiB", Main.bytes(3L << 30));
+        assertEquals("2048.0 TiB", Main.bytes(2L << 50));
+    }
+}
