@@ -7,7 +7,7 @@ import static java.nio.file.StandardOpenOption.WRITE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.pagewise.testing.ExternalTool;
+import io.pagewise.testing.ExternalTools;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -231,24 +231,15 @@ class EvictResidencyTest {
     private static void assertResidentAtMostOnePercent(Path path) throws IOException {
         Residency ours = PageCache.residency(path);
         assertTrue(ours.percent() <= LIMIT_PERCENT, "mincore: " + path + " is " + ours.percent() + " % resident");
-        String vmtouch = ExternalTool.require("vmtouch", "vmtouch");
-        long vmtouchPages = vmtouchResidentPages(vmtouch, path);
+        ExternalTools.require("vmtouch");
+        long vmtouchPages = vmtouchResidentPages(path);
         assertTrue(vmtouchPages <= ours.totalPages() / 100, "vmtouch: " + vmtouchPages + " pages resident");
     }
 
-    private static long vmtouchResidentPages(String vmtouch, Path path) throws IOException {
-        Process process = new ProcessBuilder(vmtouch, path.toString()).redirectErrorStream(true).start();
-        try {
-            String output = new String(process.getInputStream().readAllBytes());
-            if (!process.waitFor(60, TimeUnit.SECONDS)) throw new IOException("vmtouch timed out");
-            Matcher m = Pattern.compile("Resident Pages: (\\d+)/(\\d+)").matcher(output);
-            assertTrue(m.find(), "vmtouch output: " + output);
-            return Long.parseLong(m.group(1));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException(e);
-        } finally {
-            process.destroyForcibly();
-        }
+    private static long vmtouchResidentPages(Path path) throws IOException {
+        String output = ExternalTools.run(60, "vmtouch", path.toString()).assertOk("vmtouch").stdout();
+        Matcher m = Pattern.compile("Resident Pages: (\\d+)/(\\d+)").matcher(output);
+        assertTrue(m.find(), "vmtouch output: " + output);
+        return Long.parseLong(m.group(1));
     }
 }

@@ -1,5 +1,6 @@
 package io.pagewise.nbd;
 
+import io.pagewise.testing.ExternalTools;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.CacheMode;

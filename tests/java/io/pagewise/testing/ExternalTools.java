@@ -1,4 +1,4 @@
-package io.pagewise.nbd;
+package io.pagewise.testing;
 
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -13,7 +13,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 
 /**
- * Real NBD clients for the tests. A missing client skips the test with a message, except under {@code CI=true},
+ * External programs the tests drive (NBD clients, vmtouch). A missing client skips the test with a message, except under {@code CI=true},
  * where it fails it: CI must run everything.
  */
 public final class ExternalTools {
@@ -51,8 +51,8 @@ public final class ExternalTools {
     }
 
     private static void missing(String what) {
-        String message = "external NBD client missing: " + what;
-        if ("true".equals(System.getenv("CI"))) fail(message + " (CI=true: every client must be installed)");
+        String message = "external program missing: " + what;
+        if ("true".equals(System.getenv("CI"))) fail(message + " (CI=true: every program must be installed)");
         System.err.println("SKIPPED: " + message);
         Assumptions.abort(message);
     }
@@ -99,7 +99,7 @@ public final class ExternalTools {
     }
 
     /** Runs a Python script from tests/nbd/ (relative to the project directory) with $uri set. */
-    static Result pythonScript(String name, String uri, int timeoutSeconds) throws IOException {
+    public static Result pythonScript(String name, String uri, int timeoutSeconds) throws IOException {
         Path script = Path.of(System.getProperty("user.dir"), "tests", "nbd", name);
         return run(Map.of("uri", uri), timeoutSeconds, python(), script.toString());
     }
