@@ -64,6 +64,12 @@ public interface Export extends Closeable {
 
     default boolean canCache() { return false; }
 
+    /**
+     * False when no range of the export reads as a hole right now, so a READ need not look for holes to send as
+     * OFFSET_HOLE chunks (a lookup per request that costs syscalls on the hot path).
+     */
+    default boolean mayHaveHoles() { return canExtents(); }
+
     /** True when FLUSH and FUA on one connection cover writes made through every other connection. */
     default boolean canMultiConn() { return false; }
 

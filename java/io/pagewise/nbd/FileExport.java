@@ -18,6 +18,9 @@ public final class FileExport implements Export {
     private final StorageFile file;
     private final boolean ownsFile;
     private final long size;
+    private static final long HOLE_SCAN_STEP = 1L << 30;
+    /** Whether any hole may exist; a fully allocated file stays hole-free until a TRIM or zeroing punches one. */
+    private volatile boolean holes;
 
     /** Serves an open file; the caller keeps ownership of it (closing the export leaves it open). */
     public FileExport(StorageFile file) throws IOException {
@@ -28,6 +31,16 @@ public final class FileExport implements Export {
         this.file = file;
         this.ownsFile = ownsFile;
         this.size = file.size();
+        this.holes = canExtents() && hasHole(file, size);
+    }
+
+    private static boolean hasHole(StorageFile file, long size) throws IOException {
+        for (long at = 0; at < size; at += HOLE_SCAN_STEP) {
+            for (Extent extent : file.extents(at, Math.min(HOLE_SCAN_STEP, size - at))) {
+                if (extent.hole()) return true;
+            }
+        }
+        return false;
     }
 
     /** Opens path under mode, read-only or read-write; closing the export closes the file. */
@@ -75,6 +88,7 @@ public final class FileExport implements Export {
 
     @Override
     public void trim(long offset, long length, boolean fua) throws IOException {
+        holes = true;
         file.trim(offset, length);
         if (fua) file.flush();
     }
@@ -82,6 +96,7 @@ public final class FileExport implements Export {
     @Override
     public void zero(long offset, long length, boolean mayTrim, boolean fast, boolean fua) throws IOException {
         if (fast && !canFastZero()) throw new ExportException(Protocol.ENOTSUP, "zeroing would not be fast");
+        holes = true; // ZERO_RANGE may also leave unwritten extents that SEEK_HOLE reports as holes
         file.zero(offset, length, mayTrim);
         if (fua) file.flush();
     }
@@ -121,6 +136,9 @@ public final class FileExport implements Export {
 
     @Override
     public boolean canCache() { return true; }
+
+    @Override
+    public boolean mayHaveHoles() { return holes; }
 
     @Override
     public boolean canMultiConn() { return true; }

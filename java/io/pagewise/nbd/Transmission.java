@@ -319,7 +319,7 @@ final class Transmission {
     private void planRuns(Request r) {
         r.runs = 0;
         if (r.length == 0) return;
-        boolean holes = session.structuredReplies() && (r.flags & CMD_FLAG_DF) == 0 && export.canExtents();
+        boolean holes = session.structuredReplies() && (r.flags & CMD_FLAG_DF) == 0 && export.mayHaveHoles();
         long covered = 0;
         if (holes) {
             try {
