@@ -16,6 +16,7 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -44,6 +45,8 @@ import java.util.function.Consumer;
  */
 public final class NbdServer implements Closeable {
     public static final int DEFAULT_PORT = 10809;
+    /** How long close() lets connections send the replies still owed before it cuts them. */
+    static final Duration CLOSE_GRACE = Duration.ofSeconds(5);
 
     private final Map<String, ExportEntry> exports;
     private final ServerSocketChannel listener;
@@ -89,8 +92,10 @@ public final class NbdServer implements Closeable {
         AtomicInteger workerIds = new AtomicInteger();
         workers = Executors.newFixedThreadPool(b.threads, r -> daemon(r, "nbd-worker-" + workerIds.incrementAndGet()));
         ByteBudget budget = new ByteBudget(b.maxInflightBytes);
-        context = new ServerContext(workers, budget, new PayloadBuffers(b.maxInflightBytes), stats, log, b.verbose,
-                Protocol.MIN_MAX_PAYLOAD);
+        long perConnection = b.maxInflightBytesPerConnection > 0 ? Math.min(b.maxInflightBytesPerConnection, b.maxInflightBytes)
+                : Math.max(PayloadBuffers.SMALL, b.maxInflightBytes / 4);
+        context = new ServerContext(workers, budget, perConnection, new PayloadBuffers(b.maxInflightBytes), stats, log,
+                b.verbose, Protocol.MIN_MAX_PAYLOAD);
         acceptor = daemon(this::acceptLoop, "nbd-accept");
     }
 
@@ -140,7 +145,8 @@ public final class NbdServer implements Closeable {
 
     /**
      * Stops: no new connections, in-flight requests finish and are answered, connections close, writable exports
-     * are flushed, the socket file is removed. Idempotent; later callers wait for the first to finish.
+     * are flushed, the socket file is removed. A connection that has not finished within {@link #CLOSE_GRACE}
+     * (a client that does not read its replies) is cut. Idempotent; later callers wait for the first to finish.
      */
     @Override
     public void close() throws IOException {
@@ -158,6 +164,12 @@ public final class NbdServer implements Closeable {
         try {
             listener.close();
             for (Connection connection : connections) connection.stopReading();
+            long deadline = System.nanoTime() + CLOSE_GRACE.toNanos();
+            for (Connection connection : connections) {
+                long left = deadline - System.nanoTime();
+                if (left > 0) connection.thread.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+                if (connection.thread.isAlive()) connection.cut();
+            }
             for (Connection connection : connections) connection.join();
             acceptor.join(10_000);
             workers.shutdown();
@@ -251,6 +263,12 @@ public final class NbdServer implements Closeable {
             }
         }
 
+        /** Closes the socket under a connection that did not finish in time at close(): its pending replies are dropped. */
+        void cut() {
+            log.accept("connection " + id + ": cut at shutdown: replies still unsent after " + seconds(CLOSE_GRACE));
+            closeQuietly(channel);
+        }
+
         /** Ends the connection's reading; requests already read still run and are answered. */
         void stopReading() {
             try {
@@ -309,6 +327,11 @@ public final class NbdServer implements Closeable {
         return out.toString();
     }
 
+    private static String seconds(Duration duration) {
+        long millis = duration.toMillis();
+        return millis % 1000 == 0 ? millis / 1000 + " s" : millis + " ms";
+    }
+
     private static Thread daemon(Runnable body, String name) {
         Thread thread = new Thread(body, name);
         thread.setDaemon(true);
@@ -338,6 +361,7 @@ public final class NbdServer implements Closeable {
         private int threads = Math.max(8, 4 * Runtime.getRuntime().availableProcessors());
         private int maxConnections = 64;
         private long maxInflightBytes = 64L << 20;
+        private long maxInflightBytesPerConnection;
         private Consumer<String> log = message -> System.err.println("pagewise nbd: " + message);
         private boolean verbose;
 
@@ -389,6 +413,18 @@ public final class NbdServer implements Closeable {
         public Builder maxInflightBytes(long bytes) {
             if (bytes < PayloadBuffers.SMALL) throw new IllegalArgumentException("max in-flight bytes must be at least 64K");
             this.maxInflightBytes = bytes;
+            return this;
+        }
+
+        /**
+         * Cap on payload bytes in flight for one connection (default: a quarter of {@link #maxInflightBytes}), so that
+         * one connection, even one that stops reading its replies, cannot hold the whole server-wide budget.
+         */
+        public Builder maxInflightBytesPerConnection(long bytes) {
+            if (bytes < PayloadBuffers.SMALL) {
+                throw new IllegalArgumentException("max in-flight bytes per connection must be at least 64K");
+            }
+            this.maxInflightBytesPerConnection = bytes;
             return this;
         }
 

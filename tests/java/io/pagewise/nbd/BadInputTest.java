@@ -323,4 +323,56 @@ class BadInputTest {
         }
         assertEquals(7, Files.readAllBytes(server.file)[4096]);
     }
+
+    /** Sends count READs of length bytes and never reads a reply: its replies pile up on the server. */
+    private Client stuckReader(int count, int length) throws IOException {
+        Client stuck = new Client().transmitting();
+        for (int i = 0; i < count; i++) stuck.request(0, 0, 5000 + i, (long) i * length % SIZE, length);
+        return stuck;
+    }
+
+    /** Waits until the other client's pipeline has had time to fill the server's workers and buffers. */
+    private static void letItJam() throws InterruptedException {
+        Thread.sleep(500);
+    }
+
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    void aClientThatStopsReadingRepliesDoesNotStarveTheWorkers() throws Exception {
+        server(b -> b.threads(2).maxInflightBytes(1L << 30));
+        Client stuck = stuckReader(64, 1 << 20);
+        try (Client other = new Client().transmitting()) {
+            letItJam();
+            long started = System.nanoTime();
+            for (int i = 0; i < 20; i++) {
+                byte[] data = new byte[64 * 1024];
+                java.util.Arrays.fill(data, (byte) i);
+                other.writeAt((long) i * data.length, data);
+                assertArrayEquals(data, other.readAt((long) i * data.length, data.length));
+            }
+            assertTrue(System.nanoTime() - started < TimeUnit.SECONDS.toNanos(5), "the other client was slowed down");
+            long closing = System.nanoTime();
+            server.server.close();
+            assertTrue(System.nanoTime() - closing < TimeUnit.SECONDS.toNanos(20), "close waited for the stuck client");
+            assertTrue(server.server.isStopped());
+        } finally {
+            stuck.close();
+        }
+    }
+
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    void aClientThatStopsReadingHoldsOnlyItsShareOfTheInflightBudget() throws Exception {
+        server(b -> b.threads(8).maxInflightBytes(16L << 20));
+        Client stuck = stuckReader(64, 1 << 20);
+        try (Client other = new Client().transmitting()) {
+            letItJam();
+            byte[] data = new byte[1 << 20];
+            java.util.Arrays.fill(data, (byte) 0x3c);
+            other.writeAt(0, data);
+            assertArrayEquals(data, other.readAt(0, data.length));
+        } finally {
+            stuck.close();
+        }
+    }
 }
