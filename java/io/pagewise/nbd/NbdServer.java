@@ -25,8 +25,11 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
 /**
@@ -57,6 +60,8 @@ public final class NbdServer implements Closeable {
     private final ServerStats stats;
     private final Consumer<String> log;
     private final int maxConnections;
+    private final Duration handshakeTimeout;
+    private final ScheduledThreadPoolExecutor handshakeTimer;
     private final Set<Connection> connections = ConcurrentHashMap.newKeySet();
     private final AtomicInteger connectionIds = new AtomicInteger();
     private final Thread acceptor;
@@ -67,6 +72,7 @@ public final class NbdServer implements Closeable {
         this.exports = Collections.unmodifiableMap(new LinkedHashMap<>(b.exports));
         this.log = b.log;
         this.maxConnections = b.maxConnections;
+        this.handshakeTimeout = b.handshakeTimeout;
         this.stats = new ServerStats();
         SocketAddress requested = b.address != null ? b.address
                 : new InetSocketAddress(InetAddress.getLoopbackAddress(), DEFAULT_PORT);
@@ -96,6 +102,8 @@ public final class NbdServer implements Closeable {
                 : Math.max(PayloadBuffers.SMALL, b.maxInflightBytes / 4);
         context = new ServerContext(workers, budget, perConnection, new PayloadBuffers(b.maxInflightBytes), stats, log,
                 b.verbose, Protocol.MIN_MAX_PAYLOAD);
+        handshakeTimer = new ScheduledThreadPoolExecutor(1, r -> daemon(r, "nbd-handshake-timer"));
+        handshakeTimer.setRemoveOnCancelPolicy(true);
         acceptor = daemon(this::acceptLoop, "nbd-accept");
     }
 
@@ -172,6 +180,7 @@ public final class NbdServer implements Closeable {
             }
             for (Connection connection : connections) connection.join();
             acceptor.join(10_000);
+            handshakeTimer.shutdownNow();
             workers.shutdown();
             workers.awaitTermination(60, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
@@ -224,11 +233,14 @@ public final class NbdServer implements Closeable {
         }
     }
 
+    private enum Phase { HANDSHAKE, TRANSMISSION, HANDSHAKE_TIMED_OUT }
+
     /** One client: its handshake, then its transmission phase, on a thread of its own. */
     private final class Connection {
         final int id;
         final SocketChannel channel;
         final Thread thread;
+        final AtomicReference<Phase> phase = new AtomicReference<>(Phase.HANDSHAKE);
 
         Connection(int id, SocketChannel channel) {
             this.id = id;
@@ -243,7 +255,7 @@ public final class NbdServer implements Closeable {
                     channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
                     who += " from " + describe(channel.getRemoteAddress());
                 }
-                Session session = new Handshake(channel, exports, context.maxPayload(), () -> stopping).negotiate();
+                Session session = handshake();
                 if (session == null || stopping) return;
                 if (context.verbose()) {
                     log.accept(who + ": serving '" + session.entry().name() + "' (" + session.entry().export() + ")"
@@ -261,6 +273,33 @@ public final class NbdServer implements Closeable {
                 closeQuietly(channel);
                 connections.remove(this);
             }
+        }
+
+        /**
+         * Runs the handshake under the handshake timeout: when it expires first, the socket is closed under the
+         * handshake, and this logs it once and returns null.
+         */
+        private Session handshake() throws IOException {
+            ScheduledFuture<?> timeout = handshakeTimeout.isZero() ? null
+                    : handshakeTimer.schedule(this::handshakeExpired, handshakeTimeout.toNanos(), TimeUnit.NANOSECONDS);
+            Session session;
+            try {
+                session = new Handshake(channel, exports, context.maxPayload(), () -> stopping).negotiate();
+            } catch (IOException e) {
+                if (phase.get() != Phase.HANDSHAKE_TIMED_OUT) throw e;
+                session = null;
+            } finally {
+                if (timeout != null) timeout.cancel(false);
+            }
+            if (phase.compareAndSet(Phase.HANDSHAKE, Phase.TRANSMISSION)) return session;
+            stats.handshakeTimedOut();
+            log.accept("connection " + id + ": dropped: handshake not finished within " + seconds(handshakeTimeout)
+                    + " (--handshake-timeout)");
+            return null;
+        }
+
+        private void handshakeExpired() {
+            if (phase.compareAndSet(Phase.HANDSHAKE, Phase.HANDSHAKE_TIMED_OUT)) closeQuietly(channel);
         }
 
         /** Closes the socket under a connection that did not finish in time at close(): its pending replies are dropped. */
@@ -362,6 +401,7 @@ public final class NbdServer implements Closeable {
         private int maxConnections = 64;
         private long maxInflightBytes = 64L << 20;
         private long maxInflightBytesPerConnection;
+        private Duration handshakeTimeout = Duration.ofSeconds(10);
         private Consumer<String> log = message -> System.err.println("pagewise nbd: " + message);
         private boolean verbose;
 
@@ -425,6 +465,16 @@ public final class NbdServer implements Closeable {
                 throw new IllegalArgumentException("max in-flight bytes per connection must be at least 64K");
             }
             this.maxInflightBytesPerConnection = bytes;
+            return this;
+        }
+
+        /**
+         * Time a client has to finish the handshake (from connecting to choosing an export) before it is dropped
+         * and its connection slot freed; default 10 s, zero for no limit.
+         */
+        public Builder handshakeTimeout(Duration timeout) {
+            if (timeout.isNegative()) throw new IllegalArgumentException("handshake timeout must not be negative");
+            this.handshakeTimeout = timeout;
             return this;
         }
 

@@ -375,4 +375,46 @@ class BadInputTest {
             stuck.close();
         }
     }
+
+    private void awaitConnectionCount(int count) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (server.server.connectionCount() != count && System.nanoTime() < deadline) Thread.sleep(10);
+        assertEquals(count, server.server.connectionCount());
+    }
+
+    @Test
+    void aSilentClientIsDroppedAfterTheHandshakeTimeoutAndFreesItsSlot() throws Exception {
+        server(b -> b.maxConnections(1).handshakeTimeout(java.time.Duration.ofMillis(300)));
+        try (Client silent = new Client()) {
+            try (Client refused = new Client()) {
+                assertTrue(refused.closedByServer());             // the silent client holds the only slot
+            }
+            long started = System.nanoTime();
+            silent.read(18);                                      // the greeting, then nothing from the client
+            assertTrue(silent.closedByServer());
+            assertTrue(System.nanoTime() - started < TimeUnit.SECONDS.toNanos(5));
+            awaitConnectionCount(0);
+            try (Client next = new Client().transmitting()) {
+                Thread.sleep(600);                                // past the timeout: transmission is not limited
+                next.writeAt(0, new byte[] {4, 5, 6});
+                assertArrayEquals(new byte[] {4, 5, 6}, next.readAt(0, 3));
+            }
+            assertEquals(1, logLines("handshake not finished within 300 ms"));
+            assertEquals(1, server.server.stats().handshakeTimeouts());
+        }
+    }
+
+    @Test
+    void aClientStallingMidHandshakeIsDropped() throws Exception {
+        server(b -> b.handshakeTimeout(java.time.Duration.ofMillis(300)));
+        try (Client stalling = new Client().greeted(3)) {
+            stalling.option(3, 0, null);                          // LIST is answered...
+            assertEquals(2, stalling.optionReply(3));
+            assertEquals(1, stalling.optionReply(3));
+            stalling.write(ByteBuffer.allocate(8).putLong(IHAVEOPT).flip()); // ...then half an option header
+            assertTrue(stalling.closedByServer());
+            awaitConnectionCount(0);
+            assertEquals(1, logLines("handshake not finished"));
+        }
+    }
 }
