@@ -18,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -43,7 +44,10 @@ public final class ServeCommand {
             "  --stats[=FILE]            at exit, print request statistics and page-cache residency (default stderr)",
             "  --threads=N               worker threads shared by all connections",
             "  --max-connections=N       connections served at once (default 64)",
-            "  --max-inflight-bytes=SIZE payload bytes buffered at once (default 64M; K, M, G suffixes)",
+            "  --max-inflight-bytes=SIZE payload bytes buffered at once (default 64M; K, M, G suffixes);",
+            "                            one connection may hold a quarter of it",
+            "  --handshake-timeout=SECONDS  drop clients that have not finished the handshake by then",
+            "                            (default 10; 0 for no limit)",
             "  --create=SIZE             create FILE (sparse) or extend it to SIZE",
             "  -v, --verbose             log every request");
 
@@ -73,6 +77,7 @@ public final class ServeCommand {
         Integer threads;
         Integer maxConnections;
         Long maxInflightBytes;
+        Integer handshakeTimeoutSeconds;
         Long create;
         boolean verbose;
         Path file;
@@ -143,6 +148,7 @@ public final class ServeCommand {
                 case "--threads": o.threads = integer(name, value, 1, 1024); break;
                 case "--max-connections": o.maxConnections = integer(name, value, 1, 65536); break;
                 case "--max-inflight-bytes": o.maxInflightBytes = size(name, value); break;
+                case "--handshake-timeout": o.handshakeTimeoutSeconds = integer(name, value, 0, 86400); break;
                 case "--create": o.create = size(name, value); break;
                 case "--read-only": case "--verbose":
                     throw new UsageException("option " + name + " takes no value");
@@ -165,7 +171,7 @@ public final class ServeCommand {
         switch (option) {
             case "--cache": case "--hint": case "--socket": case "--port": case "--bind": case "--export-name":
             case "--description": case "--run": case "--threads": case "--max-connections":
-            case "--max-inflight-bytes": case "--create":
+            case "--max-inflight-bytes": case "--handshake-timeout": case "--create":
                 return true;
             default:
                 return false;
@@ -311,6 +317,9 @@ public final class ServeCommand {
             if (options.threads != null) builder.threads(options.threads);
             if (options.maxConnections != null) builder.maxConnections(options.maxConnections);
             if (options.maxInflightBytes != null) builder.maxInflightBytes(options.maxInflightBytes);
+            if (options.handshakeTimeoutSeconds != null) {
+                builder.handshakeTimeout(Duration.ofSeconds(options.handshakeTimeoutSeconds));
+            }
             if (options.socket != null) {
                 builder.unixSocket(options.socket);
             } else if (options.run != null && options.port == null && options.bind == null) {

@@ -16,6 +16,7 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -24,8 +25,11 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
 /**
@@ -44,6 +48,8 @@ import java.util.function.Consumer;
  */
 public final class NbdServer implements Closeable {
     public static final int DEFAULT_PORT = 10809;
+    /** How long close() lets connections send the replies still owed before it cuts them. */
+    static final Duration CLOSE_GRACE = Duration.ofSeconds(5);
 
     private final Map<String, ExportEntry> exports;
     private final ServerSocketChannel listener;
@@ -54,6 +60,8 @@ public final class NbdServer implements Closeable {
     private final ServerStats stats;
     private final Consumer<String> log;
     private final int maxConnections;
+    private final Duration handshakeTimeout;
+    private final ScheduledThreadPoolExecutor handshakeTimer;
     private final Set<Connection> connections = ConcurrentHashMap.newKeySet();
     private final AtomicInteger connectionIds = new AtomicInteger();
     private final Thread acceptor;
@@ -64,6 +72,7 @@ public final class NbdServer implements Closeable {
         this.exports = Collections.unmodifiableMap(new LinkedHashMap<>(b.exports));
         this.log = b.log;
         this.maxConnections = b.maxConnections;
+        this.handshakeTimeout = b.handshakeTimeout;
         this.stats = new ServerStats();
         SocketAddress requested = b.address != null ? b.address
                 : new InetSocketAddress(InetAddress.getLoopbackAddress(), DEFAULT_PORT);
@@ -89,8 +98,12 @@ public final class NbdServer implements Closeable {
         AtomicInteger workerIds = new AtomicInteger();
         workers = Executors.newFixedThreadPool(b.threads, r -> daemon(r, "nbd-worker-" + workerIds.incrementAndGet()));
         ByteBudget budget = new ByteBudget(b.maxInflightBytes);
-        context = new ServerContext(workers, budget, new PayloadBuffers(b.maxInflightBytes), stats, log, b.verbose,
-                Protocol.MIN_MAX_PAYLOAD);
+        long perConnection = b.maxInflightBytesPerConnection > 0 ? Math.min(b.maxInflightBytesPerConnection, b.maxInflightBytes)
+                : Math.max(PayloadBuffers.SMALL, b.maxInflightBytes / 4);
+        context = new ServerContext(workers, budget, perConnection, new PayloadBuffers(b.maxInflightBytes), stats, log,
+                b.verbose, Protocol.MIN_MAX_PAYLOAD);
+        handshakeTimer = new ScheduledThreadPoolExecutor(1, r -> daemon(r, "nbd-handshake-timer"));
+        handshakeTimer.setRemoveOnCancelPolicy(true);
         acceptor = daemon(this::acceptLoop, "nbd-accept");
     }
 
@@ -140,7 +153,8 @@ public final class NbdServer implements Closeable {
 
     /**
      * Stops: no new connections, in-flight requests finish and are answered, connections close, writable exports
-     * are flushed, the socket file is removed. Idempotent; later callers wait for the first to finish.
+     * are flushed, the socket file is removed. A connection that has not finished within {@link #CLOSE_GRACE}
+     * (a client that does not read its replies) is cut. Idempotent; later callers wait for the first to finish.
      */
     @Override
     public void close() throws IOException {
@@ -158,8 +172,15 @@ public final class NbdServer implements Closeable {
         try {
             listener.close();
             for (Connection connection : connections) connection.stopReading();
+            long deadline = System.nanoTime() + CLOSE_GRACE.toNanos();
+            for (Connection connection : connections) {
+                long left = deadline - System.nanoTime();
+                if (left > 0) connection.thread.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+                if (connection.thread.isAlive()) connection.cut();
+            }
             for (Connection connection : connections) connection.join();
             acceptor.join(10_000);
+            handshakeTimer.shutdownNow();
             workers.shutdown();
             workers.awaitTermination(60, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
@@ -212,11 +233,14 @@ public final class NbdServer implements Closeable {
         }
     }
 
+    private enum Phase { HANDSHAKE, TRANSMISSION, HANDSHAKE_TIMED_OUT }
+
     /** One client: its handshake, then its transmission phase, on a thread of its own. */
     private final class Connection {
         final int id;
         final SocketChannel channel;
         final Thread thread;
+        final AtomicReference<Phase> phase = new AtomicReference<>(Phase.HANDSHAKE);
 
         Connection(int id, SocketChannel channel) {
             this.id = id;
@@ -231,7 +255,7 @@ public final class NbdServer implements Closeable {
                     channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
                     who += " from " + describe(channel.getRemoteAddress());
                 }
-                Session session = new Handshake(channel, exports, context.maxPayload(), () -> stopping).negotiate();
+                Session session = handshake();
                 if (session == null || stopping) return;
                 if (context.verbose()) {
                     log.accept(who + ": serving '" + session.entry().name() + "' (" + session.entry().export() + ")"
@@ -249,6 +273,39 @@ public final class NbdServer implements Closeable {
                 closeQuietly(channel);
                 connections.remove(this);
             }
+        }
+
+        /**
+         * Runs the handshake under the handshake timeout: when it expires first, the socket is closed under the
+         * handshake, and this logs it once and returns null.
+         */
+        private Session handshake() throws IOException {
+            ScheduledFuture<?> timeout = handshakeTimeout.isZero() ? null
+                    : handshakeTimer.schedule(this::handshakeExpired, handshakeTimeout.toNanos(), TimeUnit.NANOSECONDS);
+            Session session;
+            try {
+                session = new Handshake(channel, exports, context.maxPayload(), () -> stopping).negotiate();
+            } catch (IOException e) {
+                if (phase.get() != Phase.HANDSHAKE_TIMED_OUT) throw e;
+                session = null;
+            } finally {
+                if (timeout != null) timeout.cancel(false);
+            }
+            if (phase.compareAndSet(Phase.HANDSHAKE, Phase.TRANSMISSION)) return session;
+            stats.handshakeTimedOut();
+            log.accept("connection " + id + ": dropped: handshake not finished within " + seconds(handshakeTimeout)
+                    + " (--handshake-timeout)");
+            return null;
+        }
+
+        private void handshakeExpired() {
+            if (phase.compareAndSet(Phase.HANDSHAKE, Phase.HANDSHAKE_TIMED_OUT)) closeQuietly(channel);
+        }
+
+        /** Closes the socket under a connection that did not finish in time at close(): its pending replies are dropped. */
+        void cut() {
+            log.accept("connection " + id + ": cut at shutdown: replies still unsent after " + seconds(CLOSE_GRACE));
+            closeQuietly(channel);
         }
 
         /** Ends the connection's reading; requests already read still run and are answered. */
@@ -309,6 +366,11 @@ public final class NbdServer implements Closeable {
         return out.toString();
     }
 
+    private static String seconds(Duration duration) {
+        long millis = duration.toMillis();
+        return millis % 1000 == 0 ? millis / 1000 + " s" : millis + " ms";
+    }
+
     private static Thread daemon(Runnable body, String name) {
         Thread thread = new Thread(body, name);
         thread.setDaemon(true);
@@ -338,6 +400,8 @@ public final class NbdServer implements Closeable {
         private int threads = Math.max(8, 4 * Runtime.getRuntime().availableProcessors());
         private int maxConnections = 64;
         private long maxInflightBytes = 64L << 20;
+        private long maxInflightBytesPerConnection;
+        private Duration handshakeTimeout = Duration.ofSeconds(10);
         private Consumer<String> log = message -> System.err.println("pagewise nbd: " + message);
         private boolean verbose;
 
@@ -389,6 +453,28 @@ public final class NbdServer implements Closeable {
         public Builder maxInflightBytes(long bytes) {
             if (bytes < PayloadBuffers.SMALL) throw new IllegalArgumentException("max in-flight bytes must be at least 64K");
             this.maxInflightBytes = bytes;
+            return this;
+        }
+
+        /**
+         * Cap on payload bytes in flight for one connection (default: a quarter of {@link #maxInflightBytes}), so that
+         * one connection, even one that stops reading its replies, cannot hold the whole server-wide budget.
+         */
+        public Builder maxInflightBytesPerConnection(long bytes) {
+            if (bytes < PayloadBuffers.SMALL) {
+                throw new IllegalArgumentException("max in-flight bytes per connection must be at least 64K");
+            }
+            this.maxInflightBytesPerConnection = bytes;
+            return this;
+        }
+
+        /**
+         * Time a client has to finish the handshake (from connecting to choosing an export) before it is dropped
+         * and its connection slot freed; default 10 s, zero for no limit.
+         */
+        public Builder handshakeTimeout(Duration timeout) {
+            if (timeout.isNegative()) throw new IllegalArgumentException("handshake timeout must not be negative");
+            this.handshakeTimeout = timeout;
             return this;
         }
 

@@ -15,6 +15,7 @@ public final class ServerStats {
     private final LongAdder connections = new LongAdder();
     private final LongAdder rejectedConnections = new LongAdder();
     private final LongAdder protocolErrors = new LongAdder();
+    private final LongAdder handshakeTimeouts = new LongAdder();
 
     private static LongAdder[] adders() {
         LongAdder[] adders = new LongAdder[COMMANDS + 1];
@@ -45,6 +46,8 @@ public final class ServerStats {
 
     void protocolError() { protocolErrors.increment(); }
 
+    void handshakeTimedOut() { handshakeTimeouts.increment(); }
+
     public long ops(String command) { return ops[index(code(command))].sum(); }
 
     public long bytes(String command) { return bytes[index(code(command))].sum(); }
@@ -56,6 +59,9 @@ public final class ServerStats {
     public long rejectedConnections() { return rejectedConnections.sum(); }
 
     public long protocolErrors() { return protocolErrors.sum(); }
+
+    /** Connections dropped because their handshake did not finish in time. */
+    public long handshakeTimeouts() { return handshakeTimeouts.sum(); }
 
     public double elapsedSeconds() { return (System.nanoTime() - startNanos) / 1e9; }
 
@@ -69,8 +75,8 @@ public final class ServerStats {
     /** A human-readable report: elapsed time, then one line per command used. */
     public void print(PrintStream out) {
         double seconds = elapsedSeconds();
-        out.printf(Locale.ROOT, "elapsed: %.3f s, connections: %d (%d refused), protocol errors: %d%n", seconds,
-                connections(), rejectedConnections(), protocolErrors());
+        out.printf(Locale.ROOT, "elapsed: %.3f s, connections: %d (%d refused, %d handshake timeouts), protocol errors: %d%n",
+                seconds, connections(), rejectedConnections(), handshakeTimeouts(), protocolErrors());
         out.printf(Locale.ROOT, "%-13s %10s %14s %12s %8s%n", "command", "ops", "bytes", "MiB/s", "errors");
         for (int i = 0; i <= COMMANDS; i++) {
             long n = ops[i].sum();

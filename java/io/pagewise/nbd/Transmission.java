@@ -13,14 +13,16 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The transmission phase of one connection. The connection's thread reads requests (and WRITE payloads) and hands
- * them to the shared worker pool, which executes them in parallel and answers each as soon as it is done, in any
- * order. A lock per connection keeps every reply whole on the wire; each reply is one gathering write.
+ * them to the shared worker pool, which executes them in parallel and queues each reply as soon as it is done, in
+ * any order. The connection's own sender thread writes the queued replies, each whole with one gathering write, so
+ * a client that stops reading blocks only its own sender, never a worker. A request keeps its payload buffers and
+ * its share of the in-flight budgets until its reply has been written.
  */
 final class Transmission {
     static final int MAX_REQUESTS_IN_FLIGHT = 512;
@@ -37,8 +39,12 @@ final class Transmission {
     private final ServerContext context;
     private final Semaphore slots = new Semaphore(MAX_REQUESTS_IN_FLIGHT);
     private final ConcurrentLinkedQueue<Request> free = new ConcurrentLinkedQueue<>();
-    private final ReentrantLock sendLock = new ReentrantLock();
-    private volatile boolean sendFailed;
+    /** Payload bytes this connection may hold: its share of the server-wide budget. */
+    private final ByteBudget connectionBudget;
+    /** Replies ready to send; never full, since at most MAX_REQUESTS_IN_FLIGHT requests exist. */
+    private final ArrayBlockingQueue<Request> replies = new ArrayBlockingQueue<>(MAX_REQUESTS_IN_FLIGHT + 1);
+    private final Request endOfReplies = new Request();
+    private boolean sendFailed;
 
     Transmission(SocketChannel channel, Session session, String who, ServerContext context) {
         this.channel = channel;
@@ -46,12 +52,16 @@ final class Transmission {
         this.export = session.entry().export();
         this.who = who;
         this.context = context;
+        this.connectionBudget = new ByteBudget(context.connectionInflightBytes());
     }
 
     /** Serves requests until the client disconnects or breaks the protocol; returns once nothing is in flight. */
     void serve() throws IOException {
         ByteBuffer head = ByteBuffer.allocateDirect(REQUEST_HEADER_SIZE);
         ByteBuffer scratch = ByteBuffer.allocateDirect(64 * 1024);
+        Thread sender = new Thread(this::sendReplies, Thread.currentThread().getName() + "-replies");
+        sender.setDaemon(true);
+        sender.start();
         try {
             while (true) {
                 head.clear();
@@ -76,10 +86,14 @@ final class Transmission {
                         // The payload of a refused WRITE is still on the wire: drop it to stay in step.
                         if (type == CMD_WRITE) SocketIo.skip(channel, length, scratch);
                         request.fail(problem);
+                        submitted = true;
                         continue;
                     }
                     if (type == CMD_READ || type == CMD_WRITE) {
-                        request.charge = context.budget().acquire(PayloadBuffers.footprint(length));
+                        long footprint = PayloadBuffers.footprint(length);
+                        // The connection's share first: a connection at its cap waits without holding global bytes.
+                        request.connectionCharge = connectionBudget.acquire(footprint);
+                        request.charge = context.budget().acquire(footprint);
                         request.pieceCount = context.buffers().take(length, request.pieces);
                     }
                     if (type == CMD_WRITE) {
@@ -98,6 +112,55 @@ final class Transmission {
         } finally {
             slots.acquireUninterruptibly(MAX_REQUESTS_IN_FLIGHT);
             slots.release(MAX_REQUESTS_IN_FLIGHT);
+            replies.add(endOfReplies);
+            joinUninterruptibly(sender);
+        }
+    }
+
+    private static void joinUninterruptibly(Thread thread) {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                thread.join();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) Thread.currentThread().interrupt();
+    }
+
+    /**
+     * The sender thread: writes queued replies in the order they were finished, then releases their requests. After
+     * a failed write nothing more is sent, and the connection's reading is stopped.
+     */
+    private void sendReplies() {
+        while (true) {
+            Request r;
+            try {
+                r = replies.take();
+            } catch (InterruptedException e) {
+                continue; // nothing interrupts this thread on purpose; the end is signalled by endOfReplies
+            }
+            if (r == endOfReplies) return;
+            try {
+                if (!sendFailed) SocketIo.writeFully(channel, r.segments, r.segmentCount);
+            } catch (IOException e) {
+                sendFailed = true;
+                // A socket closed under the sender (the server cutting the connection) was logged by whoever closed it.
+                if (!(e instanceof ClosedChannelException)) {
+                    context.log().accept(who + ": cannot send replies, closing: " + e.getMessage());
+                }
+                try {
+                    channel.shutdownInput();
+                } catch (IOException ignored) {
+                    // already closed
+                }
+            } finally {
+                for (int i = 0; i < r.segmentCount; i++) r.segments[i] = null;
+                r.segmentCount = 0;
+                release(r);
+            }
         }
     }
 
@@ -112,6 +175,8 @@ final class Transmission {
         request.pieceCount = 0;
         if (request.charge > 0) context.budget().release(request.charge);
         request.charge = 0;
+        if (request.connectionCharge > 0) connectionBudget.release(request.connectionCharge);
+        request.connectionCharge = 0;
         free.offer(request);
         slots.release();
     }
@@ -173,6 +238,7 @@ final class Transmission {
         long length;
         int error;
         long charge;
+        long connectionCharge;
         int pieceCount;
         long started;
         final ByteBuffer[] pieces = new ByteBuffer[MAX_PAYLOAD_PIECES];
@@ -199,13 +265,15 @@ final class Transmission {
             return why;
         }
 
-        /** Answers a request refused before it ran (on the connection's thread). */
+        /** Answers a request refused before it ran (on the connection's thread); the sender releases it. */
         void fail(String problem) {
             logRequest(problem);
             context.stats().request(type, length, true);
-            sendError(this, error, problem);
+            prepareError(this, error, problem);
+            replies.add(this);
         }
 
+        /** Executes the request on a worker, then queues its reply; the sender releases it once written. */
         @Override
         public void run() {
             String failure = null;
@@ -216,11 +284,11 @@ final class Transmission {
                 failure = e.getMessage() != null ? e.getMessage() : e.toString();
                 context.log().accept(who + ": " + commandName(type) + " " + Long.toUnsignedString(offset) + "+" + length
                         + " failed: " + failure);
-                sendError(this, error, failure);
+                prepareError(this, error, failure);
             } finally {
                 context.stats().request(type, length, failure != null);
                 logRequest(failure);
-                release(this);
+                replies.add(this);
             }
         }
 
@@ -234,6 +302,7 @@ final class Transmission {
 
     private static final int MAX_PAYLOAD_PIECES = MIN_MAX_PAYLOAD / PayloadBuffers.LARGE + 1;
 
+    /** Executes the request and leaves its reply in r.segments. */
     private void execute(Request r) throws IOException {
         boolean fua = (r.flags & CMD_FLAG_FUA) != 0;
         switch (r.type) {
@@ -269,7 +338,7 @@ final class Transmission {
             default:
                 throw new ExportException(EINVAL, "unknown command " + r.type);
         }
-        sendOk(r);
+        prepareOk(r);
     }
 
     private void read(Request r) throws IOException {
@@ -293,12 +362,10 @@ final class Transmission {
         if (!session.structuredReplies()) {
             addSegment(r, area.slice(0, SIMPLE_REPLY_HEADER_SIZE).putInt(SIMPLE_REPLY_MAGIC).putInt(0).putLong(r.cookie).flip());
             addData(r, 0, r.length, pieceSize);
-            send(r);
             return;
         }
         if (r.runs == 0) {
             addSegment(r, chunk(r, REPLY_FLAG_DONE, REPLY_TYPE_NONE, 0, 0).flip());
-            send(r);
             return;
         }
         for (int k = 0; k < r.runs; k++) {
@@ -312,7 +379,6 @@ final class Transmission {
                 addData(r, r.runStart[k], r.runLength[k], pieceSize);
             }
         }
-        send(r);
     }
 
     /** Splits the READ range into data and hole runs (one data run unless structured replies allow holes). */
@@ -390,7 +456,6 @@ final class Transmission {
         chunk(r, REPLY_FLAG_DONE, REPLY_TYPE_BLOCK_STATUS, payload, 4).putInt(BASE_ALLOCATION_ID);
         r.segmentCount = 0;
         addSegment(r, area.slice(0, CHUNK_HEADER_SIZE + payload));
-        send(r);
     }
 
     /**
@@ -405,7 +470,7 @@ final class Transmission {
                 .putInt((int) payloadLength);
     }
 
-    private void sendOk(Request r) {
+    private void prepareOk(Request r) {
         r.segmentCount = 0;
         ByteBuffer area = r.area.clear();
         if (session.structuredReplies()) {
@@ -413,10 +478,9 @@ final class Transmission {
         } else {
             addSegment(r, area.putInt(SIMPLE_REPLY_MAGIC).putInt(0).putLong(r.cookie).flip());
         }
-        send(r);
     }
 
-    private void sendError(Request r, int error, String message) {
+    private void prepareError(Request r, int error, String message) {
         r.segmentCount = 0;
         ByteBuffer area = r.area.clear();
         if (session.structuredReplies()) {
@@ -427,7 +491,6 @@ final class Transmission {
         } else {
             addSegment(r, area.putInt(SIMPLE_REPLY_MAGIC).putInt(error).putLong(r.cookie).flip());
         }
-        send(r);
     }
 
     private void addData(Request r, long start, long length, int pieceSize) {
@@ -442,26 +505,6 @@ final class Transmission {
 
     private static void addSegment(Request r, ByteBuffer segment) {
         r.segments[r.segmentCount++] = segment;
-    }
-
-    /** Writes the request's reply segments as one message; after a failed write the connection sends nothing more. */
-    private void send(Request r) {
-        sendLock.lock();
-        try {
-            if (!sendFailed) SocketIo.writeFully(channel, r.segments, r.segmentCount);
-        } catch (IOException e) {
-            if (!sendFailed) context.log().accept(who + ": cannot send replies, closing: " + e.getMessage());
-            sendFailed = true;
-            try {
-                channel.shutdownInput();
-            } catch (IOException ignored) {
-                // already closed
-            }
-        } finally {
-            sendLock.unlock();
-            for (int i = 0; i < r.segmentCount; i++) r.segments[i] = null;
-            r.segmentCount = 0;
-        }
     }
 
     /** The NBD error for a failure. */

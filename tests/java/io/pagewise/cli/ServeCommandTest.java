@@ -64,6 +64,7 @@ class ServeCommandTest {
             "--port=http|--port",
             "--max-inflight-bytes=12Q|--max-inflight-bytes",
             "--threads=0|--threads",
+            "--handshake-timeout=-1|--handshake-timeout",
             "--socket=/tmp/x.sock --port=1|--socket",
     })
     void badCommandLinesExitTwoNamingTheOption(String args, String named) {
@@ -123,6 +124,24 @@ class ServeCommandTest {
         String text = Files.readString(stats);
         assertTrue(text.contains("elapsed:") && text.contains("connections: 1 "), text);
         assertEquals(io.pagewise.Native.isAvailable(), text.contains("page cache:"), text);
+    }
+
+    @Test
+    void handshakeTimeoutDropsASilentClient() throws Exception {
+        String python = ExternalTools.python();
+        Path file = disk(1 << 20);
+        Path script = dir.resolve("silent.py");
+        Files.writeString(script, String.join("\n",
+                "import os, socket, sys",
+                "s = socket.socket(socket.AF_UNIX)",
+                "s.settimeout(20)",
+                "s.connect(os.environ['unixsocket'])",
+                "assert len(s.recv(18, socket.MSG_WAITALL)) == 18",
+                "sys.exit(0 if s.recv(1) == b'' else 9)",
+                ""));
+        Outcome outcome = serve("--handshake-timeout=1", "--run", python + " " + script, file.toString());
+        assertEquals(0, outcome.status(), outcome.err());
+        assertTrue(outcome.err().contains("handshake not finished within 1 s"), outcome.err());
     }
 
     @Test

@@ -323,4 +323,98 @@ class BadInputTest {
         }
         assertEquals(7, Files.readAllBytes(server.file)[4096]);
     }
+
+    /** Sends count READs of length bytes and never reads a reply: its replies pile up on the server. */
+    private Client stuckReader(int count, int length) throws IOException {
+        Client stuck = new Client().transmitting();
+        for (int i = 0; i < count; i++) stuck.request(0, 0, 5000 + i, (long) i * length % SIZE, length);
+        return stuck;
+    }
+
+    /** Waits until the other client's pipeline has had time to fill the server's workers and buffers. */
+    private static void letItJam() throws InterruptedException {
+        Thread.sleep(500);
+    }
+
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    void aClientThatStopsReadingRepliesDoesNotStarveTheWorkers() throws Exception {
+        server(b -> b.threads(2).maxInflightBytes(1L << 30));
+        Client stuck = stuckReader(64, 1 << 20);
+        try (Client other = new Client().transmitting()) {
+            letItJam();
+            long started = System.nanoTime();
+            for (int i = 0; i < 20; i++) {
+                byte[] data = new byte[64 * 1024];
+                java.util.Arrays.fill(data, (byte) i);
+                other.writeAt((long) i * data.length, data);
+                assertArrayEquals(data, other.readAt((long) i * data.length, data.length));
+            }
+            assertTrue(System.nanoTime() - started < TimeUnit.SECONDS.toNanos(5), "the other client was slowed down");
+            long closing = System.nanoTime();
+            server.server.close();
+            assertTrue(System.nanoTime() - closing < TimeUnit.SECONDS.toNanos(20), "close waited for the stuck client");
+            assertTrue(server.server.isStopped());
+        } finally {
+            stuck.close();
+        }
+    }
+
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    void aClientThatStopsReadingHoldsOnlyItsShareOfTheInflightBudget() throws Exception {
+        server(b -> b.threads(8).maxInflightBytes(16L << 20));
+        Client stuck = stuckReader(64, 1 << 20);
+        try (Client other = new Client().transmitting()) {
+            letItJam();
+            byte[] data = new byte[1 << 20];
+            java.util.Arrays.fill(data, (byte) 0x3c);
+            other.writeAt(0, data);
+            assertArrayEquals(data, other.readAt(0, data.length));
+        } finally {
+            stuck.close();
+        }
+    }
+
+    private void awaitConnectionCount(int count) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (server.server.connectionCount() != count && System.nanoTime() < deadline) Thread.sleep(10);
+        assertEquals(count, server.server.connectionCount());
+    }
+
+    @Test
+    void aSilentClientIsDroppedAfterTheHandshakeTimeoutAndFreesItsSlot() throws Exception {
+        server(b -> b.maxConnections(1).handshakeTimeout(java.time.Duration.ofMillis(300)));
+        try (Client silent = new Client()) {
+            try (Client refused = new Client()) {
+                assertTrue(refused.closedByServer());             // the silent client holds the only slot
+            }
+            long started = System.nanoTime();
+            silent.read(18);                                      // the greeting, then nothing from the client
+            assertTrue(silent.closedByServer());
+            assertTrue(System.nanoTime() - started < TimeUnit.SECONDS.toNanos(5));
+            awaitConnectionCount(0);
+            try (Client next = new Client().transmitting()) {
+                Thread.sleep(600);                                // past the timeout: transmission is not limited
+                next.writeAt(0, new byte[] {4, 5, 6});
+                assertArrayEquals(new byte[] {4, 5, 6}, next.readAt(0, 3));
+            }
+            assertEquals(1, logLines("handshake not finished within 300 ms"));
+            assertEquals(1, server.server.stats().handshakeTimeouts());
+        }
+    }
+
+    @Test
+    void aClientStallingMidHandshakeIsDropped() throws Exception {
+        server(b -> b.handshakeTimeout(java.time.Duration.ofMillis(300)));
+        try (Client stalling = new Client().greeted(3)) {
+            stalling.option(3, 0, null);                          // LIST is answered...
+            assertEquals(2, stalling.optionReply(3));
+            assertEquals(1, stalling.optionReply(3));
+            stalling.write(ByteBuffer.allocate(8).putLong(IHAVEOPT).flip()); // ...then half an option header
+            assertTrue(stalling.closedByServer());
+            awaitConnectionCount(0);
+            assertEquals(1, logLines("handshake not finished"));
+        }
+    }
 }
