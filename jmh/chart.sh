@@ -10,7 +10,9 @@ python3 - "$csv" "$data" <<'PY'
 import csv, statistics, sys
 path, out = sys.argv[1:3]
 rows = list(csv.DictReader(open(path)))
-for test in ("read", "write"):
+tests = [t for t in ("read", "write") if any(r["test"] == t for r in rows)]
+open(f"{out}/tests", "w").write(" ".join(tests))
+for test in tests:
     with open(f"{out}/{test}.dat", "w") as f:
         configs = sorted({r["config"] for r in rows if r["test"] == test})
         for c in configs:
@@ -19,11 +21,13 @@ for test in ("read", "write"):
             res = statistics.median(float(r["resident_percent"]) for r in runs)
             f.write(f"{t:.3f} {res:.2f} {c}\n")
 PY
+tests=$(cat "$data/tests")
+panels=$(echo "$tests" | wc -w)
 gnuplot <<GP
-set terminal pngcairo size 1200,520 font ",10"
+set terminal pngcairo size $((600 * panels)),520 font ",10"
 set output "$png"
-set multiplot layout 1,2 title "NBD servers: time to copy the file with nbdcopy vs page cache left behind (lower left is better)"
-do for [test in "read write"] {
+set multiplot layout 1,$panels title "NBD servers: time to copy the file with nbdcopy vs page cache left behind (lower left is better)"
+do for [test in "$tests"] {
     set title test
     set xlabel "median seconds"
     set ylabel "file left in page cache (%)"
