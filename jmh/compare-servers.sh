@@ -44,8 +44,6 @@ if [ -z "$jar" ]; then
     echo "compare-servers: no pagewise jar; build it with: mvn -q package -DskipTests" >&2
     exit 1
 fi
-java=${JAVA_HOME:+$JAVA_HOME/bin/}java
-
 mkdir -p "$out"
 work=$(mktemp -d "$dir/pagewise-bench.XXXXXX")
 sock="$work/nbd.sock"
@@ -66,7 +64,7 @@ start_server() {
     local config=$1 file=$2
     rm -f "$sock"
     case $config in
-        pagewise-*) "$java" -jar "$jar" serve --socket="$sock" --cache="${config#pagewise-}" "$file" >"$work/server.log" 2>&1 & ;;
+        pagewise-*) "$root/bin/pagewise" serve --socket="$sock" --cache="${config#pagewise-}" "$file" >"$work/server.log" 2>&1 & ;;
         nbdkit) nbdkit -f -U "$sock" file "$file" >"$work/server.log" 2>&1 & ;;
         nbdkit-none) nbdkit -f -U "$sock" file "$file" cache=none >"$work/server.log" 2>&1 & ;;
         nbdkit-none-random) nbdkit -f -U "$sock" file "$file" cache=none fadvise=random >"$work/server.log" 2>&1 & ;;
