@@ -44,7 +44,7 @@ class ConcurrentWritersTest {
             // Round 1 grows the empty file from every thread; round 2 overwrites it with other piece boundaries.
             for (int round = 0; round < 2; round++) {
                 byte[] expected = Fixtures.random(mode.ordinal() * 100L + round, TOTAL);
-                writeConcurrently(file, expected, partition(new Random(round * 7L + mode.ordinal())));
+                Fixtures.writeConcurrently(file, expected, THREADS, true, partition(new Random(round * 7L + mode.ordinal())));
                 assertEquals(TOTAL, file.size(), mode + " round " + round + ": size");
                 assertBytes(expected, Fixtures.read(file, 0, TOTAL + 100, BufferKind.DIRECT), mode + " round " + round);
                 assertBytes(expected, Files.readAllBytes(path), mode + " round " + round + " via Files.readAllBytes");
@@ -120,34 +120,5 @@ class ConcurrentWritersTest {
             at += length;
         }
         return pieces;
-    }
-
-    private static void writeConcurrently(StorageFile file, byte[] expected, List<int[]> pieces) throws Exception {
-        List<List<int[]>> owned = new ArrayList<>();
-        for (int t = 0; t < THREADS; t++) owned.add(new ArrayList<>());
-        for (int i = 0; i < pieces.size(); i++) owned.get(i % THREADS).add(pieces.get(i)); // neighbours differ
-        BufferKind[] kinds = BufferKind.values();
-        ExecutorService pool = Executors.newFixedThreadPool(THREADS);
-        try {
-            CyclicBarrier start = new CyclicBarrier(THREADS);
-            List<Future<?>> done = new ArrayList<>();
-            for (int t = 0; t < THREADS; t++) {
-                List<int[]> mine = owned.get(t);
-                Collections.shuffle(mine, new Random(t));
-                int id = t;
-                done.add(pool.submit(() -> {
-                    start.await();
-                    int i = 0;
-                    for (int[] piece : mine) {
-                        byte[] data = Arrays.copyOfRange(expected, piece[0], piece[0] + piece[1]);
-                        Fixtures.write(file, piece[0], data, kinds[(id + i++) % kinds.length], i % 17 == 0);
-                    }
-                    return null;
-                }));
-            }
-            for (Future<?> f : done) f.get();
-        } finally {
-            pool.shutdownNow();
-        }
     }
 }

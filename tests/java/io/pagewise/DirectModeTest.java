@@ -14,13 +14,8 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Random;
-import java.util.concurrent.CyclicBarrier;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -131,38 +126,15 @@ class DirectModeTest {
         int threads = 6;
         byte[] expected = Fixtures.random(10, total);
         Files.write(path, new byte[total]);
-        List<List<int[]>> owned = new ArrayList<>();
-        for (int t = 0; t < threads; t++) owned.add(new ArrayList<>());
+        List<int[]> pieces = new ArrayList<>();
         Random random = new Random(11);
-        for (int at = 0, piece = 0; at < total; piece++) {
+        for (int at = 0; at < total; ) {
             int length = Math.min(1 + random.nextInt(7), total - at);
-            owned.get(piece % threads).add(new int[] {at, length});
+            pieces.add(new int[] {at, length});
             at += length;
         }
-        BufferKind[] kinds = BufferKind.values();
         try (StorageFile file = StorageFile.open(path, mode, READ, WRITE)) {
-            ExecutorService pool = Executors.newFixedThreadPool(threads);
-            try {
-                CyclicBarrier start = new CyclicBarrier(threads);
-                List<Future<?>> done = new ArrayList<>();
-                for (int t = 0; t < threads; t++) {
-                    List<int[]> mine = owned.get(t);
-                    Collections.shuffle(mine, new Random(t));
-                    int id = t;
-                    done.add(pool.submit(() -> {
-                        start.await();
-                        int i = 0;
-                        for (int[] piece : mine) {
-                            byte[] data = java.util.Arrays.copyOfRange(expected, piece[0], piece[0] + piece[1]);
-                            Fixtures.write(file, piece[0], data, kinds[(id + i++) % kinds.length]);
-                        }
-                        return null;
-                    }));
-                }
-                for (Future<?> f : done) f.get();
-            } finally {
-                pool.shutdownNow();
-            }
+            Fixtures.writeConcurrently(file, expected, threads, false, pieces);
             assertEquals(total, file.size());
             assertBytes(expected, Fixtures.read(file, 0, total, BufferKind.DIRECT), "every byte after concurrent RMW");
         }

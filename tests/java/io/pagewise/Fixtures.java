@@ -4,8 +4,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 
 /** Shared test helpers: random data, buffers of every kind, and an in-memory model of a file's expected bytes. */
 final class Fixtures {
@@ -160,6 +167,40 @@ final class Fixtures {
 
         private void grow(int end) {
             if (end > bytes.length) bytes = Arrays.copyOf(bytes, Math.max(end, bytes.length * 2));
+        }
+    }
+
+    /**
+     * Writes the pieces ({offset, length} of expected) from threads at once: piece i belongs to thread i % threads,
+     * each thread writes its pieces in shuffled order, cycling buffer kinds, with FUA on every 17th when asked.
+     */
+    static void writeConcurrently(StorageFile file, byte[] expected, int threads, boolean someFua, List<int[]> pieces)
+            throws Exception {
+        List<List<int[]>> owned = new ArrayList<>();
+        for (int t = 0; t < threads; t++) owned.add(new ArrayList<>());
+        for (int i = 0; i < pieces.size(); i++) owned.get(i % threads).add(pieces.get(i)); // neighbours differ
+        BufferKind[] kinds = BufferKind.values();
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            CyclicBarrier start = new CyclicBarrier(threads);
+            List<Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                List<int[]> mine = owned.get(t);
+                Collections.shuffle(mine, new Random(t));
+                int id = t;
+                done.add(pool.submit(() -> {
+                    start.await();
+                    int i = 0;
+                    for (int[] piece : mine) {
+                        byte[] data = Arrays.copyOfRange(expected, piece[0], piece[0] + piece[1]);
+                        Fixtures.write(file, piece[0], data, kinds[(id + i++) % kinds.length], someFua && i % 17 == 0);
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : done) f.get();
+        } finally {
+            pool.shutdownNow();
         }
     }
 }
