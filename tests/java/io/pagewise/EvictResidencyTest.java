@@ -100,9 +100,7 @@ class EvictResidencyTest {
     @EnumSource(value = CacheMode.class, names = {"EVICT", "DONTCACHE"})
     void shuffledMultiThreadedReadLeavesAtMostOnePercent(CacheMode mode) throws Exception {
         int block = 64 << 10;
-        List<Long> offsets = new ArrayList<>();
-        for (long at = 0; at < SIZE; at += block) offsets.add(at);
-        Collections.shuffle(offsets, new Random(42));
+        List<Long> offsets = shuffledOffsets(block, 42);
         AtomicInteger next = new AtomicInteger();
         ExecutorService pool = Executors.newFixedThreadPool(4);
         try (StorageFile file = StorageFile.open(image, mode)) {
@@ -131,9 +129,7 @@ class EvictResidencyTest {
     void shuffledMultiThreadedWriteLeavesAtMostOnePercent(CacheMode mode) throws Exception {
         Path written = dir.resolve("written.raw");
         int block = 64 << 10;
-        List<Long> offsets = new ArrayList<>();
-        for (long at = 0; at < SIZE; at += block) offsets.add(at);
-        Collections.shuffle(offsets, new Random(43));
+        List<Long> offsets = shuffledOffsets(block, 43);
         AtomicInteger next = new AtomicInteger();
         ExecutorService pool = Executors.newFixedThreadPool(4);
         try (StorageFile file = StorageFile.open(written, mode, READ, WRITE, CREATE, TRUNCATE_EXISTING)) {
@@ -200,6 +196,14 @@ class EvictResidencyTest {
         } finally {
             Files.delete(file);
         }
+    }
+
+    /** Every block offset of the image, in a shuffled order. */
+    private static List<Long> shuffledOffsets(int block, long seed) {
+        List<Long> offsets = new ArrayList<>();
+        for (long at = 0; at < SIZE; at += block) offsets.add(at);
+        Collections.shuffle(offsets, new Random(seed));
+        return offsets;
     }
 
     private static void writeSequentially(Path path, CacheMode mode) throws IOException {
