@@ -34,6 +34,8 @@ public final class ChannelRawFile implements RawFile {
 
     @Override public boolean isBlockDevice() { return false; }
 
+    @Override public boolean usesPageCache() { return true; }
+
     @Override public Alignment alignment() { return new Alignment(4096, 4096, 4096); }
 
     @Override

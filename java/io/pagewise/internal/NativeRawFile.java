@@ -20,13 +20,16 @@ public final class NativeRawFile implements RawFile {
     private final Path path;
     private final int fd;
     private final boolean blockDevice;
+    private final boolean cached;
     private final Alignment alignment;
     private final long readaheadBytes;
 
-    private NativeRawFile(Path path, int fd, boolean blockDevice, Alignment alignment, long readaheadBytes) {
+    private NativeRawFile(Path path, int fd, boolean blockDevice, boolean cached, Alignment alignment,
+                          long readaheadBytes) {
         this.path = path;
         this.fd = fd;
         this.blockDevice = blockDevice;
+        this.cached = cached;
         this.alignment = alignment;
         this.readaheadBytes = readaheadBytes;
     }
@@ -47,7 +50,7 @@ public final class NativeRawFile implements RawFile {
             int[] direct = new int[2];
             Errno.check(FileDescriptors.directAlignment0(fd, direct), "statx", path);
             return new NativeRawFile(path, fd, stat[1] == FileDescriptors.TYPE_BLOCK_DEVICE,
-                    new Alignment(direct[0], direct[1], (int) stat[2]), readaheadBytes(stat[4], stat[5]));
+                    stat[1] != FileDescriptors.TYPE_OTHER, new Alignment(direct[0], direct[1], (int) stat[2]), readaheadBytes(stat[4], stat[5]));
         } catch (IOException | RuntimeException e) {
             FileDescriptors.close0(fd);
             throw e;
@@ -75,6 +78,8 @@ public final class NativeRawFile implements RawFile {
     @Override public boolean isNative() { return true; }
 
     @Override public boolean isBlockDevice() { return blockDevice; }
+
+    @Override public boolean usesPageCache() { return cached; }
 
     @Override public Alignment alignment() { return alignment; }
 

@@ -59,6 +59,9 @@ public interface RawFile extends java.io.Closeable {
 
     boolean isBlockDevice();
 
+    /** True for regular files and block devices; false for character devices, pipes and sockets. */
+    boolean usesPageCache();
+
     io.pagewise.Alignment alignment();
 
     void close() throws IOException;

@@ -38,6 +38,8 @@ final class EvictPolicy implements CachePolicy {
     private final int spillWindows;
 
     private final PrecachedPages precached;
+    /** False for files without page cache (character devices), where there is nothing to evict. */
+    private final boolean tracking;
     private final Object lock = new Object();
     /** Active windows in access order, mapped to whether they were written. */
     private final LinkedHashMap<Long, Boolean> active = new LinkedHashMap<>(32, 0.75f, true);
@@ -48,7 +50,8 @@ final class EvictPolicy implements CachePolicy {
     EvictPolicy(RawFile file) throws IOException {
         this.file = file;
         this.spillWindows = (int) Math.min(64, (file.readaheadBytes() + WINDOW - 1) / WINDOW + 1);
-        this.precached = PrecachedPages.snapshot(file);
+        this.tracking = file.usesPageCache();
+        this.precached = tracking ? PrecachedPages.snapshot(file) : PrecachedPages.none();
     }
 
     @Override public CacheMode mode() { return CacheMode.EVICT; }
@@ -85,7 +88,7 @@ final class EvictPolicy implements CachePolicy {
 
     /** Records that [offset, offset + length) was read (dirty false) or written; evicts windows now out of use. */
     void touched(long offset, long length, boolean dirty) throws IOException {
-        if (length <= 0) return;
+        if (length <= 0 || !tracking) return;
         long first = offset / WINDOW;
         long last = (offset + length - 1) / WINDOW;
         long key = first * 2 + (dirty ? 1 : 0);

@@ -21,6 +21,11 @@ final class PrecachedPages {
         this.runs = runs;
     }
 
+    /** Nothing cached by others. */
+    static PrecachedPages none() {
+        return NONE;
+    }
+
     static PrecachedPages snapshot(RawFile file) throws IOException {
         long size = file.size();
         List<Long> found = new ArrayList<>();
