@@ -25,7 +25,7 @@ import java.util.concurrent.atomic.AtomicReference;
  *
  * One thread walks the source's allocation map and queues work; {@code requests} worker threads each read one
  * data range and write it (splitting out all-zero blocks), or zero one hole range. The first failure stops the
- * copy; {@link #cancel()} stops it from another thread.
+ * copy; {@link #cancel()} stops it from another thread. A Copier runs one copy.
  */
 public final class Copier {
     /** Zero ranges are sent in pieces no longer than this (NBD lengths are 32-bit). */
