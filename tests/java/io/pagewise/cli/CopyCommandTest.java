@@ -345,4 +345,40 @@ class CopyCommandTest {
             assertTrue(log.contains("pagewise copy: interrupted: copy cancelled after "), log);
         }
     }
+
+    @Test
+    void requestsStayWithinTheServersMaximumPayload() throws Exception {
+        Path src = image("src.img");
+        Path back = dir.resolve("back.img");
+        // With blocksize-error-policy=error, nbdkit fails any request over 64 KiB instead of splitting it.
+        try (NbdChildServer nbdkit = NbdChildServer.nbdkit(dir, "--filter=blocksize-policy", "memory",
+                Long.toString(SIZE), "blocksize-maximum=65536", "blocksize-error-policy=error")) {
+            copyOk("--request-size=1M", src.toString(), nbdkit.uri());
+            copyOk("--request-size=1M", nbdkit.uri(), back.toString());
+        }
+        cmp(src, back);
+    }
+
+    @Test
+    void defaultsLeaveThePageCacheAsItWas() throws Exception {
+        Assumptions.assumeTrue(io.pagewise.Native.isAvailable(), "needs the native library");
+        Path src = dir.resolve("random.img");
+        byte[] data = new byte[(int) (32 * MiB)];
+        new Random(9).nextBytes(data);
+        Files.write(src, data);
+        Path dst = dir.resolve("dst.img");
+        // Cached before the copy: stays cached.
+        Files.readAllBytes(src);
+        double before = io.pagewise.PageCache.residency(src).percent();
+        copyOk(src.toString(), dst.toString());
+        assertTrue(io.pagewise.PageCache.residency(src).percent() >= before - 1, "cached source was evicted");
+        assertTrue(io.pagewise.PageCache.residency(dst).percent() <= 2, "destination left in the cache");
+        // Not cached before: not cached after.
+        io.pagewise.PageCache.evict(src);
+        Files.delete(dst);
+        copyOk(src.toString(), dst.toString());
+        assertTrue(io.pagewise.PageCache.residency(src).percent() <= 2, "source left in the cache");
+        assertTrue(io.pagewise.PageCache.residency(dst).percent() <= 2, "destination left in the cache");
+        cmp(src, dst);
+    }
 }

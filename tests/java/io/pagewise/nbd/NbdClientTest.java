@@ -148,4 +148,19 @@ class NbdClientTest {
             nbdkit.close();
         }
     }
+
+    @Test
+    void honoursBlockSizesAndOpensOneConnectionWithoutMultiConn() throws Exception {
+        try (NbdChildServer nbdkit = NbdChildServer.nbdkit(dir, "--filter=blocksize-policy", "--filter=multi-conn",
+                "memory", "4M", "blocksize-minimum=512", "blocksize-preferred=16384", "blocksize-maximum=65536",
+                "blocksize-error-policy=error", "multi-conn-mode=disable");
+             NbdClient nbd = NbdClient.connect(nbdkit.uri(), 4)) {
+            assertEquals(512, nbd.info().minimumBlock());
+            assertEquals(16384, nbd.info().preferredBlock());
+            assertEquals(65536, nbd.info().maximumPayload());
+            assertFalse(nbd.info().canMultiConn());
+            assertEquals(1, nbd.connectionCount());
+            assertThrows(IllegalArgumentException.class, () -> nbd.readAsync(ByteBuffer.allocate(65536 + 512), 0));
+        }
+    }
 }
