@@ -381,4 +381,35 @@ class CopyCommandTest {
         assertTrue(io.pagewise.PageCache.residency(dst).percent() <= 2, "destination left in the cache");
         cmp(src, dst);
     }
+
+    @Test
+    void overTcpOnLoopbackWithVerboseSummary() throws Exception {
+        Path src = image("src.img");
+        Path served = dir.resolve("served.img");
+        try (RandomAccessFile raf = new RandomAccessFile(served.toFile(), "rw")) {
+            raf.setLength(SIZE);
+        }
+        try (FileExport export = FileExport.open(served, CacheMode.WRITEBACK, false);
+             NbdServer server = NbdServer.builder().export("disk", export)
+                     .tcp(java.net.InetAddress.getLoopbackAddress(), 0).start()) {
+            String uri = server.uri("disk");
+            assertTrue(uri.startsWith("nbd://127.0.0.1:") || uri.startsWith("nbd://[::1]:"), uri);
+            Result r = copy("-v", src.toString(), uri);
+            assertEquals(0, r.status, r.err);
+            assertTrue(r.err.contains("pagewise copy: " + src + " -> " + uri), r.err);
+            assertTrue(r.err.matches("(?s).*24\\.0 MiB in [0-9.]+ s .*: 1\\.0 MiB written, 23\\.0 MiB zeroed, 0 B already zero.*"), r.err);
+        }
+        cmp(src, served);
+    }
+
+    @Test
+    void serverWriteErrorNamesTheCommandOffsetAndError() throws Exception {
+        Path src = image("src.img");
+        try (NbdChildServer nbdkit = NbdChildServer.nbdkit(dir, "--filter=error", "memory", Long.toString(SIZE),
+                "error-pwrite=ENOSPC", "error-pwrite-rate=1")) {
+            Result r = copy("--requests=1", src.toString(), nbdkit.uri());
+            assertEquals(1, r.status, r.err);
+            assertTrue(r.err.contains("writing " + nbdkit.uri() + " at offset 0 (+262144) failed: NBD WRITE at 0 (+262144) failed: ENOSPC"), r.err);
+        }
+    }
 }
