@@ -23,7 +23,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * try (NbdClient nbd = NbdClient.connect("nbd+unix:///disk?socket=/run/nbd.sock", 4)) {
  *     ByteBuffer block = ByteBuffer.allocateDirect(65536);
  *     nbd.read(block, 0);                                     // holes arrive as zeros
- *     CompletableFuture<Void> w = nbd.writeAsync(block.flip(), 1 << 20, false);
+ *     CompletableFuture<Void> w = nbd.writeAsync(block, 1 << 20, false); // positions are not moved
  *     List<Extent> map = nbd.blockStatus(0, nbd.size());      // hole = reads as zeros
  * }
  * }</pre>
