@@ -54,7 +54,12 @@ public final class NbdEndpoint implements CopySource, CopyDestination {
     @Override
     public void zero(long offset, long length, boolean allocate) throws IOException {
         if (client.info().canWriteZeroes()) {
-            client.writeZeroes(offset, length, allocate);
+            // NBD request lengths are 32-bit.
+            for (long at = offset, end = offset + length; at < end; ) {
+                long n = Math.min(end - at, 1L << 30);
+                client.writeZeroes(at, n, allocate);
+                at += n;
+            }
             return;
         }
         for (long at = offset, end = offset + length; at < end; ) {
