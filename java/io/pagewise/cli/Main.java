@@ -21,6 +21,7 @@ public final class Main {
             "  cachestats FILE...   show how much of each file is in the page cache (like vmtouch)",
             "  evict FILE...        write back and drop each file from the page cache",
             "  serve [OPTIONS] [FILE]  serve FILE over NBD (pagewise serve --help)",
+            "  copy [OPTIONS] SRC DST  copy files and NBD exports, sparse and cache-friendly (pagewise copy --help)",
             "",
             "options:",
             "  -h, --help           show this help",
@@ -57,6 +58,8 @@ public final class Main {
                 });
             case "serve":
                 return ServeCommand.run(rest, out, err);
+            case "copy":
+                return CopyCommand.run(rest, out, err);
             default:
                 err.println("pagewise: unknown command '" + args[0] + "'\n" + USAGE);
                 return 2;

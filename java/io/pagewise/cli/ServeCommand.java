@@ -55,13 +55,6 @@ public final class ServeCommand {
 
     private ServeCommand() {}
 
-    /** A command-line mistake: exit status 2. */
-    private static final class UsageException extends Exception {
-        UsageException(String message) {
-            super(message);
-        }
-    }
-
     private static final class Options {
         CacheMode cache = CacheMode.WRITEBACK;
         AccessHint hint = AccessHint.NORMAL;
@@ -136,20 +129,20 @@ public final class ServeCommand {
                 throw new UsageException("unknown option '" + arg + "'");
             }
             switch (name) {
-                case "--cache": o.cache = cacheMode(value); break;
+                case "--cache": o.cache = Arguments.cacheMode(name, value); break;
                 case "--hint": o.hint = hint(value); break;
                 case "--socket": o.socket = Path.of(nonEmpty(name, value)); break;
-                case "--port": o.port = integer(name, value, 0, 65535); break;
+                case "--port": o.port = Arguments.integer(name, value, 0, 65535); break;
                 case "--bind": o.bind = nonEmpty(name, value); break;
                 case "--export-name": o.exportName = value; break;
                 case "--description": o.description = value; break;
                 case "--run": o.run = nonEmpty(name, value); break;
                 case "--stats": o.stats = true; o.statsFile = Path.of(nonEmpty(name, value)); break;
-                case "--threads": o.threads = integer(name, value, 1, 1024); break;
-                case "--max-connections": o.maxConnections = integer(name, value, 1, 65536); break;
-                case "--max-inflight-bytes": o.maxInflightBytes = size(name, value); break;
-                case "--handshake-timeout": o.handshakeTimeoutSeconds = integer(name, value, 0, 86400); break;
-                case "--create": o.create = size(name, value); break;
+                case "--threads": o.threads = Arguments.integer(name, value, 1, 1024); break;
+                case "--max-connections": o.maxConnections = Arguments.integer(name, value, 1, 65536); break;
+                case "--max-inflight-bytes": o.maxInflightBytes = Arguments.size(name, value); break;
+                case "--handshake-timeout": o.handshakeTimeoutSeconds = Arguments.integer(name, value, 0, 86400); break;
+                case "--create": o.create = Arguments.size(name, value); break;
                 case "--read-only": case "--verbose":
                     throw new UsageException("option " + name + " takes no value");
                 default:
@@ -178,19 +171,6 @@ public final class ServeCommand {
         }
     }
 
-    static CacheMode cacheMode(String value) throws UsageException {
-        String mode = value.toLowerCase(Locale.ROOT);
-        if (mode.equals("none")) {
-            throw new UsageException("--cache=none is ambiguous (qemu-nbd means O_DIRECT, nbdkit means evicting): "
-                    + "use --cache=direct or --cache=evict");
-        }
-        for (CacheMode m : CacheMode.values()) {
-            if (m.name().toLowerCase(Locale.ROOT).equals(mode)) return m;
-        }
-        throw new UsageException("--cache=" + value + ": expected writeback, writethrough, unsafe, direct, directsync, "
-                + "evict or dontcache");
-    }
-
     private static AccessHint hint(String value) throws UsageException {
         switch (value.toLowerCase(Locale.ROOT)) {
             case "normal": return AccessHint.NORMAL;
@@ -205,39 +185,6 @@ public final class ServeCommand {
         return value;
     }
 
-    private static int integer(String name, String value, int min, int max) throws UsageException {
-        try {
-            int n = Integer.parseInt(value);
-            if (n >= min && n <= max) return n;
-        } catch (NumberFormatException e) {
-            // reported below
-        }
-        throw new UsageException(name + "=" + value + ": expected a whole number from " + min + " to " + max);
-    }
-
-    /** Parses 4096, 64K, 32M, 1G, 2T (binary multiples; an optional trailing B or iB is allowed). */
-    static long size(String name, String value) throws UsageException {
-        String text = value.trim().toUpperCase(Locale.ROOT);
-        if (text.endsWith("IB")) text = text.substring(0, text.length() - 2);
-        else if (text.endsWith("B") && text.length() > 1 && !Character.isDigit(text.charAt(text.length() - 2))) {
-            text = text.substring(0, text.length() - 1);
-        }
-        int shift = 0;
-        if (!text.isEmpty()) {
-            int unit = "KMGTP".indexOf(text.charAt(text.length() - 1));
-            if (unit >= 0) {
-                shift = 10 * (unit + 1);
-                text = text.substring(0, text.length() - 1);
-            }
-        }
-        try {
-            long n = Long.parseLong(text);
-            if (n >= 0 && n <= (Long.MAX_VALUE >> shift)) return n << shift;
-        } catch (NumberFormatException e) {
-            // reported below
-        }
-        throw new UsageException(name + "=" + value + ": expected a size such as 4096, 64K, 512M or 1G");
-    }
 
     /** One run of the command: the export, the server, and everything removed at exit. */
     private static final class Serving {

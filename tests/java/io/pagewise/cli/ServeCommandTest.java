@@ -81,11 +81,11 @@ class ServeCommandTest {
 
     @Test
     void sizesTakeBinarySuffixes() throws Exception {
-        assertEquals(4096, ServeCommand.size("--create", "4096"));
-        assertEquals(64 << 10, ServeCommand.size("--create", "64K"));
-        assertEquals(32L << 20, ServeCommand.size("--create", "32M"));
-        assertEquals(1L << 30, ServeCommand.size("--create", "1G"));
-        assertEquals(2L << 30, ServeCommand.size("--create", "2GiB"));
+        assertEquals(4096, Arguments.size("--create", "4096"));
+        assertEquals(64 << 10, Arguments.size("--create", "64K"));
+        assertEquals(32L << 20, Arguments.size("--create", "32M"));
+        assertEquals(1L << 30, Arguments.size("--create", "1G"));
+        assertEquals(2L << 30, Arguments.size("--create", "2GiB"));
     }
 
     @Test

@@ -1,0 +1,56 @@
+package io.pagewise.cli;
+
+import io.pagewise.CacheMode;
+import java.util.Locale;
+
+/** Parsers for option values shared by the commands; mistakes are {@link UsageException}s naming the option. */
+final class Arguments {
+    private Arguments() {}
+
+    static CacheMode cacheMode(String name, String value) throws UsageException {
+        String mode = value.toLowerCase(Locale.ROOT);
+        if (mode.equals("none")) {
+            throw new UsageException(name + "=none is ambiguous (qemu-nbd means O_DIRECT, nbdkit means evicting): "
+                    + "use " + name + "=direct or " + name + "=evict");
+        }
+        for (CacheMode m : CacheMode.values()) {
+            if (m.name().toLowerCase(Locale.ROOT).equals(mode)) return m;
+        }
+        throw new UsageException(name + "=" + value + ": expected writeback, writethrough, unsafe, direct, directsync, "
+                + "evict or dontcache");
+    }
+
+    static int integer(String name, String value, int min, int max) throws UsageException {
+        try {
+            int n = Integer.parseInt(value);
+            if (n >= min && n <= max) return n;
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new UsageException(name + "=" + value + ": expected a whole number from " + min + " to " + max);
+    }
+
+    /** Parses 4096, 64K, 32M, 1G, 2T (binary multiples; an optional trailing B or iB is allowed). */
+    static long size(String name, String value) throws UsageException {
+        String text = value.trim().toUpperCase(Locale.ROOT);
+        if (text.endsWith("IB")) text = text.substring(0, text.length() - 2);
+        else if (text.endsWith("B") && text.length() > 1 && !Character.isDigit(text.charAt(text.length() - 2))) {
+            text = text.substring(0, text.length() - 1);
+        }
+        int shift = 0;
+        if (!text.isEmpty()) {
+            int unit = "KMGTP".indexOf(text.charAt(text.length() - 1));
+            if (unit >= 0) {
+                shift = 10 * (unit + 1);
+                text = text.substring(0, text.length() - 1);
+            }
+        }
+        try {
+            long n = Long.parseLong(text);
+            if (n >= 0 && n <= (Long.MAX_VALUE >> shift)) return n << shift;
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new UsageException(name + "=" + value + ": expected a size such as 4096, 64K, 512M or 1G");
+    }
+}

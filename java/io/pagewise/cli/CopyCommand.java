@@ -1,0 +1,343 @@
+package io.pagewise.cli;
+
+import io.pagewise.CacheMode;
+import io.pagewise.Native;
+import io.pagewise.copy.CopyDestination;
+import io.pagewise.copy.CopyOptions;
+import io.pagewise.copy.CopyProgress;
+import io.pagewise.copy.CopyResult;
+import io.pagewise.copy.CopySource;
+import io.pagewise.copy.Copier;
+import io.pagewise.copy.FileEndpoint;
+import io.pagewise.copy.NbdEndpoint;
+import io.pagewise.copy.SyntheticEndpoints;
+import io.pagewise.nbd.NbdUri;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/** {@code pagewise copy}: copies between files, block devices and NBD exports with {@link Copier}. */
+public final class CopyCommand {
+    static final String USAGE = String.join("\n",
+            "usage: pagewise copy [OPTIONS] SRC DST",
+            "",
+            "SRC: FILE or block device, nbd://HOST[:PORT]/EXPORT, nbd+unix:///EXPORT?socket=PATH, pattern:SIZE, zero:SIZE",
+            "DST: FILE or block device (a missing file is created with the source's size), an NBD URI, null:",
+            "",
+            "  --src-cache=MODE          cache mode for a source file (default evict: leaves the page cache as it was)",
+            "  --dst-cache=MODE          cache mode for a destination file (default evict)",
+            "  --connections=N           NBD connections per export when the server allows multi-conn (default 4)",
+            "  --requests=N              requests in flight (default 16)",
+            "  --request-size=SIZE       bytes per request (default 256K; K, M suffixes)",
+            "  --sparse=BYTES            turn all-zero blocks of this size into holes (default 4096; 0: off)",
+            "  --destination-is-zero     the destination already reads as zeros: skip zero ranges",
+            "  --allocated               write zeros instead of punching holes",
+            "  --flush                   flush the destination at the end",
+            "  --progress[=FD]           progress bar on stderr, or \"N/100\" lines written to file descriptor FD",
+            "  -v, --verbose             say what is copied and how it went");
+
+    private CopyCommand() {}
+
+    private static final class Options {
+        CacheMode srcCache = defaultMode();
+        CacheMode dstCache = defaultMode();
+        int connections = 4;
+        final CopyOptions copy = new CopyOptions();
+        boolean progress;
+        Integer progressFd;
+        boolean verbose;
+        String source;
+        String destination;
+    }
+
+    private static CacheMode defaultMode() {
+        return Native.isAvailable() ? CacheMode.EVICT : CacheMode.WRITEBACK;
+    }
+
+    /** Runs {@code copy} with the arguments after the command name; returns the exit status. */
+    public static int run(List<String> args, PrintStream out, PrintStream err) {
+        Options options;
+        try {
+            options = parse(args);
+        } catch (UsageException | IllegalArgumentException e) {
+            err.println("pagewise copy: " + e.getMessage());
+            err.println("usage: pagewise copy [OPTIONS] SRC DST   (pagewise copy --help for the options)");
+            return 2;
+        }
+        if (options == null) {
+            out.println(USAGE);
+            return 0;
+        }
+        return new Copying(options, err).run();
+    }
+
+    private static Options parse(List<String> args) throws UsageException {
+        Options o = new Options();
+        boolean positionalOnly = false;
+        for (int i = 0; i < args.size(); i++) {
+            String arg = args.get(i);
+            if (positionalOnly || !arg.startsWith("-") || arg.equals("-")) {
+                if (o.source == null) o.source = arg;
+                else if (o.destination == null) o.destination = arg;
+                else throw new UsageException("more than SRC and DST given ('" + arg + "')");
+                continue;
+            }
+            switch (arg) {
+                case "--": positionalOnly = true; continue;
+                case "-h": case "--help": return null;
+                case "-v": case "--verbose": o.verbose = true; continue;
+                case "--progress": o.progress = true; continue;
+                case "--flush": o.copy.flush(true); continue;
+                case "--allocated": o.copy.allocated(true); continue;
+                case "--destination-is-zero": case "--target-is-zero": o.copy.destinationIsZero(true); continue;
+                default: break;
+            }
+            int eq = arg.indexOf('=');
+            String name = eq > 0 ? arg.substring(0, eq) : arg;
+            String value;
+            if (eq > 0) {
+                value = arg.substring(eq + 1);
+            } else if (takesValue(arg)) {
+                if (i + 1 >= args.size()) throw new UsageException("option " + arg + " needs a value");
+                value = args.get(++i);
+            } else {
+                throw new UsageException("unknown option '" + arg + "'");
+            }
+            switch (name) {
+                case "--src-cache": o.srcCache = Arguments.cacheMode(name, value); break;
+                case "--dst-cache": o.dstCache = Arguments.cacheMode(name, value); break;
+                case "--connections": o.connections = Arguments.integer(name, value, 1, 64); break;
+                case "--requests": o.copy.requests(Arguments.integer(name, value, 1, 1024)); break;
+                case "--request-size": o.copy.requestSize(boundedSize(name, value, 512, 64 << 20)); break;
+                case "--sparse": {
+                    int block = boundedSize(name, value, 0, 64 << 20);
+                    if (block != 0 && block < 512) throw new UsageException(name + "=" + value + ": expected 0 or at least 512");
+                    o.copy.sparseBlock(block);
+                    break;
+                }
+                case "--progress":
+                    o.progress = true;
+                    o.progressFd = Arguments.integer(name, value, 0, 1 << 20);
+                    break;
+                default:
+                    throw new UsageException("unknown option '" + name + "'");
+            }
+        }
+        if (o.source == null || o.destination == null) throw new UsageException("SRC and DST are both needed");
+        return o;
+    }
+
+    private static boolean takesValue(String option) {
+        switch (option) {
+            case "--src-cache": case "--dst-cache": case "--connections": case "--requests": case "--request-size":
+            case "--sparse":
+                return true;
+            default:
+                return false;
+        }
+    }
+
+    private static int boundedSize(String name, String value, int min, int max) throws UsageException {
+        long size = Arguments.size(name, value);
+        if (size < min || size > max) {
+            throw new UsageException(name + "=" + value + ": expected " + Main.bytes(min) + " to " + Main.bytes(max));
+        }
+        return (int) size;
+    }
+
+    /** One run of the command: opens the endpoints, copies, reports. */
+    private static final class Copying {
+        private final Options options;
+        private final PrintStream err;
+        private final Copier copier;
+        private final CountDownLatch finished = new CountDownLatch(1);
+        private ProgressReporter reporter;
+
+        Copying(Options options, PrintStream err) {
+            this.options = options;
+            this.err = err;
+            this.copier = new Copier(options.copy);
+        }
+
+        int run() {
+            Thread stopOnSignal = new Thread(this::stopAndWait, "pagewise-copy-interrupt");
+            Runtime.getRuntime().addShutdownHook(stopOnSignal);
+            try {
+                return copy();
+            } finally {
+                finished.countDown();
+                try {
+                    Runtime.getRuntime().removeShutdownHook(stopOnSignal);
+                } catch (IllegalStateException shuttingDown) {
+                    // the hook is running: it waited for the latch above
+                }
+            }
+        }
+
+        /** Ctrl-C: stop queueing, let requests in flight finish, close the endpoints. */
+        private void stopAndWait() {
+            copier.cancel();
+            try {
+                finished.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+
+        private int copy() {
+            CopySource source;
+            try {
+                source = openSource(options.source);
+            } catch (IOException | IllegalArgumentException e) {
+                err.println("pagewise copy: cannot open source " + options.source + ": " + message(e));
+                return 1;
+            }
+            try (CopySource src = source) {
+                CopyDestination destination;
+                try {
+                    destination = openDestination(options.destination, src.size());
+                } catch (IOException | IllegalArgumentException e) {
+                    err.println("pagewise copy: cannot open destination " + options.destination + ": " + message(e));
+                    return 1;
+                }
+                try (CopyDestination dst = destination) {
+                    if (options.verbose) {
+                        err.printf(Locale.ROOT, "pagewise copy: %s -> %s, %s, %d requests of %s%n", src.name(), dst.name(),
+                                Main.bytes(src.size()), options.copy.requests(), Main.bytes(options.copy.requestSize()));
+                    }
+                    if (options.progress) {
+                        reporter = ProgressReporter.open(options.progressFd, err);
+                        options.copy.progress(reporter);
+                    }
+                    CopyResult result = copier.copy(src, dst);
+                    if (reporter != null) reporter.finish();
+                    if (options.verbose) report(result);
+                    return 0;
+                }
+            } catch (Copier.CopyCancelledException e) {
+                if (reporter != null) reporter.finish();
+                err.println("pagewise copy: interrupted: " + e.getMessage());
+                return 130;
+            } catch (IOException | RuntimeException e) {
+                if (reporter != null) reporter.finish();
+                err.println("pagewise copy: " + message(e));
+                return 1;
+            }
+        }
+
+        private CopySource openSource(String spec) throws IOException, IllegalArgumentException {
+            if (spec.startsWith("pattern:")) return SyntheticEndpoints.pattern(syntheticSize(spec));
+            if (spec.startsWith("zero:")) return SyntheticEndpoints.zero(syntheticSize(spec));
+            if (NbdUri.looksLikeUri(spec)) return NbdEndpoint.connect(spec, options.connections);
+            return FileEndpoint.openSource(Path.of(spec), options.srcCache);
+        }
+
+        private CopyDestination openDestination(String spec, long sourceSize) throws IOException {
+            if (spec.equals("null:")) return SyntheticEndpoints.discard();
+            if (NbdUri.looksLikeUri(spec)) return NbdEndpoint.connect(spec, options.connections);
+            return FileEndpoint.openDestination(Path.of(spec), options.dstCache, sourceSize);
+        }
+
+        private static long syntheticSize(String spec) {
+            String kind = spec.substring(0, spec.indexOf(':'));
+            try {
+                return Arguments.size(kind, spec.substring(kind.length() + 1));
+            } catch (UsageException e) {
+                throw new IllegalArgumentException(e.getMessage() + " (" + kind + ":SIZE)");
+            }
+        }
+
+        private void report(CopyResult r) {
+            double seconds = r.nanos() / 1e9;
+            err.printf(Locale.ROOT, "pagewise copy: %s in %.2f s (%s/s): %s written, %s zeroed, %s already zero%n",
+                    Main.bytes(r.size()), seconds, Main.bytes((long) (r.size() / Math.max(seconds, 1e-9))),
+                    Main.bytes(r.dataBytes()), Main.bytes(r.zeroedBytes()), Main.bytes(r.skippedBytes()));
+        }
+    }
+
+    private static String message(Throwable e) {
+        String text = e.getMessage();
+        if (e instanceof java.nio.file.NoSuchFileException && text != null && !text.contains(":")) {
+            return text + ": no such file";
+        }
+        return text == null ? e.toString() : text;
+    }
+
+    /** Shows progress: a bar on a terminal, or {@code N/100} lines on a file descriptor (as nbdcopy does). */
+    private static final class ProgressReporter implements CopyProgress {
+        private final OutputStream fd;
+        private final PrintStream terminal;
+        private final boolean isTerminal;
+        private final long started = System.nanoTime();
+        private int lastPercent = -1;
+        private long lastDrawn;
+
+        private ProgressReporter(OutputStream fd, PrintStream terminal) {
+            this.fd = fd;
+            this.terminal = terminal;
+            this.isTerminal = System.console() != null;
+        }
+
+        static ProgressReporter open(Integer descriptor, PrintStream err) throws IOException {
+            if (descriptor == null) return new ProgressReporter(null, err);
+            // Reopening through /proc works for pipes and files alike; append so that a file is not truncated.
+            return new ProgressReporter(new FileOutputStream("/proc/self/fd/" + descriptor, true), null);
+        }
+
+        @Override
+        public synchronized void progress(long done, long total) {
+            int percent = total == 0 ? 100 : (int) (done * 100 / total);
+            if (fd != null) {
+                if (percent == lastPercent) return;
+                lastPercent = percent;
+                try {
+                    fd.write((percent + "/100\n").getBytes(StandardCharsets.US_ASCII));
+                    fd.flush();
+                } catch (IOException e) {
+                    // a closed progress pipe must not fail the copy
+                }
+                return;
+            }
+            long now = System.nanoTime();
+            if (isTerminal) {
+                if (done < total && now - lastDrawn < 200_000_000L) return;
+                lastDrawn = now;
+                terminal.print("\r" + bar(done, total, now) + "\u001b[K");
+            } else if (percent / 10 != lastPercent / 10 || lastPercent < 0) {
+                terminal.println(bar(done, total, now));
+            }
+            lastPercent = percent;
+            terminal.flush();
+        }
+
+        private String bar(long done, long total, long now) {
+            int width = 30;
+            int filled = total == 0 ? width : (int) (done * width / total);
+            double seconds = Math.max((now - started) / 1e9, 1e-3);
+            double rate = done / seconds;
+            long eta = rate > 0 ? (long) ((total - done) / rate) : 0;
+            return String.format(Locale.ROOT, "[%s%s] %5.1f%% %s of %s, %s/s, ETA %d:%02d",
+                    "#".repeat(filled), "-".repeat(width - filled), total == 0 ? 100.0 : done * 100.0 / total,
+                    Main.bytes(done), Main.bytes(total), Main.bytes((long) rate), eta / 60, eta % 60);
+        }
+
+        synchronized void finish() {
+            if (fd != null) {
+                try {
+                    fd.close();
+                } catch (IOException e) {
+                    // nothing to do
+                }
+            } else if (isTerminal) {
+                terminal.println();
+            }
+        }
+    }
+}

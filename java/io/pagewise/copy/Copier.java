@@ -1,0 +1,321 @@
+package io.pagewise.copy;
+
+import io.pagewise.Extent;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Copies a {@link CopySource} to a {@link CopyDestination} with many requests in flight, without reading the
+ * source's holes and without writing zeros as data.
+ *
+ * <pre>{@code
+ * try (CopySource src = FileEndpoint.openSource(Path.of("disk.img"), CacheMode.EVICT);
+ *      CopyDestination dst = NbdEndpoint.connect("nbd+unix:///?socket=/tmp/nbd.sock", 4)) {
+ *     CopyResult r = new Copier(new CopyOptions().requests(32).flush(true)
+ *             .progress((done, total) -> System.err.print("\r" + done * 100 / total + "%"))).copy(src, dst);
+ * }
+ * }</pre>
+ *
+ * One thread walks the source's allocation map and queues work; {@code requests} worker threads each read one
+ * data range and write it (splitting out all-zero blocks), or zero one hole range. The first failure stops the
+ * copy; {@link #cancel()} stops it from another thread. A Copier runs one copy.
+ */
+public final class Copier {
+    /** Zero ranges are sent in pieces no longer than this (NBD lengths are 32-bit). */
+    private static final long MAX_ZERO_REQUEST = 1L << 30;
+    private static final Work END = new Work(-1, 0, false);
+
+    private final CopyOptions options;
+    private final AtomicLong done = new AtomicLong();
+    private final AtomicLong dataBytes = new AtomicLong();
+    private final AtomicLong zeroedBytes = new AtomicLong();
+    private final AtomicLong skippedBytes = new AtomicLong();
+    private final AtomicReference<IOException> failure = new AtomicReference<>();
+    private volatile boolean cancelled;
+    private long total;
+
+    /** One range for a worker: data to read and write, or zeros. */
+    private record Work(long offset, long length, boolean zero) {}
+
+    public Copier(CopyOptions options) {
+        this.options = options;
+    }
+
+    /** Stops a running copy: copy() then throws {@link CopyCancelledException}. */
+    public void cancel() {
+        cancelled = true;
+    }
+
+    /** Bytes finished so far. */
+    public long bytesDone() { return done.get(); }
+
+    public CopyResult copy(CopySource source, CopyDestination destination) throws IOException {
+        long started = System.nanoTime();
+        total = source.size();
+        long room = destination.size();
+        if (room < total) {
+            throw new CopyException("destination " + destination.name() + " (" + room + " bytes) is smaller than source "
+                    + source.name() + " (" + total + " bytes)", -1, null);
+        }
+        int block = lcm(source.blockSize(), destination.blockSize());
+        int requestSize = Math.min(options.requestSize(), Math.min(source.maximumRequest(), destination.maximumRequest()));
+        requestSize = Math.max(block, requestSize / block * block);
+        boolean skipZeros = options.destinationIsZero() || destination.startsZeroed();
+
+        BlockingQueue<Work> queue = new ArrayBlockingQueue<>(options.requests() * 2);
+        List<Thread> workers = new ArrayList<>();
+        for (int i = 0; i < options.requests(); i++) {
+            Worker worker = new Worker(source, destination, queue, requestSize, skipZeros);
+            Thread thread = new Thread(worker, "pagewise-copy-" + i);
+            thread.setDaemon(true);
+            thread.start();
+            workers.add(thread);
+        }
+        try {
+            queueWork(source, queue, requestSize);
+        } catch (IOException e) {
+            fail(e instanceof CopyException ? (CopyException) e
+                    : new CopyException("cannot map " + source.name() + ": " + e.getMessage(), -1, e));
+        } catch (InterruptedException e) {
+            cancelled = true;
+            Thread.currentThread().interrupt();
+        } finally {
+            for (int i = 0; i < workers.size(); i++) putUninterruptibly(queue, END);
+            for (Thread t : workers) joinUninterruptibly(t);
+        }
+        IOException failed = failure.get();
+        if (failed != null) throw failed;
+        if (cancelled) throw new CopyCancelledException(done.get(), total);
+        if (options.flush()) {
+            try {
+                destination.flush();
+            } catch (IOException e) {
+                throw new CopyException("flushing " + destination.name() + " failed: " + e.getMessage(), -1, e);
+            }
+        }
+        options.progress().progress(total, total);
+        return new CopyResult(total, dataBytes.get(), zeroedBytes.get(), skippedBytes.get(), System.nanoTime() - started);
+    }
+
+    private void queueWork(CopySource source, BlockingQueue<Work> queue, int requestSize)
+            throws IOException, InterruptedException {
+        long position = 0;
+        while (position < total && !stopped()) {
+            long mapped = position;
+            List<Extent> extents;
+            try {
+                extents = source.extents(position, Math.min(total - position, 1L << 30));
+            } catch (IOException e) {
+                throw new CopyException("reading the allocation map of " + source.name() + " at offset " + position
+                        + " failed: " + e.getMessage(), position, e);
+            }
+            for (Extent e : extents) {
+                long start = Math.max(position, e.offset());
+                long end = Math.min(total, e.end());
+                if (end <= position) continue;
+                // A gap in the map is copied as data: it is only ever a cost, never a wrong byte.
+                if (start > position) position = queueRange(queue, position, start, false, requestSize);
+                position = queueRange(queue, position, end, e.hole(), requestSize);
+                if (stopped()) break;
+            }
+            if (position == mapped && !stopped()) {
+                throw new CopyException(source.name() + " described nothing at offset " + position, position, null);
+            }
+        }
+    }
+
+    private long queueRange(BlockingQueue<Work> queue, long position, long end, boolean hole, int requestSize)
+            throws InterruptedException {
+        long pieceLimit = hole ? MAX_ZERO_REQUEST : requestSize;
+        while (position < end && !stopped()) {
+            // Pieces end on multiples of their size so that data requests stay aligned after a hole.
+            long next = Math.min(end, (position / pieceLimit + 1) * pieceLimit);
+            queue.put(new Work(position, next - position, hole));
+            position = next;
+        }
+        return position;
+    }
+
+    private boolean stopped() {
+        return cancelled || failure.get() != null;
+    }
+
+    private void fail(IOException e) {
+        failure.compareAndSet(null, e);
+    }
+
+    private void finished(long bytes) {
+        long now = done.addAndGet(bytes);
+        if (now < total) options.progress().progress(now, total);
+    }
+
+    private final class Worker implements Runnable {
+        private final CopySource source;
+        private final CopyDestination destination;
+        private final BlockingQueue<Work> queue;
+        private final ByteBuffer buffer;
+        private final boolean skipZeros;
+        private final int sparseBlock;
+
+        Worker(CopySource source, CopyDestination destination, BlockingQueue<Work> queue, int requestSize, boolean skipZeros) {
+            this.source = source;
+            this.destination = destination;
+            this.queue = queue;
+            this.buffer = ByteBuffer.allocateDirect(requestSize + 4096).alignedSlice(4096);
+            this.skipZeros = skipZeros;
+            this.sparseBlock = options.sparseBlock();
+        }
+
+        @Override
+        public void run() {
+            while (true) {
+                Work work;
+                try {
+                    work = queue.take();
+                } catch (InterruptedException e) {
+                    cancelled = true;
+                    return;
+                }
+                if (work == END) return;
+                if (stopped()) continue;
+                try {
+                    if (work.zero) {
+                        zero(work.offset, work.length);
+                    } else {
+                        copy(work.offset, (int) work.length);
+                    }
+                    finished(work.length);
+                } catch (CopyException e) {
+                    fail(e);
+                } catch (IOException | RuntimeException e) {
+                    fail(new CopyException("copy failed at offset " + work.offset + ": " + e.getMessage(), work.offset, e));
+                }
+            }
+        }
+
+        private void copy(long offset, int length) throws IOException {
+            buffer.clear().limit(length);
+            try {
+                source.read(buffer, offset);
+            } catch (IOException e) {
+                throw new CopyException("reading " + source.name() + " at offset " + offset + " (+" + length
+                        + ") failed: " + e.getMessage(), offset, e);
+            }
+            if (sparseBlock == 0) {
+                write(offset, 0, length);
+                return;
+            }
+            // Runs of whole all-zero blocks (aligned on the device) become zeroing; the rest is written as is.
+            int runStart = 0;
+            boolean runIsZero = false;
+            int at = 0;
+            while (at < length) {
+                int blockEnd = (int) Math.min(length, (offset + at) / sparseBlock * sparseBlock + sparseBlock - offset);
+                boolean zero = blockEnd - at == sparseBlock && isZero(at, blockEnd);
+                if (at > runStart && zero != runIsZero) {
+                    flushRun(offset, runStart, at, runIsZero);
+                    runStart = at;
+                }
+                runIsZero = zero;
+                at = blockEnd;
+            }
+            flushRun(offset, runStart, length, runIsZero);
+        }
+
+        private void flushRun(long offset, int from, int to, boolean zero) throws IOException {
+            if (to <= from) return;
+            if (zero) {
+                zero(offset + from, to - from);
+            } else {
+                write(offset, from, to);
+            }
+        }
+
+        private boolean isZero(int from, int to) {
+            int i = from;
+            for (; i + 8 <= to; i += 8) {
+                if (buffer.getLong(i) != 0) return false;
+            }
+            for (; i < to; i++) {
+                if (buffer.get(i) != 0) return false;
+            }
+            return true;
+        }
+
+        private void write(long offset, int from, int to) throws IOException {
+            ByteBuffer slice = buffer.duplicate();
+            slice.limit(to).position(from);
+            try {
+                destination.write(slice, offset + from);
+            } catch (IOException e) {
+                throw new CopyException("writing " + destination.name() + " at offset " + (offset + from) + " (+"
+                        + (to - from) + ") failed: " + e.getMessage(), offset + from, e);
+            }
+            dataBytes.addAndGet(to - from);
+        }
+
+        private void zero(long offset, long length) throws IOException {
+            if (skipZeros) {
+                skippedBytes.addAndGet(length);
+                return;
+            }
+            try {
+                destination.zero(offset, length, options.allocated());
+            } catch (IOException e) {
+                throw new CopyException("zeroing " + destination.name() + " at offset " + offset + " (+" + length
+                        + ") failed: " + e.getMessage(), offset, e);
+            }
+            zeroedBytes.addAndGet(length);
+        }
+    }
+
+    private static int lcm(int a, int b) {
+        int x = a, y = b;
+        while (y != 0) {
+            int t = x % y;
+            x = y;
+            y = t;
+        }
+        return a / x * b;
+    }
+
+    private static void putUninterruptibly(BlockingQueue<Work> queue, Work work) {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                queue.put(work);
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) Thread.currentThread().interrupt();
+    }
+
+    private static void joinUninterruptibly(Thread thread) {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                thread.join();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) Thread.currentThread().interrupt();
+    }
+
+    /** Thrown by {@link Copier#copy} after {@link Copier#cancel()}. */
+    public static final class CopyCancelledException extends InterruptedIOException {
+        public CopyCancelledException(long done, long total) {
+            super("copy cancelled after " + done + " of " + total + " bytes");
+        }
+    }
+}

@@ -1,0 +1,103 @@
+package io.pagewise.copy;
+
+import io.pagewise.CacheMode;
+import io.pagewise.Extent;
+import io.pagewise.StorageFile;
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+
+/** A file or block device on either side of a copy, through {@link StorageFile} so the cache mode applies. */
+public final class FileEndpoint implements CopySource, CopyDestination {
+    private final StorageFile file;
+    private final boolean created;
+
+    private FileEndpoint(StorageFile file, boolean created) {
+        this.file = file;
+        this.created = created;
+    }
+
+    public static FileEndpoint openSource(Path path, CacheMode mode) throws IOException {
+        if (!Files.exists(path)) throw new NoSuchFileException(path.toString(), null, "source does not exist");
+        if (Files.isDirectory(path)) throw new IOException("source " + path + " is a directory");
+        return new FileEndpoint(StorageFile.open(path, mode, StandardOpenOption.READ), false);
+    }
+
+    /**
+     * Opens a destination file for writing; a missing one is created (sparse) with createSize bytes, and then
+     * known to read as zeros, so the copy can skip zero runs.
+     */
+    public static FileEndpoint openDestination(Path path, CacheMode mode, long createSize) throws IOException {
+        if (Files.isDirectory(path)) throw new IOException("destination " + path + " is a directory");
+        boolean create = !Files.exists(path);
+        StorageFile file = create
+                ? StorageFile.open(path, mode, StandardOpenOption.READ, StandardOpenOption.WRITE, StandardOpenOption.CREATE_NEW)
+                : StorageFile.open(path, mode, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        try {
+            if (create) file.resize(createSize);
+            return new FileEndpoint(file, create);
+        } catch (IOException | RuntimeException e) {
+            file.close();
+            if (create) Files.deleteIfExists(path);
+            throw e;
+        }
+    }
+
+    public StorageFile file() { return file; }
+
+    @Override
+    public String name() { return file.path().toString(); }
+
+    @Override
+    public long size() throws IOException { return file.size(); }
+
+    @Override
+    public List<Extent> extents(long offset, long length) throws IOException {
+        List<Extent> extents = file.extents(offset, length);
+        return extents.isEmpty() ? List.of(new Extent(offset, length, false)) : extents;
+    }
+
+    @Override
+    public void read(ByteBuffer dst, long offset) throws IOException {
+        long at = offset;
+        while (dst.hasRemaining()) {
+            int n = file.read(dst, at);
+            if (n <= 0) throw new EOFException(file.path() + " ended at " + at + " while being copied (did it shrink?)");
+            at += n;
+        }
+    }
+
+    @Override
+    public void write(ByteBuffer src, long offset) throws IOException {
+        file.write(src, offset);
+    }
+
+    @Override
+    public void zero(long offset, long length, boolean allocate) throws IOException {
+        file.zero(offset, length, !allocate);
+    }
+
+    @Override
+    public void flush() throws IOException {
+        file.flush();
+    }
+
+    @Override
+    public boolean startsZeroed() { return created; }
+
+    @Override
+    public int blockSize() { return file.cacheMode().isDirect() ? file.alignment().offset() : 1; }
+
+    @Override
+    public int maximumRequest() { return Integer.MAX_VALUE; }
+
+    @Override
+    public void close() throws IOException {
+        file.close();
+    }
+}

@@ -1,0 +1,272 @@
+package io.pagewise.nbd;
+
+import static io.pagewise.nbd.Protocol.*;
+
+import io.pagewise.Extent;
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One transmission-phase connection: any thread sends requests, one reader thread matches replies to them by
+ * cookie and completes their futures.
+ */
+final class ClientConnection {
+    private static final ByteBuffer ZEROES = ByteBuffer.allocateDirect(64 * 1024).asReadOnlyBuffer();
+
+    private final SocketChannel channel;
+    private final ExportInfo info;
+    private final String server;
+    private final Map<Long, Request> inFlight = new ConcurrentHashMap<>();
+    private final AtomicLong cookies = new AtomicLong();
+    private final Object sendLock = new Object();
+    private final ByteBuffer requestHeader = ByteBuffer.allocateDirect(REQUEST_HEADER_SIZE);
+    private final Thread reader;
+    private volatile IOException broken;
+    private volatile boolean closing;
+
+    /** A request waiting for its reply. */
+    static final class Request {
+        final int command;
+        final long offset;
+        final long length;
+        final ByteBuffer readInto;
+        final List<Extent> extents;
+        final CompletableFuture<Void> done = new CompletableFuture<>();
+        NbdException error;
+
+        Request(int command, long offset, long length, ByteBuffer readInto, List<Extent> extents) {
+            this.command = command;
+            this.offset = offset;
+            this.length = length;
+            this.readInto = readInto;
+            this.extents = extents;
+        }
+
+        String describe() {
+            return "NBD " + commandName(command) + " at " + offset + " (+" + length + ")";
+        }
+    }
+
+    ClientConnection(SocketChannel channel, ExportInfo info, String server, int index) {
+        this.channel = channel;
+        this.info = info;
+        this.server = server;
+        this.reader = new Thread(this::readReplies, "pagewise-nbd-client-" + index);
+        reader.setDaemon(true);
+        reader.start();
+    }
+
+    int inFlight() {
+        return inFlight.size();
+    }
+
+    /** Sends a request; the future completes when its reply has been read (and, for READ, stored). */
+    CompletableFuture<Void> submit(Request request, int flags, ByteBuffer payload) {
+        long cookie = cookies.incrementAndGet();
+        IOException failure = broken;
+        if (failure != null) return failed(request, failure);
+        inFlight.put(cookie, request);
+        try {
+            synchronized (sendLock) {
+                requestHeader.clear();
+                requestHeader.putInt(REQUEST_MAGIC).putShort((short) flags).putShort((short) request.command)
+                        .putLong(cookie).putLong(request.offset).putInt((int) request.length).flip();
+                if (payload == null) {
+                    SocketIo.writeFully(channel, requestHeader);
+                } else {
+                    SocketIo.writeFully(channel, new ByteBuffer[] {requestHeader, payload}, 2);
+                }
+            }
+        } catch (IOException e) {
+            inFlight.remove(cookie);
+            return failed(request, broken != null ? broken : e);
+        }
+        // The reader may have failed everything just before this request was registered.
+        if (broken != null && inFlight.remove(cookie) != null) return failed(request, broken);
+        return request.done;
+    }
+
+    private CompletableFuture<Void> failed(Request request, IOException cause) {
+        request.done.completeExceptionally(new IOException(request.describe() + " to " + server + " failed: "
+                + cause.getMessage(), cause));
+        return request.done;
+    }
+
+    private void readReplies() {
+        ByteBuffer header = ByteBuffer.allocateDirect(CHUNK_HEADER_SIZE);
+        ByteBuffer scratch = ByteBuffer.allocateDirect(64 * 1024);
+        try {
+            while (true) {
+                header.clear().limit(4);
+                if (!SocketIo.readFully(channel, header)) throw new EOFException("server closed the connection");
+                int magic = header.getInt(0);
+                if (magic == SIMPLE_REPLY_MAGIC) {
+                    header.limit(SIMPLE_REPLY_HEADER_SIZE);
+                    SocketIo.readExactly(channel, header);
+                    simpleReply(header.getInt(4), header.getLong(8));
+                } else if (magic == STRUCTURED_REPLY_MAGIC) {
+                    header.limit(CHUNK_HEADER_SIZE);
+                    SocketIo.readExactly(channel, header);
+                    chunk(header.getShort(4) & 0xffff, header.getShort(6) & 0xffff, header.getLong(8),
+                            Integer.toUnsignedLong(header.getInt(16)), scratch);
+                } else {
+                    throw new IOException("bad reply magic 0x" + Integer.toHexString(magic));
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            IOException cause = e instanceof IOException ? (IOException) e : new IOException(e.toString(), e);
+            if (closing && inFlight.isEmpty()) cause = new IOException("connection closed");
+            fail(cause);
+        }
+    }
+
+    private Request lookUp(long cookie) throws IOException {
+        Request request = inFlight.get(cookie);
+        if (request == null) throw new IOException("reply to unknown cookie " + cookie);
+        return request;
+    }
+
+    private void simpleReply(int error, long cookie) throws IOException {
+        Request request = lookUp(cookie);
+        if (error == 0 && request.command == CMD_READ) {
+            if (info.structuredReplies()) throw new IOException("simple reply with data to a structured " + request.describe());
+            SocketIo.readExactly(channel, request.readInto.duplicate());
+        }
+        inFlight.remove(cookie);
+        finish(request, error == 0 ? null : nbdError(request, error, ""));
+    }
+
+    private void chunk(int flags, int type, long cookie, long length, ByteBuffer scratch) throws IOException {
+        Request request = lookUp(cookie);
+        switch (type) {
+            case REPLY_TYPE_NONE:
+                if (length != 0) throw new IOException("NONE chunk with " + length + " bytes");
+                break;
+            case REPLY_TYPE_OFFSET_DATA: {
+                long at = readLong(scratch, 8) - request.offset;
+                long size = length - 8;
+                checkWithin(request, at, size);
+                ByteBuffer target = request.readInto.duplicate();
+                target.position(target.position() + (int) at).limit(target.position() + (int) size);
+                SocketIo.readExactly(channel, target);
+                break;
+            }
+            case REPLY_TYPE_OFFSET_HOLE: {
+                if (length != 12) throw new IOException("OFFSET_HOLE chunk of " + length + " bytes");
+                scratch.clear().limit(12);
+                SocketIo.readExactly(channel, scratch);
+                long at = scratch.getLong(0) - request.offset;
+                long size = Integer.toUnsignedLong(scratch.getInt(8));
+                checkWithin(request, at, size);
+                ByteBuffer target = request.readInto.duplicate();
+                target.position(target.position() + (int) at).limit(target.position() + (int) size);
+                while (target.hasRemaining()) {
+                    target.put(ZEROES.duplicate().limit(Math.min(ZEROES.capacity(), target.remaining())));
+                }
+                break;
+            }
+            case REPLY_TYPE_BLOCK_STATUS: {
+                if (length < 12 || (length - 4) % 8 != 0) throw new IOException("BLOCK_STATUS chunk of " + length + " bytes");
+                readLong(scratch, 4);
+                long position = request.offset;
+                for (long left = (length - 4) / 8; left > 0; left--) {
+                    scratch.clear().limit(8);
+                    SocketIo.readExactly(channel, scratch);
+                    long extent = Integer.toUnsignedLong(scratch.getInt(0));
+                    int state = scratch.getInt(4);
+                    if (request.extents != null && extent > 0) {
+                        request.extents.add(new Extent(position, extent, (state & STATE_ZERO) != 0));
+                    }
+                    position += extent;
+                }
+                break;
+            }
+            default:
+                if ((type & 0x8000) != 0) {
+                    if (length < 6 || length > 1 << 20) throw new IOException("error chunk of " + length + " bytes");
+                    ByteBuffer body = ByteBuffer.allocate((int) length);
+                    SocketIo.readExactly(channel, body);
+                    int error = body.getInt(0);
+                    int messageLength = Math.min(body.getShort(4) & 0xffff, (int) length - 6);
+                    String message = new String(body.array(), 6, messageLength, StandardCharsets.UTF_8);
+                    if (request.error == null) request.error = nbdError(request, error, message);
+                } else {
+                    SocketIo.skip(channel, length, scratch);
+                }
+        }
+        if ((flags & REPLY_FLAG_DONE) != 0) {
+            inFlight.remove(cookie);
+            finish(request, request.error);
+        }
+    }
+
+    private long readLong(ByteBuffer scratch, int bytes) throws IOException {
+        scratch.clear().limit(bytes);
+        SocketIo.readExactly(channel, scratch);
+        return bytes == 8 ? scratch.getLong(0) : Integer.toUnsignedLong(scratch.getInt(0));
+    }
+
+    private static void checkWithin(Request request, long at, long size) throws IOException {
+        if (request.readInto == null || at < 0 || size < 0 || at + size > request.length) {
+            throw new IOException("reply chunk at +" + at + " (+" + size + ") lies outside " + request.describe());
+        }
+    }
+
+    private NbdException nbdError(Request request, int error, String message) {
+        return new NbdException(commandName(request.command), request.offset, request.length, error, message, server);
+    }
+
+    private static void finish(Request request, NbdException error) {
+        if (error == null) {
+            request.done.complete(null);
+        } else {
+            request.done.completeExceptionally(error);
+        }
+    }
+
+    private void fail(IOException cause) {
+        broken = cause;
+        for (Long cookie : List.copyOf(inFlight.keySet())) {
+            Request request = inFlight.remove(cookie);
+            if (request != null) {
+                failed(request, new IOException("connection lost (" + cause.getMessage() + ")", cause));
+            }
+        }
+        try {
+            channel.close();
+        } catch (IOException ignored) {
+            // already failing
+        }
+    }
+
+    /** Sends DISC when the connection is healthy, then closes it and waits for the reader. */
+    void close() throws IOException {
+        closing = true;
+        if (broken == null) {
+            try {
+                synchronized (sendLock) {
+                    requestHeader.clear();
+                    requestHeader.putInt(REQUEST_MAGIC).putShort((short) 0).putShort((short) CMD_DISC)
+                            .putLong(cookies.incrementAndGet()).putLong(0).putInt(0).flip();
+                    SocketIo.writeFully(channel, requestHeader);
+                }
+            } catch (IOException e) {
+                // the server hung up first: nothing left to say
+            }
+        }
+        channel.close();
+        try {
+            reader.join(5000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

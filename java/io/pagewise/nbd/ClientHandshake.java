@@ -1,0 +1,174 @@
+package io.pagewise.nbd;
+
+import static io.pagewise.nbd.Protocol.*;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ByteChannel;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The client side of the fixed-newstyle handshake: structured replies, {@code base:allocation}, then GO with a
+ * block-size request (EXPORT_NAME when the server does not know GO).
+ */
+final class ClientHandshake {
+    private static final long OLDSTYLE_MAGIC = 0x00420281861253L;
+    private static final int DEFAULT_MAXIMUM_PAYLOAD = MIN_MAX_PAYLOAD;
+
+    private final ByteChannel channel;
+    private final String server;
+    private final String exportName;
+    private final byte[] exportNameBytes;
+
+    /** One option reply: its type and data. */
+    private record Reply(int type, ByteBuffer data) {}
+
+    ClientHandshake(ByteChannel channel, String server, String exportName) {
+        this.channel = channel;
+        this.server = server;
+        this.exportName = exportName;
+        this.exportNameBytes = exportName.getBytes(StandardCharsets.UTF_8);
+    }
+
+    ExportInfo negotiate() throws IOException {
+        ByteBuffer greeting = read(18);
+        if (greeting.getLong() != NBDMAGIC) throw failure("is not an NBD server (bad greeting magic)");
+        long second = greeting.getLong();
+        if (second == OLDSTYLE_MAGIC) throw failure("speaks the oldstyle protocol, which is not supported");
+        if (second != IHAVEOPT) throw failure("sent an unknown handshake magic 0x" + Long.toHexString(second));
+        int serverFlags = greeting.getShort() & 0xffff;
+        boolean fixed = (serverFlags & FLAG_FIXED_NEWSTYLE) != 0;
+        boolean noZeroes = (serverFlags & FLAG_NO_ZEROES) != 0;
+        int clientFlags = (fixed ? CLIENT_FIXED_NEWSTYLE : 0) | (noZeroes ? CLIENT_NO_ZEROES : 0);
+        SocketIo.writeFully(channel, ByteBuffer.allocate(4).putInt(clientFlags).flip());
+        if (!fixed) return exportName(noZeroes, false, -1);
+
+        boolean structured = simpleOption(OPT_STRUCTURED_REPLY, ByteBuffer.allocate(0));
+        long allocation = structured ? selectAllocationContext() : -1;
+
+        ByteBuffer go = ByteBuffer.allocate(4 + exportNameBytes.length + 2 + 2);
+        go.putInt(exportNameBytes.length).put(exportNameBytes).putShort((short) 1).putShort((short) INFO_BLOCK_SIZE).flip();
+        sendOption(OPT_GO, go);
+        long size = -1;
+        int flags = 0;
+        int minimum = 1;
+        int preferred = 4096;
+        int maximum = DEFAULT_MAXIMUM_PAYLOAD;
+        while (true) {
+            Reply reply = readReply(OPT_GO);
+            if (reply.type == REP_ACK) break;
+            if (reply.type == REP_ERR_UNSUP) return exportName(noZeroes, structured, allocation);
+            if (reply.type < 0) throw refused("GO", reply);
+            if (reply.type != REP_INFO || reply.data.remaining() < 2) continue;
+            int info = reply.data.getShort() & 0xffff;
+            if (info == INFO_EXPORT && reply.data.remaining() >= 10) {
+                size = reply.data.getLong();
+                flags = reply.data.getShort() & 0xffff;
+            } else if (info == INFO_BLOCK_SIZE && reply.data.remaining() >= 12) {
+                minimum = reply.data.getInt();
+                preferred = reply.data.getInt();
+                maximum = reply.data.getInt();
+            }
+        }
+        if (size < 0) throw failure("accepted GO for export '" + exportName + "' without sending its size");
+        return info(size, flags, minimum, preferred, maximum, structured, allocation);
+    }
+
+    private ExportInfo info(long size, int flags, int minimum, int preferred, int maximum, boolean structured,
+                            long allocation) {
+        minimum = Math.max(1, minimum);
+        preferred = Math.max(minimum, preferred);
+        // The spec lets a server advertise a maximum above 2^31; a Java buffer cannot hold that.
+        maximum = maximum <= 0 ? Integer.MAX_VALUE - 4096 : Math.max(minimum, maximum);
+        return new ExportInfo(size, flags, minimum, preferred, maximum, structured, allocation);
+    }
+
+    /** The pre-GO way in: no block sizes, and the server hangs up instead of refusing an unknown export. */
+    private ExportInfo exportName(boolean noZeroes, boolean structured, long allocation) throws IOException {
+        ByteBuffer header = ByteBuffer.allocate(16 + exportNameBytes.length);
+        header.putLong(IHAVEOPT).putInt(OPT_EXPORT_NAME).putInt(exportNameBytes.length).put(exportNameBytes).flip();
+        SocketIo.writeFully(channel, header);
+        ByteBuffer reply;
+        try {
+            reply = read(noZeroes ? 10 : 134);
+        } catch (IOException e) {
+            throw failure("closed the connection on EXPORT_NAME '" + exportName + "' (no such export?)");
+        }
+        long size = reply.getLong();
+        int flags = reply.getShort() & 0xffff;
+        return info(size, flags, 1, 4096, DEFAULT_MAXIMUM_PAYLOAD, structured, allocation);
+    }
+
+    /** Sends an option whose only success reply is ACK; false when the server does not support it. */
+    private boolean simpleOption(int option, ByteBuffer data) throws IOException {
+        sendOption(option, data);
+        Reply reply = readReply(option);
+        if (reply.type == REP_ACK) return true;
+        if (reply.type < 0) return false;
+        throw failure("answered " + optionName(option) + " with reply type " + reply.type);
+    }
+
+    private long selectAllocationContext() throws IOException {
+        byte[] query = BASE_ALLOCATION.getBytes(StandardCharsets.US_ASCII);
+        ByteBuffer data = ByteBuffer.allocate(4 + exportNameBytes.length + 4 + 4 + query.length);
+        data.putInt(exportNameBytes.length).put(exportNameBytes).putInt(1).putInt(query.length).put(query).flip();
+        sendOption(OPT_SET_META_CONTEXT, data);
+        long id = -1;
+        while (true) {
+            Reply reply = readReply(OPT_SET_META_CONTEXT);
+            if (reply.type == REP_ACK) return id;
+            if (reply.type < 0) return -1;
+            if (reply.type == REP_META_CONTEXT && reply.data.remaining() >= 4) {
+                long candidate = Integer.toUnsignedLong(reply.data.getInt());
+                String name = StandardCharsets.UTF_8.decode(reply.data).toString();
+                if (name.equals(BASE_ALLOCATION)) id = candidate;
+            }
+        }
+    }
+
+    private void sendOption(int option, ByteBuffer data) throws IOException {
+        ByteBuffer header = ByteBuffer.allocate(16).putLong(IHAVEOPT).putInt(option).putInt(data.remaining()).flip();
+        SocketIo.writeFully(channel, header);
+        SocketIo.writeFully(channel, data);
+    }
+
+    private Reply readReply(int option) throws IOException {
+        ByteBuffer header = read(20);
+        long magic = header.getLong();
+        int answered = header.getInt();
+        int type = header.getInt();
+        int length = header.getInt();
+        if (magic != OPTION_REPLY_MAGIC) throw failure("sent a bad option reply magic 0x" + Long.toHexString(magic));
+        if (answered != option) {
+            throw failure("answered option " + optionName(answered) + " while " + optionName(option) + " was asked");
+        }
+        if (length < 0 || length > Handshake.MAX_OPTION_LENGTH) {
+            throw failure("sent an option reply of " + Integer.toUnsignedString(length) + " bytes");
+        }
+        return new Reply(type, read(length));
+    }
+
+    private IOException refused(String option, Reply reply) {
+        String message = StandardCharsets.UTF_8.decode(reply.data).toString();
+        String kind;
+        switch (reply.type) {
+            case REP_ERR_UNKNOWN: kind = "no such export"; break;
+            case REP_ERR_POLICY: kind = "refused by policy"; break;
+            case REP_ERR_INVALID: kind = "invalid request"; break;
+            case REP_ERR_SHUTDOWN: kind = "server is shutting down"; break;
+            default: kind = "error 0x" + Integer.toHexString(reply.type);
+        }
+        return failure("refused " + option + " for export '" + exportName + "': " + kind
+                + (message.isEmpty() ? "" : " (" + message + ")"));
+    }
+
+    private ByteBuffer read(int length) throws IOException {
+        ByteBuffer buffer = ByteBuffer.allocate(length);
+        SocketIo.readExactly(channel, buffer);
+        return buffer.flip();
+    }
+
+    private IOException failure(String what) {
+        return new IOException("NBD server " + server + " " + what);
+    }
+}

@@ -1,0 +1,252 @@
+package io.pagewise.nbd;
+
+import static io.pagewise.nbd.Protocol.*;
+
+import io.pagewise.Extent;
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * An NBD client for one export, over one or (when the server advertises multi-conn) several connections.
+ *
+ * <pre>{@code
+ * try (NbdClient nbd = NbdClient.connect("nbd+unix:///disk?socket=/run/nbd.sock", 4)) {
+ *     ByteBuffer block = ByteBuffer.allocateDirect(65536);
+ *     nbd.read(block, 0);                                     // holes arrive as zeros
+ *     CompletableFuture<Void> w = nbd.writeAsync(block, 1 << 20, false); // positions are not moved
+ *     List<Extent> map = nbd.blockStatus(0, nbd.size());      // hole = reads as zeros
+ * }
+ * }</pre>
+ *
+ * <p>Thread-safe; the {@code *Async} methods return at once, so any number of requests may be in flight. READ and
+ * WRITE payloads must not exceed {@link ExportInfo#maximumPayload()}. Server errors complete the futures (and make
+ * the blocking methods throw) with {@link NbdException}; a lost connection fails every request still in flight
+ * with an IOException naming the request.
+ */
+public final class NbdClient implements Closeable {
+    private final NbdUri uri;
+    private final ExportInfo info;
+    private final List<ClientConnection> connections;
+    private final AtomicInteger next = new AtomicInteger();
+
+    private NbdClient(NbdUri uri, ExportInfo info, List<ClientConnection> connections) {
+        this.uri = uri;
+        this.info = info;
+        this.connections = connections;
+    }
+
+    public static NbdClient connect(String uri) throws IOException {
+        return connect(NbdUri.parse(uri), 1);
+    }
+
+    public static NbdClient connect(String uri, int connections) throws IOException {
+        return connect(NbdUri.parse(uri), connections);
+    }
+
+    /** Connects, then opens up to connections - 1 more when the server says they see each other's writes. */
+    public static NbdClient connect(NbdUri uri, int connections) throws IOException {
+        if (connections < 1) throw new IllegalArgumentException("connections must be at least 1: " + connections);
+        List<ClientConnection> open = new ArrayList<>();
+        try {
+            SocketChannel first = open(uri);
+            ExportInfo info;
+            try {
+                info = new ClientHandshake(first, uri.text(), uri.exportName()).negotiate();
+            } catch (IOException | RuntimeException e) {
+                first.close();
+                throw e;
+            }
+            open.add(new ClientConnection(first, info, uri.text(), 0));
+            int wanted = info.canMultiConn() ? connections : 1;
+            while (open.size() < wanted) {
+                SocketChannel channel = open(uri);
+                try {
+                    ExportInfo again = new ClientHandshake(channel, uri.text(), uri.exportName()).negotiate();
+                    if (again.size() != info.size() || again.transmissionFlags() != info.transmissionFlags()) {
+                        throw new IOException("NBD server " + uri + " described the export differently on connection "
+                                + (open.size() + 1));
+                    }
+                } catch (IOException | RuntimeException e) {
+                    channel.close();
+                    throw e;
+                }
+                open.add(new ClientConnection(channel, info, uri.text(), open.size()));
+            }
+            return new NbdClient(uri, info, List.copyOf(open));
+        } catch (IOException | RuntimeException e) {
+            for (ClientConnection c : open) {
+                try {
+                    c.close();
+                } catch (IOException suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+            }
+            throw e;
+        }
+    }
+
+    private static SocketChannel open(NbdUri uri) throws IOException {
+        boolean unix = uri.address() instanceof UnixDomainSocketAddress;
+        SocketChannel channel = unix ? SocketChannel.open(StandardProtocolFamily.UNIX) : SocketChannel.open();
+        try {
+            channel.connect(uri.address());
+            if (!unix) channel.socket().setTcpNoDelay(true);
+            return channel;
+        } catch (IOException e) {
+            channel.close();
+            throw new IOException("cannot connect to NBD server " + uri + ": " + e.getMessage(), e);
+        }
+    }
+
+    public NbdUri uri() { return uri; }
+
+    public ExportInfo info() { return info; }
+
+    public long size() { return info.size(); }
+
+    /** Connections in use: 1 unless the server advertised multi-conn. */
+    public int connectionCount() { return connections.size(); }
+
+    /** Reads dst.remaining() bytes at offset into dst (holes as zeros); dst's position is not moved. */
+    public CompletableFuture<Void> readAsync(ByteBuffer dst, long offset) {
+        checkPayload(CMD_READ, offset, dst.remaining());
+        ClientConnection.Request r = new ClientConnection.Request(CMD_READ, offset, dst.remaining(), dst, null);
+        return pick().submit(r, 0, null);
+    }
+
+    /** Writes src.remaining() bytes at offset; src's position is not moved. With fua the data is durable on reply. */
+    public CompletableFuture<Void> writeAsync(ByteBuffer src, long offset, boolean fua) {
+        checkPayload(CMD_WRITE, offset, src.remaining());
+        if (info.isReadOnly()) return refused(CMD_WRITE, offset, src.remaining(), "the export is read-only");
+        ClientConnection.Request r = new ClientConnection.Request(CMD_WRITE, offset, src.remaining(), null, null);
+        return pick().submit(r, fua && info.canFua() ? CMD_FLAG_FUA : 0, src.duplicate());
+    }
+
+    /** Makes completed writes durable; does nothing when the server does not take FLUSH. */
+    public CompletableFuture<Void> flushAsync() {
+        if (!info.canFlush()) return CompletableFuture.completedFuture(null);
+        // There is one connection unless the server promised multi-conn, under which one flush covers them all.
+        return pick().submit(new ClientConnection.Request(CMD_FLUSH, 0, 0, null, null), 0, null);
+    }
+
+    public CompletableFuture<Void> trimAsync(long offset, long length) {
+        checkRange(CMD_TRIM, offset, length);
+        if (!info.canTrim()) return refused(CMD_TRIM, offset, length, "the server does not accept TRIM");
+        return pick().submit(new ClientConnection.Request(CMD_TRIM, offset, length, null, null), 0, null);
+    }
+
+    /** Zeroes a range; with allocate the server must not leave a hole there (NO_HOLE). */
+    public CompletableFuture<Void> writeZeroesAsync(long offset, long length, boolean allocate) {
+        checkRange(CMD_WRITE_ZEROES, offset, length);
+        if (!info.canWriteZeroes()) {
+            return refused(CMD_WRITE_ZEROES, offset, length, "the server does not accept WRITE_ZEROES");
+        }
+        return pick().submit(new ClientConnection.Request(CMD_WRITE_ZEROES, offset, length, null, null),
+                allocate ? CMD_FLAG_NO_HOLE : 0, null);
+    }
+
+    /**
+     * The allocation map of a range from {@code base:allocation}; {@link Extent#hole()} means the range reads as
+     * zeros. The server may describe less than asked (at least one extent) or a little more.
+     */
+    public CompletableFuture<List<Extent>> blockStatusAsync(long offset, long length) {
+        checkRange(CMD_BLOCK_STATUS, offset, length);
+        if (!info.hasBlockStatus()) {
+            return CompletableFuture.completedFuture(List.of(new Extent(offset, length, false)));
+        }
+        List<Extent> extents = new ArrayList<>();
+        ClientConnection.Request r = new ClientConnection.Request(CMD_BLOCK_STATUS, offset, length, null, extents);
+        return pick().submit(r, 0, null).thenApply(ignored -> extents);
+    }
+
+    public void read(ByteBuffer dst, long offset) throws IOException {
+        await(readAsync(dst, offset));
+    }
+
+    public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
+        await(writeAsync(src, offset, fua));
+    }
+
+    public void flush() throws IOException {
+        await(flushAsync());
+    }
+
+    public void trim(long offset, long length) throws IOException {
+        await(trimAsync(offset, length));
+    }
+
+    public void writeZeroes(long offset, long length, boolean allocate) throws IOException {
+        await(writeZeroesAsync(offset, length, allocate));
+    }
+
+    public List<Extent> blockStatus(long offset, long length) throws IOException {
+        return await(blockStatusAsync(offset, length));
+    }
+
+    /** Waits for a future of this client, turning its failure back into the IOException it carries. */
+    public static <T> T await(CompletableFuture<T> future) throws IOException {
+        try {
+            return future.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while waiting for an NBD reply");
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof NbdException) {
+                throw (NbdException) cause;
+            }
+            if (cause instanceof IOException) throw (IOException) cause;
+            if (cause instanceof RuntimeException) throw (RuntimeException) cause;
+            throw new IOException(cause);
+        }
+    }
+
+    private ClientConnection pick() {
+        if (connections.size() == 1) return connections.get(0);
+        return connections.get(Math.floorMod(next.getAndIncrement(), connections.size()));
+    }
+
+    private void checkPayload(int command, long offset, int length) {
+        if (length > info.maximumPayload()) {
+            throw new IllegalArgumentException(commandName(command) + " of " + length + " bytes exceeds the server's "
+                    + "maximum payload of " + info.maximumPayload());
+        }
+        checkRange(command, offset, length);
+    }
+
+    private void checkRange(int command, long offset, long length) {
+        if (offset < 0 || length < 0 || length > 0xffffffffL || offset > info.size() - length) {
+            throw new IllegalArgumentException(commandName(command) + " at " + offset + " (+" + length
+                    + ") is outside the export of " + info.size() + " bytes or too long for one request");
+        }
+    }
+
+    private <T> CompletableFuture<T> refused(int command, long offset, long length, String why) {
+        return CompletableFuture.failedFuture(new NbdException(commandName(command), offset, length, ENOTSUP, why,
+                uri.text()));
+    }
+
+    /** Sends DISC on every connection and closes them. */
+    @Override
+    public void close() throws IOException {
+        IOException first = null;
+        for (ClientConnection c : connections) {
+            try {
+                c.close();
+            } catch (IOException e) {
+                if (first == null) first = e; else first.addSuppressed(e);
+            }
+        }
+        if (first != null) throw first;
+    }
+}

@@ -1,0 +1,80 @@
+package io.pagewise.nbd;
+
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.net.URLDecoder;
+import java.net.UnixDomainSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+
+/**
+ * An NBD server address in the libnbd URI form: {@code nbd://host[:port]/export} (TCP, port 10809 by default) or
+ * {@code nbd+unix:///export?socket=PATH} (Unix socket). TLS schemes ({@code nbds}) are refused.
+ */
+public record NbdUri(SocketAddress address, String exportName, String text) {
+    public static final int DEFAULT_PORT = 10809;
+
+    /** True when text looks like an NBD URI (so that callers can tell it from a file name). */
+    public static boolean looksLikeUri(String text) {
+        return text.startsWith("nbd://") || text.startsWith("nbd+unix://") || text.startsWith("nbds://")
+                || text.startsWith("nbds+unix://") || text.startsWith("nbd+tcp://");
+    }
+
+    public static NbdUri parse(String text) {
+        URI uri;
+        try {
+            uri = new URI(text);
+        } catch (URISyntaxException e) {
+            throw new IllegalArgumentException("not an NBD URI: " + text + " (" + e.getMessage() + ")");
+        }
+        String scheme = uri.getScheme() == null ? "" : uri.getScheme();
+        String path = uri.getRawPath() == null ? "" : uri.getRawPath();
+        String exportName = decode(path.startsWith("/") ? path.substring(1) : path);
+        switch (scheme) {
+            case "nbd":
+            case "nbd+tcp": {
+                String host = uri.getHost();
+                if (host == null || host.isEmpty()) {
+                    throw new IllegalArgumentException("NBD URI " + text + " names no host (nbd://HOST[:PORT]/EXPORT)");
+                }
+                if (host.startsWith("[") && host.endsWith("]")) host = host.substring(1, host.length() - 1);
+                int port = uri.getPort() < 0 ? DEFAULT_PORT : uri.getPort();
+                return new NbdUri(new InetSocketAddress(host, port), exportName, text);
+            }
+            case "nbd+unix": {
+                String socket = queryParameter(uri.getRawQuery(), "socket");
+                if (socket == null || socket.isEmpty()) {
+                    throw new IllegalArgumentException("NBD URI " + text + " needs ?socket=PATH");
+                }
+                return new NbdUri(UnixDomainSocketAddress.of(Path.of(socket)), exportName, text);
+            }
+            case "nbds":
+            case "nbds+unix":
+                throw new IllegalArgumentException("NBD URI " + text + ": TLS is not supported");
+            default:
+                throw new IllegalArgumentException("not an NBD URI: " + text
+                        + " (expected nbd://HOST[:PORT]/EXPORT or nbd+unix:///EXPORT?socket=PATH)");
+        }
+    }
+
+    private static String queryParameter(String rawQuery, String name) {
+        if (rawQuery == null) return null;
+        for (String pair : rawQuery.split("&")) {
+            int eq = pair.indexOf('=');
+            String key = decode(eq < 0 ? pair : pair.substring(0, eq));
+            if (key.equals(name)) return eq < 0 ? "" : decode(pair.substring(eq + 1));
+        }
+        return null;
+    }
+
+    private static String decode(String text) {
+        return URLDecoder.decode(text.replace("+", "%2B"), StandardCharsets.UTF_8);
+    }
+
+    @Override
+    public String toString() {
+        return text;
+    }
+}

@@ -1,0 +1,415 @@
+package io.pagewise.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.pagewise.CacheMode;
+import io.pagewise.Extent;
+import io.pagewise.StorageFile;
+import io.pagewise.nbd.FileExport;
+import io.pagewise.nbd.NbdServer;
+import io.pagewise.testing.ExternalTools;
+import io.pagewise.testing.NbdChildServer;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.RandomAccessFile;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code pagewise copy} end to end: every kind of SRC and DST, with nbdkit and qemu-nbd as the other end, checked
+ * with {@code cmp}; holes, progress lines, and the error cases.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class CopyCommandTest {
+    private static final long MiB = 1 << 20;
+    private static final long SIZE = 24 * MiB;
+
+    @TempDir
+    Path dir;
+
+    private record Result(int status, String out, String err) {}
+
+    private static Result copy(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        List<String> command = new ArrayList<>(List.of("copy"));
+        command.addAll(List.of(args));
+        int status = Main.run(command.toArray(new String[0]), new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        return new Result(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    private static void copyOk(String... args) {
+        Result r = copy(args);
+        assertEquals(0, r.status, "pagewise copy " + String.join(" ", args) + "\n" + r.err);
+    }
+
+    /** A sparse image: random data islands, the rest holes. */
+    private Path image(String name) throws IOException {
+        Path file = dir.resolve(name);
+        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
+            raf.setLength(SIZE);
+            byte[] data = new byte[256 * 1024];
+            Random random = new Random(name.hashCode());
+            for (long at : new long[] {0, 3 * MiB, 10 * MiB + 4096, SIZE - data.length}) {
+                random.nextBytes(data);
+                raf.seek(at);
+                raf.write(data);
+            }
+        }
+        return file;
+    }
+
+    private static void cmp(Path a, Path b) throws IOException {
+        ExternalTools.require("cmp");
+        ExternalTools.run(60, "cmp", a.toString(), b.toString()).assertOk("cmp " + a + " " + b);
+    }
+
+    /** cmp over the first n bytes of each (the NBD exports here may be larger than the data). */
+    private static void cmpPrefix(Path a, Path b, long n) throws IOException {
+        ExternalTools.require("cmp");
+        ExternalTools.run(60, "cmp", "-n", Long.toString(n), a.toString(), b.toString()).assertOk("cmp -n " + n);
+    }
+
+    private static List<Extent> holes(Path file) throws IOException {
+        try (StorageFile f = StorageFile.open(file)) {
+            return f.extents(0, f.size()).stream().filter(Extent::hole).toList();
+        }
+    }
+
+    private static void assertHolesKept(Path source, Path copy) throws IOException {
+        List<Extent> want = holes(source);
+        assertFalse(want.isEmpty());
+        List<Extent> got = holes(copy);
+        for (Extent hole : want) {
+            assertTrue(got.stream().anyMatch(h -> h.offset() <= hole.offset() && hole.end() <= h.end()),
+                    "hole " + hole + " of " + source + " missing in " + copy + ": " + got);
+        }
+    }
+
+    @Test
+    void fileToFileCreatesTheDestinationWithTheSourceSizeAndItsHoles() throws Exception {
+        Path src = image("src.img");
+        Path dst = dir.resolve("dst.img");
+        copyOk(src.toString(), dst.toString());
+        cmp(src, dst);
+        assertEquals(SIZE, Files.size(dst));
+        assertHolesKept(src, dst);
+        long blocks = Long.parseLong(ExternalTools.run(10, "stat", "-c", "%b", dst.toString()).stdout().strip());
+        assertTrue(blocks * 512 <= 2 * MiB, "destination allocates " + blocks * 512 + " bytes");
+    }
+
+    @Test
+    void everyCacheModeCopiesTheSameBytes() throws Exception {
+        Path src = image("src.img");
+        for (CacheMode mode : CacheMode.values()) {
+            if (mode.needsNative() && !io.pagewise.Native.isAvailable()) continue;
+            Path dst = dir.resolve("dst-" + mode + ".img");
+            String name = mode.name().toLowerCase(java.util.Locale.ROOT);
+            copyOk("--src-cache=" + name, "--dst-cache=" + name, "--request-size=64K", src.toString(), dst.toString());
+            cmp(src, dst);
+        }
+    }
+
+    @Test
+    void syntheticSourcesAndNullDestination() throws Exception {
+        ExternalTools.require("nbdkit", "nbdcopy");
+        Path ours = dir.resolve("pattern.img");
+        copyOk("pattern:" + SIZE, ours.toString());
+        // nbdkit's pattern plugin is the reference for pattern:SIZE.
+        Path reference = dir.resolve("reference.img");
+        ExternalTools.run(60, "nbdkit", "-U", "-", "pattern", Long.toString(SIZE), "--run",
+                "nbdcopy \"$uri\" " + reference).assertOk("nbdkit pattern | nbdcopy");
+        cmp(ours, reference);
+
+        Path zeros = dir.resolve("zeros.img");
+        copyOk("zero:16M", zeros.toString());
+        assertEquals(16 * MiB, Files.size(zeros));
+        assertEquals(List.of(new Extent(0, 16 * MiB, true)), holes(zeros));
+
+        copyOk(ours.toString(), "null:");
+    }
+
+    @Test
+    void throughNbdkitMemoryAndBack() throws Exception {
+        Path src = image("src.img");
+        Path back = dir.resolve("back.img");
+        try (NbdChildServer nbdkit = NbdChildServer.nbdkit(dir, "memory", Long.toString(SIZE))) {
+            copyOk("--connections=4", src.toString(), nbdkit.uri());
+            copyOk(nbdkit.uri(), back.toString());
+        }
+        cmp(src, back);
+        assertHolesKept(src, back);
+    }
+
+    @Test
+    void fromNbdkitFilePluginAndToABiggerExport() throws Exception {
+        Path src = image("src.img");
+        Path back = dir.resolve("back.img");
+        try (NbdChildServer nbdkit = NbdChildServer.nbdkit(dir, "file", src.toString())) {
+            copyOk(nbdkit.uri(), back.toString());
+        }
+        cmp(src, back);
+        assertHolesKept(src, back);
+        Path big = dir.resolve("big.img");
+        try (NbdChildServer nbdkit = NbdChildServer.nbdkit(dir, "memory", Long.toString(2 * SIZE))) {
+            copyOk(src.toString(), nbdkit.uri());
+            copyOk(nbdkit.uri(), big.toString());
+        }
+        assertEquals(2 * SIZE, Files.size(big));
+        cmpPrefix(src, big, SIZE);
+    }
+
+    @Test
+    void toAndFromQemuNbd() throws Exception {
+        Path src = image("src.img");
+        Path served = dir.resolve("served.img");
+        Files.write(served, new byte[0]);
+        try (RandomAccessFile raf = new RandomAccessFile(served.toFile(), "rw")) {
+            raf.setLength(SIZE);
+        }
+        Path back = dir.resolve("back.img");
+        try (NbdChildServer qemu = NbdChildServer.qemuNbd(dir, served)) {
+            copyOk("--flush", src.toString(), qemu.uri());
+            copyOk(qemu.uri(), back.toString());
+        }
+        cmp(src, served);
+        cmp(src, back);
+        assertHolesKept(src, back);
+    }
+
+    @Test
+    void toAndFromThePagewiseServerAndBetweenTwoExports() throws Exception {
+        Path src = image("src.img");
+        Path served = dir.resolve("served.img");
+        Path other = dir.resolve("other.img");
+        for (Path p : List.of(served, other)) {
+            try (RandomAccessFile raf = new RandomAccessFile(p.toFile(), "rw")) {
+                raf.setLength(SIZE);
+            }
+        }
+        Path back = dir.resolve("back.img");
+        try (FileExport a = FileExport.open(served, CacheMode.WRITEBACK, false);
+             FileExport b = FileExport.open(other, CacheMode.WRITEBACK, false);
+             NbdServer server = NbdServer.builder().export("a", a).export("b", b).unixSocket(dir.resolve("pw.sock")).start()) {
+            copyOk(src.toString(), server.uri("a"));
+            copyOk(server.uri("a"), server.uri("b"));
+            copyOk(server.uri("b"), back.toString());
+        }
+        cmp(src, served);
+        cmp(src, other);
+        cmp(src, back);
+        assertHolesKept(src, back);
+    }
+
+    @Test
+    void missingSourceIsAClearError() {
+        Result r = copy(dir.resolve("nosuch.img").toString(), dir.resolve("dst.img").toString());
+        assertEquals(1, r.status);
+        assertTrue(r.err.contains("cannot open source") && r.err.contains("nosuch.img"), r.err);
+        assertFalse(Files.exists(dir.resolve("dst.img")));
+    }
+
+    @Test
+    void unwritableDestinationIsAClearError() throws Exception {
+        Path src = image("src.img");
+        Result r = copy(src.toString(), dir.resolve("no/such/dir/dst.img").toString());
+        assertEquals(1, r.status);
+        assertTrue(r.err.contains("cannot open destination") && r.err.contains("ENOENT"), r.err);
+
+        Path locked = dir.resolve("locked.img");
+        Files.write(locked, new byte[(int) SIZE]);
+        // root ignores file modes; an immutable file refuses even root.
+        boolean root = "root".equals(System.getProperty("user.name"));
+        if (root) {
+            Assumptions.assumeTrue(ExternalTools.run(10, "chattr", "+i", locked.toString()).status() == 0,
+                    "chattr +i not supported here");
+        } else {
+            assertTrue(locked.toFile().setWritable(false, false));
+        }
+        try {
+            r = copy(src.toString(), locked.toString());
+            assertEquals(1, r.status);
+            assertTrue(r.err.contains("cannot open destination " + locked) && r.err.contains("(EPERM)")
+                    || r.err.contains("(EACCES)"), r.err);
+        } finally {
+            if (root) ExternalTools.run(10, "chattr", "-i", locked.toString());
+        }
+    }
+
+    @Test
+    void destinationSmallerThanSourceIsAClearError() throws Exception {
+        Path src = image("src.img");
+        Path small = dir.resolve("small.img");
+        Files.write(small, new byte[4096]);
+        Result r = copy(src.toString(), small.toString());
+        assertEquals(1, r.status);
+        assertTrue(r.err.contains("destination " + small + " (4096 bytes) is smaller than source " + src
+                + " (" + SIZE + " bytes)"), r.err);
+        try (NbdChildServer nbdkit = NbdChildServer.nbdkit(dir, "memory", "1M")) {
+            r = copy(src.toString(), nbdkit.uri());
+            assertEquals(1, r.status);
+            assertTrue(r.err.contains("is smaller than source"), r.err);
+        }
+    }
+
+    @Test
+    void usageErrors() {
+        assertEquals(2, copy().status);
+        assertEquals(2, copy("a").status);
+        assertEquals(2, copy("--requests=0", "a", "b").status);
+        assertEquals(2, copy("--sparse=100", "a", "b").status);
+        assertTrue(copy("--frobnicate", "a", "b").err.contains("unknown option '--frobnicate'"));
+        Result help = copy("--help");
+        assertEquals(0, help.status);
+        assertTrue(help.out.contains("--destination-is-zero"), help.out);
+    }
+
+    @Test
+    void serverDisconnectMidCopyFailsNamingTheOffset() throws Exception {
+        NbdChildServer nbdkit = NbdChildServer.nbdkit(dir, "--filter=delay", "pattern", "1G", "rdelay=50ms");
+        try {
+            Result[] result = new Result[1];
+            Thread copying = new Thread(() -> result[0] = copy(nbdkit.uri(), dir.resolve("dst.img").toString()));
+            copying.start();
+            Thread.sleep(700);
+            nbdkit.kill();
+            copying.join(60_000);
+            Result r = result[0];
+            assertEquals(1, r.status, r.err);
+            assertTrue(r.err.matches("(?s).*reading nbd\\+unix:///\\?socket=\\S+ at offset \\d+ .*READ at \\d+ .*"), r.err);
+        } finally {
+            nbdkit.close();
+        }
+    }
+
+    /** Runs the command line in a child JVM (for file descriptors and signals), with bash redirections. */
+    private Process child(String redirections, String... args) throws IOException {
+        String java = ProcessHandle.current().info().command().orElse("java");
+        StringBuilder line = new StringBuilder("exec '" + java + "' -cp \"$CP\" io.pagewise.cli.Main copy");
+        for (String a : args) line.append(" '").append(a).append("'");
+        line.append(' ').append(redirections);
+        ProcessBuilder builder = new ProcessBuilder("bash", "-c", line.toString());
+        builder.environment().putAll(Map.of("CP", System.getProperty("java.class.path")));
+        return builder.redirectErrorStream(true).redirectOutput(dir.resolve("child.log").toFile()).start();
+    }
+
+    @Test
+    void progressToAFileDescriptorWritesPercentLines() throws Exception {
+        Path progress = dir.resolve("progress.txt");
+        Process p = child("3>" + progress, "--progress=3", "--requests=1", "pattern:64M", "null:");
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+        assertEquals(0, p.exitValue(), Files.readString(dir.resolve("child.log")));
+        List<String> lines = Files.readAllLines(progress);
+        assertTrue(lines.size() > 5, lines.toString());
+        int last = -1;
+        for (String l : lines) {
+            assertTrue(l.matches("\\d{1,3}/100"), l);
+            int percent = Integer.parseInt(l.substring(0, l.indexOf('/')));
+            assertTrue(percent > last, lines.toString());
+            last = percent;
+        }
+        assertEquals("100/100", lines.get(lines.size() - 1));
+    }
+
+    @Test
+    void progressBarShowsBytesPercentRateAndEta() {
+        Result r = copy("--progress", "pattern:8M", "null:");
+        assertEquals(0, r.status, r.err);
+        assertTrue(r.err.matches("(?s).*\\[#+\\] 100\\.0% 8\\.0 MiB of 8\\.0 MiB, .*/s, ETA 0:00.*"), r.err);
+    }
+
+    @Test
+    void sigintStopsCleanly() throws Exception {
+        try (NbdChildServer nbdkit = NbdChildServer.nbdkit(dir, "--filter=delay", "pattern", "1G", "rdelay=20ms")) {
+            Path dst = dir.resolve("dst.img");
+            Process p = child("", nbdkit.uri(), dst.toString());
+            Thread.sleep(1500);
+            ExternalTools.run(10, "kill", "-INT", Long.toString(p.pid())).assertOk("kill -INT");
+            assertTrue(p.waitFor(30, TimeUnit.SECONDS), "copy did not stop after SIGINT");
+            String log = Files.readString(dir.resolve("child.log"));
+            assertEquals(130, p.exitValue(), log);
+            assertTrue(log.contains("pagewise copy: interrupted: copy cancelled after "), log);
+        }
+    }
+
+    @Test
+    void requestsStayWithinTheServersMaximumPayload() throws Exception {
+        Path src = image("src.img");
+        Path back = dir.resolve("back.img");
+        // With blocksize-error-policy=error, nbdkit fails any request over 64 KiB instead of splitting it.
+        try (NbdChildServer nbdkit = NbdChildServer.nbdkit(dir, "--filter=blocksize-policy", "memory",
+                Long.toString(SIZE), "blocksize-maximum=65536", "blocksize-error-policy=error")) {
+            copyOk("--request-size=1M", src.toString(), nbdkit.uri());
+            copyOk("--request-size=1M", nbdkit.uri(), back.toString());
+        }
+        cmp(src, back);
+    }
+
+    @Test
+    void defaultsLeaveThePageCacheAsItWas() throws Exception {
+        Assumptions.assumeTrue(io.pagewise.Native.isAvailable(), "needs the native library");
+        Path src = dir.resolve("random.img");
+        byte[] data = new byte[(int) (32 * MiB)];
+        new Random(9).nextBytes(data);
+        Files.write(src, data);
+        Path dst = dir.resolve("dst.img");
+        // Cached before the copy: stays cached.
+        Files.readAllBytes(src);
+        double before = io.pagewise.PageCache.residency(src).percent();
+        copyOk(src.toString(), dst.toString());
+        assertTrue(io.pagewise.PageCache.residency(src).percent() >= before - 1, "cached source was evicted");
+        assertTrue(io.pagewise.PageCache.residency(dst).percent() <= 2, "destination left in the cache");
+        // Not cached before: not cached after.
+        io.pagewise.PageCache.evict(src);
+        Files.delete(dst);
+        copyOk(src.toString(), dst.toString());
+        assertTrue(io.pagewise.PageCache.residency(src).percent() <= 2, "source left in the cache");
+        assertTrue(io.pagewise.PageCache.residency(dst).percent() <= 2, "destination left in the cache");
+        cmp(src, dst);
+    }
+
+    @Test
+    void overTcpOnLoopbackWithVerboseSummary() throws Exception {
+        Path src = image("src.img");
+        Path served = dir.resolve("served.img");
+        try (RandomAccessFile raf = new RandomAccessFile(served.toFile(), "rw")) {
+            raf.setLength(SIZE);
+        }
+        try (FileExport export = FileExport.open(served, CacheMode.WRITEBACK, false);
+             NbdServer server = NbdServer.builder().export("disk", export)
+                     .tcp(java.net.InetAddress.getLoopbackAddress(), 0).start()) {
+            String uri = server.uri("disk");
+            assertTrue(uri.startsWith("nbd://127.0.0.1:") || uri.startsWith("nbd://[::1]:"), uri);
+            Result r = copy("-v", src.toString(), uri);
+            assertEquals(0, r.status, r.err);
+            assertTrue(r.err.contains("pagewise copy: " + src + " -> " + uri), r.err);
+            assertTrue(r.err.matches("(?s).*24\\.0 MiB in [0-9.]+ s .*: 1\\.0 MiB written, 23\\.0 MiB zeroed, 0 B already zero.*"), r.err);
+        }
+        cmp(src, served);
+    }
+
+    @Test
+    void serverWriteErrorNamesTheCommandOffsetAndError() throws Exception {
+        Path src = image("src.img");
+        try (NbdChildServer nbdkit = NbdChildServer.nbdkit(dir, "--filter=error", "memory", Long.toString(SIZE),
+                "error-pwrite=ENOSPC", "error-pwrite-rate=1")) {
+            Result r = copy("--requests=1", src.toString(), nbdkit.uri());
+            assertEquals(1, r.status, r.err);
+            assertTrue(r.err.contains("writing " + nbdkit.uri() + " at offset 0 (+262144) failed: NBD WRITE at 0 (+262144) failed: ENOSPC"), r.err);
+        }
+    }
+}

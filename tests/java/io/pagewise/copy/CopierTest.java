@@ -1,0 +1,226 @@
+package io.pagewise.copy;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.pagewise.CacheMode;
+import io.pagewise.Extent;
+import io.pagewise.Native;
+import io.pagewise.PageCache;
+import io.pagewise.StorageFile;
+import io.pagewise.testing.ExternalTools;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@link Copier} through the Java API: content, holes, zero handling, progress, failures and cancelling. */
+@Timeout(60)
+class CopierTest {
+    private static final long MiB = 1 << 20;
+    private static final long SIZE = 32 * MiB;
+    /** Data islands of the test image; the 4 KiB at ZERO_DATA, inside an island, are written as zeros. */
+    private static final long[] ISLANDS = {0, 5 * MiB, 5 * MiB + 300 * 1024, 17 * MiB, SIZE - 64 * 1024};
+    private static final long ZERO_DATA = 17 * MiB + 16 * 1024;
+
+    @TempDir
+    Path dir;
+
+    private Path sparseImage(String name) throws IOException {
+        Path file = dir.resolve(name);
+        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
+            raf.setLength(SIZE);
+            byte[] data = new byte[64 * 1024];
+            Random random = new Random(11);
+            for (long at : ISLANDS) {
+                random.nextBytes(data);
+                raf.seek(at);
+                raf.write(data);
+            }
+            raf.seek(ZERO_DATA);
+            raf.write(new byte[4096]);
+        }
+        return file;
+    }
+
+    private static List<Extent> dataExtents(Path file) throws IOException {
+        try (StorageFile f = StorageFile.open(file)) {
+            return f.extents(0, f.size()).stream().filter(e -> !e.hole()).toList();
+        }
+    }
+
+    private static long allocatedBytes(Path file) throws IOException {
+        ExternalTools.require("stat");
+        return Long.parseLong(ExternalTools.run(10, "stat", "-c", "%b", file.toString()).assertOk("stat").stdout().strip()) * 512;
+    }
+
+    private CopyResult copy(Path from, Path to, CopyOptions options) throws IOException {
+        try (CopySource src = FileEndpoint.openSource(from, CacheMode.WRITEBACK);
+             CopyDestination dst = FileEndpoint.openDestination(to, CacheMode.WRITEBACK, src.size())) {
+            return new Copier(options).copy(src, dst);
+        }
+    }
+
+    @Test
+    void fileToNewFileCopiesDataAndKeepsHolesAndZeroBlocksUnallocated() throws Exception {
+        Path src = sparseImage("src.img");
+        Path dst = dir.resolve("dst.img");
+        CopyResult r = copy(src, dst, new CopyOptions());
+        assertArrayEquals(Files.readAllBytes(src), Files.readAllBytes(dst));
+        assertEquals(SIZE, Files.size(dst));
+        assertEquals(ISLANDS.length * 64 * 1024 - 4096, r.dataBytes(), r.toString());
+        assertEquals(SIZE - r.dataBytes(), r.skippedBytes(), r.toString());
+        // Every allocated byte of the destination is source data; the written zero block became a hole.
+        for (Extent e : dataExtents(dst)) {
+            assertTrue(dataExtents(src).stream().anyMatch(s -> s.offset() <= e.offset() && e.end() <= s.end()), e.toString());
+            assertFalse(e.offset() <= ZERO_DATA && ZERO_DATA < e.end(), "zero block allocated: " + e);
+        }
+        assertTrue(allocatedBytes(dst) <= allocatedBytes(src) - 4096, allocatedBytes(dst) + " vs " + allocatedBytes(src));
+    }
+
+    @Test
+    void existingDestinationGetsHolesPunchedOrZerosWrittenWhenAllocated() throws Exception {
+        Path src = sparseImage("src.img");
+        byte[] garbage = new byte[(int) SIZE];
+        new Random(3).nextBytes(garbage);
+        Path punched = dir.resolve("punched.img");
+        Files.write(punched, garbage);
+        CopyResult r = copy(src, punched, new CopyOptions());
+        assertArrayEquals(Files.readAllBytes(src), Files.readAllBytes(punched));
+        assertTrue(r.zeroedBytes() > 0 && r.skippedBytes() == 0, r.toString());
+        assertTrue(allocatedBytes(punched) < SIZE / 2, "holes punched: " + allocatedBytes(punched));
+
+        Path allocated = dir.resolve("allocated.img");
+        Files.write(allocated, garbage);
+        copy(src, allocated, new CopyOptions().allocated(true));
+        assertArrayEquals(Files.readAllBytes(src), Files.readAllBytes(allocated));
+        assertEquals(List.of(new Extent(0, SIZE, false)), dataExtents(allocated));
+    }
+
+    @Test
+    void destinationIsZeroSkipsZeroRangesEntirely() throws Exception {
+        Path src = sparseImage("src.img");
+        Path dst = dir.resolve("dst.img");
+        byte[] ones = new byte[(int) SIZE];
+        java.util.Arrays.fill(ones, (byte) 1);
+        Files.write(dst, ones);
+        CopyResult r = copy(src, dst, new CopyOptions().destinationIsZero(true));
+        assertEquals(0, r.zeroedBytes());
+        // The promise was false here, so the untouched ranges still hold the old bytes: proof they were skipped.
+        assertEquals(1, Files.readAllBytes(dst)[(int) (2 * MiB)]);
+    }
+
+    @Test
+    void sparseDetectionOffWritesZeroBlocksAsData() throws Exception {
+        Path src = sparseImage("src.img");
+        Path dst = dir.resolve("dst.img");
+        CopyResult r = copy(src, dst, new CopyOptions().sparseBlock(0));
+        assertEquals(ISLANDS.length * 64 * 1024, r.dataBytes(), r.toString());
+        assertArrayEquals(Files.readAllBytes(src), Files.readAllBytes(dst));
+    }
+
+    @Test
+    void patternHoldsEachWordsOffsetAtAnyAlignment() throws Exception {
+        CopySource pattern = SyntheticEndpoints.pattern(MiB);
+        ByteBuffer aligned = ByteBuffer.allocate(64);
+        pattern.read(aligned, 4096);
+        for (int i = 0; i < 8; i++) assertEquals(4096 + 8L * i, aligned.getLong(8 * i));
+        ByteBuffer odd = ByteBuffer.allocate(20);
+        pattern.read(odd, 4099);
+        for (int i = 0; i < 20; i++) assertEquals(aligned.get(3 + i), odd.get(i), "byte " + i);
+    }
+
+    @Test
+    void progressIsMonotonicAndEndsAtTheSize() throws Exception {
+        List<Long> seen = new CopyOnWriteArrayList<>();
+        AtomicReference<String> wrongTotal = new AtomicReference<>();
+        CopyProgress listener = (done, total) -> {
+            if (total != 64 * MiB) wrongTotal.set("total " + total);
+            seen.add(done);
+        };
+        new Copier(new CopyOptions().requests(1).progress(listener))
+                .copy(SyntheticEndpoints.pattern(64 * MiB), SyntheticEndpoints.discard());
+        assertEquals(null, wrongTotal.get());
+        assertTrue(seen.size() > 10, seen.toString());
+        for (int i = 1; i < seen.size(); i++) assertTrue(seen.get(i) >= seen.get(i - 1), seen.toString());
+        assertEquals(64 * MiB, seen.get(seen.size() - 1));
+    }
+
+    @Test
+    void readFailureStopsTheCopyAndNamesTheOffset() {
+        CopySource failing = new CopySource() {
+            @Override public String name() { return "flaky"; }
+            @Override public long size() { return 16 * MiB; }
+            @Override public List<Extent> extents(long offset, long length) { return List.of(new Extent(offset, length, false)); }
+            @Override public void read(ByteBuffer dst, long offset) throws IOException {
+                if (offset == 9 * MiB) throw new IOException("medium error");
+                dst.position(dst.limit());
+            }
+        };
+        CopyException e = assertThrows(CopyException.class,
+                () -> new Copier(new CopyOptions()).copy(failing, SyntheticEndpoints.discard()));
+        assertEquals(9 * MiB, e.offset());
+        assertTrue(e.getMessage().contains("reading flaky at offset 9437184") && e.getMessage().contains("medium error"),
+                e.getMessage());
+    }
+
+    @Test
+    void cancelStopsARunningCopy() throws Exception {
+        CopySource slow = new CopySource() {
+            @Override public String name() { return "slow"; }
+            @Override public long size() { return 1L << 40; }
+            @Override public List<Extent> extents(long offset, long length) { return List.of(new Extent(offset, length, false)); }
+            @Override public void read(ByteBuffer dst, long offset) throws IOException {
+                try {
+                    Thread.sleep(5);
+                } catch (InterruptedException e) {
+                    throw new IOException(e);
+                }
+                dst.position(dst.limit());
+            }
+        };
+        Copier copier = new Copier(new CopyOptions());
+        Thread canceller = new Thread(() -> {
+            try {
+                Thread.sleep(300);
+            } catch (InterruptedException ignored) {
+                return;
+            }
+            copier.cancel();
+        });
+        canceller.start();
+        Copier.CopyCancelledException e = assertThrows(Copier.CopyCancelledException.class,
+                () -> copier.copy(slow, SyntheticEndpoints.discard()));
+        assertTrue(e.getMessage().startsWith("copy cancelled after "), e.getMessage());
+        assertTrue(copier.bytesDone() > 0 && copier.bytesDone() < (1L << 40));
+        canceller.join();
+    }
+
+    @Test
+    void evictModesLeaveTheDestinationUncached() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Native.isAvailable(), "needs the native library");
+        Path src = dir.resolve("random.img");
+        byte[] data = new byte[(int) (64 * MiB)];
+        new Random(5).nextBytes(data);
+        Files.write(src, data);
+        Path dst = dir.resolve("dst.img");
+        try (CopySource s = FileEndpoint.openSource(src, CacheMode.EVICT);
+             CopyDestination d = FileEndpoint.openDestination(dst, CacheMode.EVICT, s.size())) {
+            new Copier(new CopyOptions()).copy(s, d);
+        }
+        double resident = PageCache.residency(dst).percent();
+        assertTrue(resident <= 5, "destination " + resident + " % resident");
+        assertArrayEquals(data, Files.readAllBytes(dst));
+    }
+}

@@ -1,0 +1,166 @@
+package io.pagewise.nbd;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.pagewise.CacheMode;
+import io.pagewise.Extent;
+import io.pagewise.testing.NbdChildServer;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@link NbdClient} against the pagewise server and nbdkit: negotiation, every command, errors. */
+@Timeout(60)
+class NbdClientTest {
+    private static final int MiB = 1 << 20;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void parsesTcpAndUnixUris() {
+        NbdUri tcp = NbdUri.parse("nbd://127.0.0.1:10810/disk");
+        assertEquals(new InetSocketAddress("127.0.0.1", 10810), tcp.address());
+        assertEquals("disk", tcp.exportName());
+        assertEquals(10809, ((InetSocketAddress) NbdUri.parse("nbd://[::1]/").address()).getPort());
+        NbdUri unix = NbdUri.parse("nbd+unix:///my%20disk?socket=/tmp/a%20b.sock");
+        assertEquals(UnixDomainSocketAddress.of("/tmp/a b.sock"), unix.address());
+        assertEquals("my disk", unix.exportName());
+        assertThrows(IllegalArgumentException.class, () -> NbdUri.parse("nbd+unix:///disk"));
+        assertThrows(IllegalArgumentException.class, () -> NbdUri.parse("nbds://host/disk"));
+        assertThrows(IllegalArgumentException.class, () -> NbdUri.parse("http://host/disk"));
+    }
+
+    @Test
+    void negotiatesWithThePagewiseServerAndRoundTripsEveryCommand() throws Exception {
+        try (TestServer server = TestServer.start(dir, 16 * MiB, CacheMode.WRITEBACK);
+             NbdClient nbd = NbdClient.connect(server.uri(), 4)) {
+            ExportInfo info = nbd.info();
+            assertEquals(16 * MiB, nbd.size());
+            assertTrue(info.structuredReplies() && info.hasBlockStatus() && info.canMultiConn(), info.toString());
+            assertEquals(4, nbd.connectionCount());
+            assertEquals(4096, info.preferredBlock());
+            assertEquals(32 * MiB, info.maximumPayload());
+
+            byte[] data = new byte[256 * 1024];
+            new Random(1).nextBytes(data);
+            List<CompletableFuture<Void>> writes = new ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                writes.add(nbd.writeAsync(ByteBuffer.wrap(data), (long) i * MiB, i == 7));
+            }
+            for (CompletableFuture<Void> w : writes) NbdClient.await(w);
+            nbd.flush();
+
+            ByteBuffer back = ByteBuffer.allocateDirect(data.length);
+            nbd.read(back, 3 * MiB);
+            assertEquals(ByteBuffer.wrap(data), back);
+
+            nbd.writeZeroes(3 * MiB, data.length, false);
+            nbd.read(back.clear(), 3 * MiB);
+            assertEquals(ByteBuffer.allocate(data.length), back);
+
+            // A range spanning data and a hole arrives with the hole as zeros.
+            ByteBuffer span = ByteBuffer.allocate(2 * data.length);
+            nbd.read(span, MiB);
+            assertEquals(ByteBuffer.wrap(data), span.duplicate().limit(data.length));
+            assertEquals(ByteBuffer.allocate(data.length), span.duplicate().position(data.length));
+
+            List<Extent> map = nbd.blockStatus(0, 16 * MiB);
+            assertEquals(0, map.get(0).offset());
+            assertFalse(map.get(0).hole(), map.toString());
+            assertTrue(map.stream().anyMatch(Extent::hole), map.toString());
+
+            nbd.trim(0, data.length);
+        }
+    }
+
+    @Test
+    void serverErrorsNameTheCommandAndRange() throws Exception {
+        try (TestServer server = TestServer.start(dir, 4 * MiB, CacheMode.WRITEBACK, true, null);
+             NbdClient nbd = NbdClient.connect(server.uri())) {
+            assertTrue(nbd.info().isReadOnly());
+            NbdException e = assertThrows(NbdException.class,
+                    () -> nbd.write(ByteBuffer.allocate(4096), 8192, false));
+            assertEquals("WRITE", e.command());
+            assertEquals(8192, e.offset());
+            assertTrue(e.getMessage().contains("WRITE at 8192 (+4096)"), e.getMessage());
+        }
+        try (NbdChildServer nbdkit = NbdChildServer.nbdkit(dir, "--filter=error", "memory", "1M",
+                "error-pread=EIO", "error-pread-rate=1");
+             NbdClient nbd = NbdClient.connect(nbdkit.uri())) {
+            NbdException e = assertThrows(NbdException.class, () -> nbd.read(ByteBuffer.allocate(4096), 65536));
+            assertEquals("READ", e.command());
+            assertEquals(5, e.error());
+            assertTrue(e.getMessage().contains("READ at 65536 (+4096) failed: EIO"), e.getMessage());
+        }
+    }
+
+    @Test
+    void unknownExportIsRefusedByName() throws Exception {
+        try (TestServer server = TestServer.start(dir, MiB, CacheMode.WRITEBACK)) {
+            IOException e = assertThrows(IOException.class, () -> NbdClient.connect(server.server.uri("nosuch")));
+            assertTrue(e.getMessage().contains("'nosuch'") && e.getMessage().contains("no such export"), e.getMessage());
+        }
+    }
+
+    @Test
+    void worksWithoutStructuredRepliesAndWithoutFixedNewstyle() throws Exception {
+        byte[] data = new byte[65536];
+        new Random(2).nextBytes(data);
+        // --no-sr: simple replies only; --mask-handshake=0: old newstyle, so only EXPORT_NAME is possible.
+        for (String[] args : List.of(new String[] {"--no-sr", "memory", "1M"},
+                new String[] {"--mask-handshake=0", "memory", "1M"})) {
+            try (NbdChildServer nbdkit = NbdChildServer.nbdkit(dir, args);
+                 NbdClient nbd = NbdClient.connect(nbdkit.uri())) {
+                assertFalse(nbd.info().structuredReplies(), String.join(" ", args));
+                assertEquals(MiB, nbd.size());
+                nbd.write(ByteBuffer.wrap(data), 4096, false);
+                ByteBuffer back = ByteBuffer.allocate(data.length);
+                nbd.read(back, 4096);
+                assertEquals(ByteBuffer.wrap(data), back, String.join(" ", args));
+                assertEquals(List.of(new Extent(0, MiB, false)), nbd.blockStatus(0, MiB), "all data without BLOCK_STATUS");
+            }
+        }
+    }
+
+    @Test
+    void lostConnectionFailsRequestsInFlightWithTheirOffsets() throws Exception {
+        NbdChildServer nbdkit = NbdChildServer.nbdkit(dir, "--filter=delay", "memory", "64M", "rdelay=2");
+        try (NbdClient nbd = NbdClient.connect(nbdkit.uri())) {
+            CompletableFuture<Void> read = nbd.readAsync(ByteBuffer.allocate(4096), 12288);
+            Thread.sleep(300);
+            nbdkit.kill();
+            IOException e = assertThrows(IOException.class, () -> NbdClient.await(read));
+            assertTrue(e.getMessage().contains("READ at 12288 (+4096)"), e.getMessage());
+        } finally {
+            nbdkit.close();
+        }
+    }
+
+    @Test
+    void honoursBlockSizesAndOpensOneConnectionWithoutMultiConn() throws Exception {
+        try (NbdChildServer nbdkit = NbdChildServer.nbdkit(dir, "--filter=blocksize-policy", "--filter=multi-conn",
+                "memory", "4M", "blocksize-minimum=512", "blocksize-preferred=16384", "blocksize-maximum=65536",
+                "blocksize-error-policy=error", "multi-conn-mode=disable");
+             NbdClient nbd = NbdClient.connect(nbdkit.uri(), 4)) {
+            assertEquals(512, nbd.info().minimumBlock());
+            assertEquals(16384, nbd.info().preferredBlock());
+            assertEquals(65536, nbd.info().maximumPayload());
+            assertFalse(nbd.info().canMultiConn());
+            assertEquals(1, nbd.connectionCount());
+            assertThrows(IllegalArgumentException.class, () -> nbd.readAsync(ByteBuffer.allocate(65536 + 512), 0));
+        }
+    }
+}
