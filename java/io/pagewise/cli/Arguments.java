@@ -1,11 +1,26 @@
 package io.pagewise.cli;
 
 import io.pagewise.CacheMode;
+import java.util.List;
 import java.util.Locale;
+import java.util.function.Predicate;
 
 /** Parsers for option values shared by the commands; mistakes are {@link UsageException}s naming the option. */
 final class Arguments {
     private Arguments() {}
+
+    /** An option split into name and value; next is the index of the last argument it used. */
+    record Option(String name, String value, int next) {}
+
+    /** Splits args[i] as "--name=value", or "--name value" when takesValue says the option has a value. */
+    static Option option(List<String> args, int i, Predicate<String> takesValue) throws UsageException {
+        String arg = args.get(i);
+        int eq = arg.indexOf('=');
+        if (eq > 0) return new Option(arg.substring(0, eq), arg.substring(eq + 1), i);
+        if (!takesValue.test(arg)) throw new UsageException("unknown option '" + arg + "'");
+        if (i + 1 >= args.size()) throw new UsageException("option " + arg + " needs a value");
+        return new Option(arg, args.get(i + 1), i + 1);
+    }
 
     static CacheMode cacheMode(String name, String value) throws UsageException {
         String mode = value.toLowerCase(Locale.ROOT);

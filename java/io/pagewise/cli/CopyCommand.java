@@ -99,17 +99,10 @@ public final class CopyCommand {
                 case "--destination-is-zero": case "--target-is-zero": o.copy.destinationIsZero(true); continue;
                 default: break;
             }
-            int eq = arg.indexOf('=');
-            String name = eq > 0 ? arg.substring(0, eq) : arg;
-            String value;
-            if (eq > 0) {
-                value = arg.substring(eq + 1);
-            } else if (takesValue(arg)) {
-                if (i + 1 >= args.size()) throw new UsageException("option " + arg + " needs a value");
-                value = args.get(++i);
-            } else {
-                throw new UsageException("unknown option '" + arg + "'");
-            }
+            Arguments.Option option = Arguments.option(args, i, CopyCommand::takesValue);
+            i = option.next();
+            String name = option.name();
+            String value = option.value();
             switch (name) {
                 case "--src-cache": o.srcCache = Arguments.cacheMode(name, value); break;
                 case "--dst-cache": o.dstCache = Arguments.cacheMode(name, value); break;

@@ -116,18 +116,10 @@ public final class ServeCommand {
                 if (i + 1 < args.size()) o.file = Path.of(args.get(i + 1));
                 break;
             }
-            String name = arg;
-            String value;
-            int eq = arg.indexOf('=');
-            if (eq > 0) {
-                name = arg.substring(0, eq);
-                value = arg.substring(eq + 1);
-            } else if (takesValue(arg)) {
-                if (i + 1 >= args.size()) throw new UsageException("option " + arg + " needs a value");
-                value = args.get(++i);
-            } else {
-                throw new UsageException("unknown option '" + arg + "'");
-            }
+            Arguments.Option option = Arguments.option(args, i, ServeCommand::takesValue);
+            i = option.next();
+            String name = option.name();
+            String value = option.value();
             switch (name) {
                 case "--cache": o.cache = Arguments.cacheMode(name, value); break;
                 case "--hint": o.hint = hint(value); break;

@@ -1,6 +1,7 @@
 package io.pagewise.copy;
 
 import io.pagewise.Extent;
+import io.pagewise.internal.Uninterruptibly;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
@@ -87,8 +88,8 @@ public final class Copier {
             cancelled = true;
             Thread.currentThread().interrupt();
         } finally {
-            for (int i = 0; i < workers.size(); i++) putUninterruptibly(queue, END);
-            for (Thread t : workers) joinUninterruptibly(t);
+            for (int i = 0; i < workers.size(); i++) Uninterruptibly.run(() -> queue.put(END));
+            for (Thread t : workers) Uninterruptibly.run(t::join);
         }
         IOException failed = failure.get();
         if (failed != null) throw failed;
@@ -284,32 +285,6 @@ public final class Copier {
             y = t;
         }
         return a / x * b;
-    }
-
-    private static void putUninterruptibly(BlockingQueue<Work> queue, Work work) {
-        boolean interrupted = false;
-        while (true) {
-            try {
-                queue.put(work);
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) Thread.currentThread().interrupt();
-    }
-
-    private static void joinUninterruptibly(Thread thread) {
-        boolean interrupted = false;
-        while (true) {
-            try {
-                thread.join();
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) Thread.currentThread().interrupt();
     }
 
     /** Thrown by {@link Copier#copy} after {@link Copier#cancel()}. */

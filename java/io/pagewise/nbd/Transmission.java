@@ -4,6 +4,7 @@ import static io.pagewise.nbd.Protocol.*;
 
 import io.pagewise.Extent;
 import io.pagewise.NativeIOException;
+import io.pagewise.internal.Uninterruptibly;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
@@ -113,21 +114,8 @@ final class Transmission {
             slots.acquireUninterruptibly(MAX_REQUESTS_IN_FLIGHT);
             slots.release(MAX_REQUESTS_IN_FLIGHT);
             replies.add(endOfReplies);
-            joinUninterruptibly(sender);
+            Uninterruptibly.run(sender::join);
         }
-    }
-
-    private static void joinUninterruptibly(Thread thread) {
-        boolean interrupted = false;
-        while (true) {
-            try {
-                thread.join();
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) Thread.currentThread().interrupt();
     }
 
     /**
