@@ -22,7 +22,7 @@ USAGE
 }
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-ALL_CONFIGS="pagewise-writeback,pagewise-evict,pagewise-dontcache,pagewise-direct,nbdkit,nbdkit-none,nbdkit-none-random,qemu-writeback,qemu-none"
+ALL_CONFIGS="pagewise-writeback,pagewise-writethrough,pagewise-unsafe,pagewise-evict,pagewise-dontcache,pagewise-direct,pagewise-directsync,nbdkit,nbdkit-none,nbdkit-none-random,qemu-writeback,qemu-none"
 size=4G rounds=5 dir=/var/tmp out="$root/jmh/results" tests=read,write configs=$ALL_CONFIGS
 while getopts "s:r:d:o:t:c:h" opt; do
     case $opt in
