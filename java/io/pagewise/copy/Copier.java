@@ -1,6 +1,7 @@
 package io.pagewise.copy;
 
 import io.pagewise.Extent;
+import io.pagewise.internal.BufferPool;
 import io.pagewise.internal.Uninterruptibly;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -169,7 +170,7 @@ public final class Copier {
             this.source = source;
             this.destination = destination;
             this.queue = queue;
-            this.buffer = ByteBuffer.allocateDirect(requestSize + 4096).alignedSlice(4096);
+            this.buffer = BufferPool.aligned(requestSize);
             this.skipZeros = skipZeros;
             this.sparseBlock = options.sparseBlock();
         }

@@ -25,8 +25,13 @@ public final class BufferPool {
     /** A cleared buffer of {@link #BUFFER_SIZE} bytes aligned to {@link #ALIGNMENT}. */
     public ByteBuffer take() {
         ByteBuffer buffer = free.poll();
-        if (buffer == null) buffer = ByteBuffer.allocateDirect(BUFFER_SIZE + ALIGNMENT).alignedSlice(ALIGNMENT).slice(0, BUFFER_SIZE);
+        if (buffer == null) buffer = aligned(BUFFER_SIZE);
         return buffer.clear();
+    }
+
+    /** A new direct buffer of exactly size bytes whose address is a multiple of {@link #ALIGNMENT}. */
+    public static ByteBuffer aligned(int size) {
+        return ByteBuffer.allocateDirect(size + ALIGNMENT).alignedSlice(ALIGNMENT).slice(0, size);
     }
 
     public void give(ByteBuffer buffer) {

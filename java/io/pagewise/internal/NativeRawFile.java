@@ -22,16 +22,20 @@ public final class NativeRawFile implements RawFile {
     private final boolean blockDevice;
     private final boolean cached;
     private final Alignment alignment;
-    private final long readaheadBytes;
+    private final long deviceMajor;
+    private final long deviceMinor;
+    /** Read from sysfs on first use (only EVICT needs it); 0 until then. */
+    private volatile long readaheadBytes;
 
     private NativeRawFile(Path path, int fd, boolean blockDevice, boolean cached, Alignment alignment,
-                          long readaheadBytes) {
+                          long deviceMajor, long deviceMinor) {
         this.path = path;
         this.fd = fd;
         this.blockDevice = blockDevice;
         this.cached = cached;
         this.alignment = alignment;
-        this.readaheadBytes = readaheadBytes;
+        this.deviceMajor = deviceMajor;
+        this.deviceMinor = deviceMinor;
     }
 
     /** @param flags {@link FileDescriptors} open flags */
@@ -50,7 +54,8 @@ public final class NativeRawFile implements RawFile {
             int[] direct = new int[2];
             Errno.check(FileDescriptors.directAlignment0(fd, direct), "statx", path);
             return new NativeRawFile(path, fd, stat[1] == FileDescriptors.TYPE_BLOCK_DEVICE,
-                    stat[1] != FileDescriptors.TYPE_OTHER, new Alignment(direct[0], direct[1], (int) stat[2]), readaheadBytes(stat[4], stat[5]));
+                    stat[1] != FileDescriptors.TYPE_OTHER, new Alignment(direct[0], direct[1], (int) stat[2]),
+                    stat[4], stat[5]);
         } catch (IOException | RuntimeException e) {
             FileDescriptors.close0(fd);
             throw e;
@@ -71,7 +76,12 @@ public final class NativeRawFile implements RawFile {
         return DEFAULT_READAHEAD;
     }
 
-    @Override public long readaheadBytes() { return readaheadBytes; }
+    @Override
+    public long readaheadBytes() {
+        long bytes = readaheadBytes;
+        if (bytes == 0) readaheadBytes = bytes = readaheadBytes(deviceMajor, deviceMinor);
+        return bytes;
+    }
 
     @Override public Path path() { return path; }
 

@@ -1,5 +1,6 @@
 package io.pagewise.nbd;
 
+import io.pagewise.internal.BufferPool;
 import java.nio.ByteBuffer;
 import java.util.concurrent.ArrayBlockingQueue;
 
@@ -12,7 +13,6 @@ import java.util.concurrent.ArrayBlockingQueue;
 final class PayloadBuffers {
     static final int SMALL = 64 * 1024;
     static final int LARGE = 256 * 1024;
-    private static final int ALIGNMENT = 4096;
 
     private final ArrayBlockingQueue<ByteBuffer> small;
     private final ArrayBlockingQueue<ByteBuffer> large;
@@ -51,7 +51,7 @@ final class PayloadBuffers {
 
     private static ByteBuffer get(ArrayBlockingQueue<ByteBuffer> free, int size) {
         ByteBuffer buffer = free.poll();
-        if (buffer == null) buffer = ByteBuffer.allocateDirect(size + ALIGNMENT).alignedSlice(ALIGNMENT).slice(0, size);
+        if (buffer == null) buffer = BufferPool.aligned(size);
         return buffer.clear();
     }
 }
