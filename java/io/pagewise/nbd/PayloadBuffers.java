@@ -2,24 +2,25 @@ package io.pagewise.nbd;
 
 import io.pagewise.internal.BufferPool;
 import java.nio.ByteBuffer;
-import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.LinkedBlockingDeque;
 
 /**
  * Reusable page-aligned direct buffers for request payloads in two sizes: 64 KiB for small requests and 256 KiB
  * pieces for large ones. 256 KiB is nbdcopy's request size, so such a request is charged what it really holds
  * (with 1 MiB pieces it was charged 4x, which cut the requests a connection may have in flight to a quarter).
- * The free lists hold at most the in-flight budget's worth, so memory stays bounded.
+ * The free lists hold at most the in-flight budget's worth, so memory stays bounded. They are stacks: the buffer
+ * handed out next is the one given back last, still in cache (a queue cycled through every buffer in the pool).
  */
 final class PayloadBuffers {
     static final int SMALL = 64 * 1024;
     static final int LARGE = 256 * 1024;
 
-    private final ArrayBlockingQueue<ByteBuffer> small;
-    private final ArrayBlockingQueue<ByteBuffer> large;
+    private final LinkedBlockingDeque<ByteBuffer> small;
+    private final LinkedBlockingDeque<ByteBuffer> large;
 
     PayloadBuffers(long budget) {
-        small = new ArrayBlockingQueue<>((int) Math.max(16, Math.min(4096, budget / SMALL)));
-        large = new ArrayBlockingQueue<>((int) Math.max(4, Math.min(4096, budget / LARGE)));
+        small = new LinkedBlockingDeque<>((int) Math.max(16, Math.min(4096, budget / SMALL)));
+        large = new LinkedBlockingDeque<>((int) Math.max(4, Math.min(4096, budget / LARGE)));
     }
 
     /** Bytes of buffer that a payload of length occupies (what the budget is charged). */
@@ -44,13 +45,13 @@ final class PayloadBuffers {
     void give(ByteBuffer[] pieces, int n) {
         for (int i = 0; i < n; i++) {
             ByteBuffer piece = pieces[i];
-            (piece.capacity() == SMALL ? small : large).offer(piece);
+            (piece.capacity() == SMALL ? small : large).offerFirst(piece);
             pieces[i] = null;
         }
     }
 
-    private static ByteBuffer get(ArrayBlockingQueue<ByteBuffer> free, int size) {
-        ByteBuffer buffer = free.poll();
+    private static ByteBuffer get(LinkedBlockingDeque<ByteBuffer> free, int size) {
+        ByteBuffer buffer = free.pollFirst();
         if (buffer == null) buffer = BufferPool.aligned(size);
         return buffer.clear();
     }
