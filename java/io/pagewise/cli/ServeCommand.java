@@ -42,7 +42,7 @@ public final class ServeCommand {
             "  --description=TEXT        export description shown by clients",
             "  --run=CMD                 run CMD with sh -c ($uri, $nbd, $unixsocket or $port set), stop when it exits",
             "  --stats[=FILE]            at exit, print request statistics and page-cache residency (default stderr)",
-            "  --threads=N               worker threads shared by all connections",
+            "  --threads=N               threads serving each connection: its requests run at once (default 16)",
             "  --max-connections=N       connections served at once (default 64)",
             "  --max-inflight-bytes=SIZE payload bytes buffered at once (default 64M; K, M, G suffixes);",
             "                            one connection may hold a quarter of it",

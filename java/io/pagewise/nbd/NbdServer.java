@@ -23,8 +23,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -50,12 +48,12 @@ public final class NbdServer implements Closeable {
     public static final int DEFAULT_PORT = 10809;
     /** How long close() lets connections send the replies still owed before it cuts them. */
     static final Duration CLOSE_GRACE = Duration.ofSeconds(5);
+    public static final int DEFAULT_THREADS = 16;
 
     private final Map<String, ExportEntry> exports;
     private final ServerSocketChannel listener;
     private final SocketAddress address;
     private final Path socketFile;
-    private final ExecutorService workers;
     private final ServerContext context;
     private final ServerStats stats;
     private final Consumer<String> log;
@@ -95,12 +93,10 @@ public final class NbdServer implements Closeable {
             listener.close();
             throw new IOException("cannot listen on " + describe(requested) + ": " + e.getMessage(), e);
         }
-        AtomicInteger workerIds = new AtomicInteger();
-        workers = Executors.newFixedThreadPool(b.threads, r -> daemon(r, "nbd-worker-" + workerIds.incrementAndGet()));
         ByteBudget budget = new ByteBudget(b.maxInflightBytes);
         long perConnection = b.maxInflightBytesPerConnection > 0 ? Math.min(b.maxInflightBytesPerConnection, b.maxInflightBytes)
                 : Math.max(PayloadBuffers.SMALL, b.maxInflightBytes / 4);
-        context = new ServerContext(workers, budget, perConnection, new PayloadBuffers(b.maxInflightBytes), stats, log,
+        context = new ServerContext(b.threads, budget, perConnection, new PayloadBuffers(b.maxInflightBytes), stats, log,
                 b.verbose, Protocol.MIN_MAX_PAYLOAD);
         handshakeTimer = new ScheduledThreadPoolExecutor(1, r -> daemon(r, "nbd-handshake-timer"));
         handshakeTimer.setRemoveOnCancelPolicy(true);
@@ -181,8 +177,6 @@ public final class NbdServer implements Closeable {
             for (Connection connection : connections) connection.join();
             acceptor.join(10_000);
             handshakeTimer.shutdownNow();
-            workers.shutdown();
-            workers.awaitTermination(60, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
@@ -397,7 +391,7 @@ public final class NbdServer implements Closeable {
     public static final class Builder {
         private final Map<String, ExportEntry> exports = new LinkedHashMap<>();
         private SocketAddress address;
-        private int threads = Math.max(8, 4 * Runtime.getRuntime().availableProcessors());
+        private int threads = DEFAULT_THREADS;
         private int maxConnections = 64;
         private long maxInflightBytes = 64L << 20;
         private long maxInflightBytesPerConnection;
@@ -436,7 +430,10 @@ public final class NbdServer implements Closeable {
             return this;
         }
 
-        /** Worker threads that execute requests, shared by all connections. */
+        /**
+         * Threads serving each connection: how many of its requests run at once (default {@value NbdServer#DEFAULT_THREADS},
+         * like nbdkit's). Each thread reads a request, executes it and sends its reply.
+         */
         public Builder threads(int threads) {
             if (threads < 1) throw new IllegalArgumentException("threads must be at least 1");
             this.threads = threads;

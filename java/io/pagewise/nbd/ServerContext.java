@@ -1,8 +1,10 @@
 package io.pagewise.nbd;
 
-import java.util.concurrent.Executor;
 import java.util.function.Consumer;
 
-/** What every connection of one server shares; connectionInflightBytes is each connection's cap within budget. */
-record ServerContext(Executor workers, ByteBudget budget, long connectionInflightBytes, PayloadBuffers buffers,
+/**
+ * What every connection of one server shares; connectionInflightBytes is each connection's cap within budget, and
+ * threadsPerConnection how many requests of one connection run at once.
+ */
+record ServerContext(int threadsPerConnection, ByteBudget budget, long connectionInflightBytes, PayloadBuffers buffers,
                      ServerStats stats, Consumer<String> log, boolean verbose, int maxPayload) {}

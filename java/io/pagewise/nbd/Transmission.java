@@ -14,19 +14,16 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.Semaphore;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The transmission phase of one connection. The connection's thread reads requests (and WRITE payloads) and hands
- * them to the shared worker pool, which executes them in parallel and queues each reply as soon as it is done, in
- * any order. The connection's own sender thread writes the queued replies, each whole with one gathering write, so
- * a client that stops reading blocks only its own sender, never a worker. A request keeps its payload buffers and
- * its share of the in-flight budgets until its reply has been written.
+ * The transmission phase of one connection, served by a few threads of its own (nbdkit's model). Each thread takes
+ * the receiving lock, reads one request (and its WRITE payload), lets go, executes it, and sends the reply whole
+ * under the sending lock; replies go out in any order. A request is read, executed and answered by one thread, so
+ * its payload buffer is still in that CPU's cache when it is copied to the file or the socket, and no request
+ * waits for a hand-off to another thread. A client that stops reading replies blocks only its own threads.
  */
 final class Transmission {
-    static final int MAX_REQUESTS_IN_FLIGHT = 512;
     /** Content chunks in one structured READ reply; extents beyond that are sent as data. */
     private static final int MAX_CHUNKS = 64;
     private static final int MAX_DESCRIPTORS = 256;
@@ -38,13 +35,18 @@ final class Transmission {
     private final Export export;
     private final String who;
     private final ServerContext context;
-    private final Semaphore slots = new Semaphore(MAX_REQUESTS_IN_FLIGHT);
-    private final ConcurrentLinkedQueue<Request> free = new ConcurrentLinkedQueue<>();
     /** Payload bytes this connection may hold: its share of the server-wide budget. */
     private final ByteBudget connectionBudget;
-    /** Replies ready to send; never full, since at most MAX_REQUESTS_IN_FLIGHT requests exist. */
-    private final ArrayBlockingQueue<Request> replies = new ArrayBlockingQueue<>(MAX_REQUESTS_IN_FLIGHT + 1);
-    private final Request endOfReplies = new Request();
+    private final ReentrantLock receiving = new ReentrantLock();
+    private final ReentrantLock sending = new ReentrantLock();
+    /** Guarded by receiving. */
+    private final ByteBuffer head = ByteBuffer.allocateDirect(REQUEST_HEADER_SIZE);
+    private final ByteBuffer scratch = ByteBuffer.allocateDirect(64 * 1024);
+    /** Set once no more requests are to be read: end of stream, DISC, a broken protocol or a failed send. */
+    private volatile boolean ending;
+    /** Why reading stopped, when it was not the client's orderly end; guarded by receiving. */
+    private IOException failure;
+    /** Guarded by sending. */
     private boolean sendFailed;
 
     Transmission(SocketChannel channel, Session session, String who, ServerContext context) {
@@ -58,115 +60,132 @@ final class Transmission {
 
     /** Serves requests until the client disconnects or breaks the protocol; returns once nothing is in flight. */
     void serve() throws IOException {
-        ByteBuffer head = ByteBuffer.allocateDirect(REQUEST_HEADER_SIZE);
-        ByteBuffer scratch = ByteBuffer.allocateDirect(64 * 1024);
-        Thread sender = new Thread(this::sendReplies, Thread.currentThread().getName() + "-replies");
-        sender.setDaemon(true);
-        sender.start();
+        String name = Thread.currentThread().getName();
+        Thread[] helpers = new Thread[context.threadsPerConnection() - 1];
+        for (int i = 0; i < helpers.length; i++) {
+            helpers[i] = new Thread(this::serveRequests, name + "-" + (i + 2));
+            helpers[i].setDaemon(true);
+            helpers[i].start();
+        }
         try {
-            while (true) {
-                head.clear();
-                if (!SocketIo.readFully(channel, head)) return;
-                head.flip();
-                int magic = head.getInt();
-                if (magic != REQUEST_MAGIC) {
-                    throw new Handshake.ProtocolViolation("bad request magic 0x" + Integer.toHexString(magic));
+            serveRequests();
+        } finally {
+            for (Thread helper : helpers) Uninterruptibly.run(helper::join);
+        }
+        receiving.lock();
+        try {
+            if (failure != null) throw failure;
+        } finally {
+            receiving.unlock();
+        }
+    }
+
+    /** One of the connection's threads: receive, execute, reply, until the connection ends. */
+    private void serveRequests() {
+        Request request = new Request();
+        try {
+            while (receive(request)) {
+                if (request.refusal != null) {
+                    request.refused();
+                } else {
+                    request.run();
                 }
-                int flags = head.getShort() & 0xffff;
-                int type = head.getShort() & 0xffff;
-                long cookie = head.getLong();
-                long offset = head.getLong();
-                long length = Integer.toUnsignedLong(head.getInt());
-                if (type == CMD_DISC) return;
-                Request request = acquire();
-                request.set(type, flags, cookie, offset, length);
-                boolean submitted = false;
-                try {
-                    String problem = check(request);
-                    if (problem != null) {
-                        // The payload of a refused WRITE is still on the wire: drop it to stay in step.
-                        if (type == CMD_WRITE) SocketIo.skip(channel, length, scratch);
-                        request.fail(problem);
-                        submitted = true;
-                        continue;
-                    }
-                    if (type == CMD_READ || type == CMD_WRITE) {
-                        long footprint = PayloadBuffers.footprint(length);
-                        // The connection's share first: a connection at its cap waits without holding global bytes.
-                        request.connectionCharge = connectionBudget.acquire(footprint);
-                        request.charge = context.budget().acquire(footprint);
-                        request.pieceCount = context.buffers().take(length, request.pieces);
-                    }
-                    if (type == CMD_WRITE) {
-                        for (int i = 0; i < request.pieceCount; i++) SocketIo.readExactly(channel, request.pieces[i]);
-                        for (int i = 0; i < request.pieceCount; i++) request.pieces[i].flip();
-                    }
-                    context.workers().execute(request);
-                    submitted = true;
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new InterruptedIOException("interrupted while waiting for in-flight bytes");
-                } finally {
-                    if (!submitted) release(request);
-                }
+                send(request);
+                release(request);
             }
         } finally {
-            slots.acquireUninterruptibly(MAX_REQUESTS_IN_FLIGHT);
-            slots.release(MAX_REQUESTS_IN_FLIGHT);
-            replies.add(endOfReplies);
-            Uninterruptibly.run(sender::join);
+            release(request);
         }
+    }
+
+    /** Reads the next request into r under the receiving lock; false once the connection is ending. */
+    private boolean receive(Request r) {
+        receiving.lock();
+        try {
+            if (ending) return false;
+            if (readRequest(r)) return true;
+        } catch (InterruptedException e) {
+            failure = new InterruptedIOException("interrupted while waiting for in-flight bytes");
+        } catch (IOException e) {
+            failure = e;
+        } finally {
+            receiving.unlock();
+        }
+        ending = true;
+        return false;
+    }
+
+    /** False at the client's orderly end (end of stream between requests, or DISC). */
+    private boolean readRequest(Request r) throws IOException, InterruptedException {
+        head.clear();
+        if (!SocketIo.readFully(channel, head)) return false;
+        head.flip();
+        int magic = head.getInt();
+        if (magic != REQUEST_MAGIC) {
+            throw new Handshake.ProtocolViolation("bad request magic 0x" + Integer.toHexString(magic));
+        }
+        int flags = head.getShort() & 0xffff;
+        int type = head.getShort() & 0xffff;
+        long cookie = head.getLong();
+        long offset = head.getLong();
+        long length = Integer.toUnsignedLong(head.getInt());
+        if (type == CMD_DISC) return false;
+        r.set(type, flags, cookie, offset, length);
+        r.refusal = check(r);
+        if (r.refusal != null) {
+            // The payload of a refused WRITE is still on the wire: drop it to stay in step.
+            if (type == CMD_WRITE) SocketIo.skip(channel, length, scratch);
+            return true;
+        }
+        if (type == CMD_READ || type == CMD_WRITE) {
+            long footprint = PayloadBuffers.footprint(length);
+            // The connection's share first: a connection at its cap waits without holding global bytes.
+            r.connectionCharge = connectionBudget.acquire(footprint);
+            r.charge = context.budget().acquire(footprint);
+            r.pieceCount = context.buffers().take(length, r.pieces);
+        }
+        if (type == CMD_WRITE) {
+            for (int i = 0; i < r.pieceCount; i++) SocketIo.readExactly(channel, r.pieces[i]);
+            for (int i = 0; i < r.pieceCount; i++) r.pieces[i].flip();
+        }
+        return true;
     }
 
     /**
-     * The sender thread: writes queued replies in the order they were finished, then releases their requests. After
-     * a failed write nothing more is sent, and the connection's reading is stopped.
+     * Writes r's reply whole under the sending lock. After a failed write nothing more is sent, and the connection's
+     * reading is stopped.
      */
-    private void sendReplies() {
-        while (true) {
-            Request r;
-            try {
-                r = replies.take();
-            } catch (InterruptedException e) {
-                continue; // nothing interrupts this thread on purpose; the end is signalled by endOfReplies
+    private void send(Request r) {
+        sending.lock();
+        try {
+            if (!sendFailed) SocketIo.writeFully(channel, r.segments, r.segmentCount);
+        } catch (IOException e) {
+            sendFailed = true;
+            ending = true;
+            // A socket closed under the connection (the server cutting it) was logged by whoever closed it.
+            if (!(e instanceof ClosedChannelException)) {
+                context.log().accept(who + ": cannot send replies, closing: " + e.getMessage());
             }
-            if (r == endOfReplies) return;
             try {
-                if (!sendFailed) SocketIo.writeFully(channel, r.segments, r.segmentCount);
-            } catch (IOException e) {
-                sendFailed = true;
-                // A socket closed under the sender (the server cutting the connection) was logged by whoever closed it.
-                if (!(e instanceof ClosedChannelException)) {
-                    context.log().accept(who + ": cannot send replies, closing: " + e.getMessage());
-                }
-                try {
-                    channel.shutdownInput();
-                } catch (IOException ignored) {
-                    // already closed
-                }
-            } finally {
-                for (int i = 0; i < r.segmentCount; i++) r.segments[i] = null;
-                r.segmentCount = 0;
-                release(r);
+                channel.shutdownInput();
+            } catch (IOException ignored) {
+                // already closed
             }
+        } finally {
+            sending.unlock();
+            for (int i = 0; i < r.segmentCount; i++) r.segments[i] = null;
+            r.segmentCount = 0;
         }
     }
 
-    private Request acquire() {
-        slots.acquireUninterruptibly();
-        Request request = free.poll();
-        return request != null ? request : new Request();
-    }
-
-    private void release(Request request) {
-        if (request.pieceCount > 0) context.buffers().give(request.pieces, request.pieceCount);
-        request.pieceCount = 0;
-        if (request.charge > 0) context.budget().release(request.charge);
-        request.charge = 0;
-        if (request.connectionCharge > 0) connectionBudget.release(request.connectionCharge);
-        request.connectionCharge = 0;
-        free.offer(request);
-        slots.release();
+    /** Gives back r's payload buffers and budget shares; safe to call twice. */
+    private void release(Request r) {
+        if (r.pieceCount > 0) context.buffers().give(r.pieces, r.pieceCount);
+        r.pieceCount = 0;
+        if (r.charge > 0) context.budget().release(r.charge);
+        r.charge = 0;
+        if (r.connectionCharge > 0) connectionBudget.release(r.connectionCharge);
+        r.connectionCharge = 0;
     }
 
     /** Null when the request may run, else why not (and request.error says which error to answer). */
@@ -217,14 +236,16 @@ final class Transmission {
         return null;
     }
 
-    /** One request: its header, its payload buffers, and its reply area; reused by the connection. */
-    private final class Request implements Runnable {
+    /** One request: its header, its payload buffers, and its reply area; reused by one of the connection's threads. */
+    private final class Request {
         int type;
         int flags;
         long cookie;
         long offset;
         long length;
         int error;
+        /** Why the request is answered with an error without running, or null. */
+        String refusal;
         long charge;
         long connectionCharge;
         int pieceCount;
@@ -253,17 +274,15 @@ final class Transmission {
             return why;
         }
 
-        /** Answers a request refused before it ran (on the connection's thread); the sender releases it. */
-        void fail(String problem) {
-            logRequest(problem);
+        /** Prepares the error reply of a request refused before it ran. */
+        void refused() {
+            logRequest(refusal);
             context.stats().request(type, length, true);
-            prepareError(this, error, problem);
-            replies.add(this);
+            prepareError(this, error, refusal);
         }
 
-        /** Executes the request on a worker, then queues its reply; the sender releases it once written. */
-        @Override
-        public void run() {
+        /** Executes the request and prepares its reply, an error reply if it failed. */
+        void run() {
             String failure = null;
             try {
                 execute(this);
@@ -276,7 +295,6 @@ final class Transmission {
             } finally {
                 context.stats().request(type, length, failure != null);
                 logRequest(failure);
-                replies.add(this);
             }
         }
 

@@ -83,6 +83,50 @@ class NbdServerTest {
         }
     }
 
+    /** A read-only export whose reads wait at a gate, counting how many are inside at once. */
+    private static final class GatedExport implements Export {
+        final java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
+        final java.util.concurrent.atomic.AtomicInteger inside = new java.util.concurrent.atomic.AtomicInteger();
+        final java.util.concurrent.atomic.AtomicInteger mostInside = new java.util.concurrent.atomic.AtomicInteger();
+
+        @Override
+        public long size() {
+            return 1 << 20;
+        }
+
+        @Override
+        public void read(ByteBuffer dst, long offset) throws IOException {
+            mostInside.accumulateAndGet(inside.incrementAndGet(), Math::max);
+            try {
+                if (!gate.await(20, TimeUnit.SECONDS)) throw new IOException("gate never opened");
+            } catch (InterruptedException e) {
+                throw new java.io.InterruptedIOException();
+            } finally {
+                inside.decrementAndGet();
+            }
+            while (dst.hasRemaining()) dst.put((byte) (offset & 0x7f));
+        }
+    }
+
+    @Test
+    void aConnectionRunsAsManyRequestsAtOnceAsItHasThreads() throws Exception {
+        GatedExport export = new GatedExport();
+        try (NbdServer server = NbdServer.builder().export("", export).tcp(InetAddress.getLoopbackAddress(), 0)
+                .threads(3).log(message -> { }).start();
+             NbdClient client = NbdClient.connect(server.uri())) {
+            java.util.List<java.util.concurrent.CompletableFuture<Void>> reads = new java.util.ArrayList<>();
+            for (int i = 0; i < 8; i++) reads.add(client.readAsync(ByteBuffer.allocate(4096), i * 4096L));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (export.inside.get() < 3 && System.nanoTime() < deadline) Thread.sleep(5);
+            assertEquals(3, export.inside.get(), "three threads should be executing reads");
+            Thread.sleep(300);
+            assertEquals(3, export.mostInside.get(), "more requests ran at once than the connection has threads");
+            export.gate.countDown();
+            for (java.util.concurrent.CompletableFuture<Void> read : reads) NbdClient.await(read);
+            assertEquals(3, export.mostInside.get());
+        }
+    }
+
     private static boolean tryConnect(SocketChannel channel, java.net.SocketAddress address) {
         try {
             return channel.connect(address);
