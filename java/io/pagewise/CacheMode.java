@@ -14,8 +14,9 @@ package io.pagewise;
  * <tr><td>DIRECTSYNC</td><td>DIRECT + O_DSYNC</td><td>as DIRECT</td></tr>
  * <tr><td>EVICT</td><td>buffered, and what it touched is evicted behind it in 2 MiB-aligned windows
  *     (written back first), leaving at most about 1 % resident</td><td>native library</td></tr>
- * <tr><td>DONTCACHE</td><td>RWF_DONTCACHE uncached buffered I/O; falls back to EVICT where the file or kernel
- *     refuses it</td><td>native library; Linux 6.14 (XFS 6.15, ext4 6.17)</td></tr>
+ * <tr><td>DONTCACHE</td><td>RWF_DONTCACHE uncached buffered I/O for writes and for reads of whole 2 MiB windows
+ *     (smaller reads are read as in EVICT, since the kernel drops a partly read large folio and the rest is read
+ *     from disk again); falls back to EVICT where the file or kernel refuses it</td><td>native library; Linux 6.14 (XFS 6.15, ext4 6.17)</td></tr>
  * </table>
  */
 public enum CacheMode {

@@ -11,7 +11,14 @@ import java.nio.ByteBuffer;
  * Uncached buffered I/O with RWF_DONTCACHE (Linux 6.14+): the kernel drops the folios an I/O brought in once it
  * completes. Concurrent readers still leave about 1.5 % behind (readahead shared between requests), so the windows
  * are also tracked by an {@link EvictPolicy} that drops what remains behind the access.
- * A file or kernel that answers EOPNOTSUPP switches this policy to plain EVICT for good.
+ *
+ * <p>Reads use RWF_DONTCACHE only when they cover whole 2 MiB windows. The kernel drops a folio as soon as one
+ * uncached read has copied from it, even when the read used only part of a large folio, so the next request reads
+ * the rest from disk again: reading a cold 1 GiB file sequentially read 1.58x its size from disk with 64 KiB
+ * requests, 1.34x with 256 KiB (nbdcopy's size), 1.10x with 1 MiB and 1.00x with 2 MiB. Smaller reads are plain
+ * reads, and the window tracker drops them behind the reader as in EVICT.
+ *
+ * <p>A file or kernel that answers EOPNOTSUPP switches this policy to plain EVICT for good.
  */
 final class DontcachePolicy implements CachePolicy {
     private final RawFile file;
@@ -50,7 +57,7 @@ final class DontcachePolicy implements CachePolicy {
 
     @Override
     public int read(ByteBuffer dst, long offset) throws IOException {
-        if (fellBack) return windows.read(dst, offset);
+        if (fellBack || !wholeWindows(offset, dst.remaining())) return windows.read(dst, offset);
         int start = dst.position();
         int n;
         try {
@@ -62,6 +69,10 @@ final class DontcachePolicy implements CachePolicy {
         }
         windows.touched(offset, n, false);
         return n;
+    }
+
+    private static boolean wholeWindows(long offset, int length) {
+        return length > 0 && offset % EvictPolicy.WINDOW == 0 && length % EvictPolicy.WINDOW == 0;
     }
 
     @Override
