@@ -9,7 +9,7 @@ import java.util.List;
 /**
  * What an NBD server needs from the thing it serves. The server derives the transmission flags it advertises from
  * the {@code can*} queries and never calls an operation whose query says no. Implementations must be thread-safe:
- * requests from every connection run at once on the server's worker pool.
+ * requests from every connection run at once, each connection on threads of its own.
  *
  * <p>Operations signal an NBD error with {@link ExportException}; any other {@link IOException} is reported as EIO
  * (ENOSPC when the message says so), {@link java.nio.file.AccessDeniedException} as EPERM.

@@ -32,7 +32,7 @@ import java.util.function.Consumer;
 
 /**
  * An NBD server: fixed-newstyle handshake, structured replies, {@code base:allocation}, and many connections with
- * many requests in flight each, executed by a shared worker pool.
+ * many requests in flight each, executed by threads of each connection ({@link Builder#threads}).
  *
  * <pre>{@code
  * try (FileExport disk = FileExport.open(path, CacheMode.EVICT, false);
