@@ -103,16 +103,19 @@ final class Transmission {
         receiving.lock();
         try {
             if (ending) return false;
-            if (readRequest(r)) return true;
-        } catch (InterruptedException e) {
-            failure = new InterruptedIOException("interrupted while waiting for in-flight bytes");
-        } catch (IOException e) {
-            failure = e;
+            try {
+                if (readRequest(r)) return true;
+            } catch (InterruptedException e) {
+                failure = new InterruptedIOException("interrupted while waiting for in-flight bytes");
+            } catch (IOException e) {
+                failure = e;
+            }
+            // Set under the lock, so that no other thread reads what follows a broken request.
+            ending = true;
+            return false;
         } finally {
             receiving.unlock();
         }
-        ending = true;
-        return false;
     }
 
     /** False at the client's orderly end (end of stream between requests, or DISC). */
