@@ -92,8 +92,11 @@ final class EvictPolicy implements CachePolicy {
         file.dataSync();
     }
 
-    /** A retired window and the range to drop for it. */
-    private record Retired(long window, boolean dirty, long dropEnd) {}
+    /**
+     * A retired window, the range to drop for it, and the clean window retired {@link #RECHECK_WINDOWS} earlier that
+     * is due its second drop (-1 for none).
+     */
+    private record Retired(long window, boolean dirty, long dropEnd, long recheckDue) {}
 
     /** Records that [offset, offset + length) was read (dirty false) or written; evicts windows now out of use. */
     void touched(long offset, long length, boolean dirty) throws IOException {
@@ -115,11 +118,22 @@ final class EvictPolicy implements CachePolicy {
                 while (active.size() > ACTIVE_WINDOWS) {
                     Map.Entry<Long, Boolean> entry = oldest.next();
                     oldest.remove();
-                    retired.add(new Retired(entry.getKey(), entry.getValue(), dropEnd(entry.getKey(), spillWindows)));
+                    long window = entry.getKey();
+                    boolean wasDirty = entry.getValue();
+                    retired.add(new Retired(window, wasDirty, dropEnd(window, spillWindows),
+                            wasDirty ? -1 : queueForRecheck(window)));
                 }
             }
         }
         if (retired != null) retire(retired);
+    }
+
+    /** Queues a retired clean window for its second drop; returns the window now due one (-1 for none). Under lock. */
+    private long queueForRecheck(long window) {
+        recheck.addLast(window);
+        if (recheck.size() <= RECHECK_WINDOWS) return -1;
+        long due = recheck.pollFirst();
+        return active.containsKey(due) ? -1 : due;
     }
 
     /** The end of the range to drop for a window: its own end plus up to spill following windows not in use. */
@@ -134,13 +148,7 @@ final class EvictPolicy implements CachePolicy {
         for (Retired r : retired) {
             if (!r.dirty) {
                 drop(r.window * WINDOW, r.dropEnd);
-                Long again = null;
-                synchronized (lock) {
-                    recheck.addLast(r.window);
-                    if (recheck.size() > RECHECK_WINDOWS) again = recheck.pollFirst();
-                    if (again != null && active.containsKey(again)) again = null;
-                }
-                if (again != null) drop(again * WINDOW, (again + 1) * WINDOW);
+                if (r.recheckDue >= 0) drop(r.recheckDue * WINDOW, (r.recheckDue + 1) * WINDOW);
                 continue;
             }
             file.syncRange(r.window * WINDOW, WINDOW, Advice.SYNC_WRITE);
@@ -176,14 +184,17 @@ final class EvictPolicy implements CachePolicy {
     public void close() throws IOException {
         List<Retired> clean = new ArrayList<>();
         List<Long> dirty = new ArrayList<>();
+        List<Long> again;
         synchronized (lock) {
             dirty.addAll(writeback);
             writeback.clear();
+            again = new ArrayList<>(recheck);
+            recheck.clear();
             List<Map.Entry<Long, Boolean>> entries = new ArrayList<>(active.entrySet());
             active.clear();
             for (Map.Entry<Long, Boolean> e : entries) {
                 if (e.getValue()) dirty.add(e.getKey());
-                else clean.add(new Retired(e.getKey(), false, (e.getKey() + 1 + spillWindows) * WINDOW));
+                else clean.add(new Retired(e.getKey(), false, (e.getKey() + 1 + spillWindows) * WINDOW, -1));
             }
             lastTouch = -1;
         }
@@ -194,11 +205,6 @@ final class EvictPolicy implements CachePolicy {
             drop(window * WINDOW, (window + 1) * WINDOW);
         }
         for (Retired r : clean) drop(r.window * WINDOW, r.dropEnd);
-        List<Long> again;
-        synchronized (lock) {
-            again = new ArrayList<>(recheck);
-            recheck.clear();
-        }
         for (long window : again) drop(window * WINDOW, (window + 1) * WINDOW);
     }
 }
