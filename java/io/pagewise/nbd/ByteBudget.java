@@ -24,12 +24,4 @@ final class ByteBudget {
         used -= taken;
         notifyAll();
     }
-
-    synchronized long used() {
-        return used;
-    }
-
-    long capacity() {
-        return capacity;
-    }
 }
