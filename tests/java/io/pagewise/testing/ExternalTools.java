@@ -51,8 +51,12 @@ public final class ExternalTools {
     }
 
     private static void missing(String what) {
-        String message = "external program missing: " + what;
-        if ("true".equals(System.getenv("CI"))) fail(message + " (CI=true: every program must be installed)");
+        unavailable("external program missing: " + what, "every program must be installed");
+    }
+
+    /** Skips the calling test with a visible message, or fails it under CI=true, where (why) it must run. */
+    public static void unavailable(String message, String why) {
+        if ("true".equals(System.getenv("CI"))) fail(message + " (CI=true: " + why + ")");
         System.err.println("SKIPPED: " + message);
         Assumptions.abort(message);
     }
