@@ -17,6 +17,7 @@ usage: jmh/compare-servers.sh [options]
   -o OUT       output directory for results.csv, summary.txt, chart.png (default jmh/results)
   -t TESTS     read,write (default both)
   -c CONFIGS   comma-separated subset of: $ALL_CONFIGS
+               (pagewise-MODE also takes @JAR and :THREADS, see jmh/servers.sh)
   -h           this help
 USAGE
 }
@@ -47,7 +48,9 @@ fi
 mkdir -p "$out"
 work=$(mktemp -d "$dir/pagewise-bench.XXXXXX")
 sock="$work/nbd.sock"
-server_pid=
+log="$work/server.log"
+# shellcheck source=jmh/servers.sh
+source "$root/jmh/servers.sh"
 cleanup() {
     stop_server
     rm -rf "$work"
@@ -58,42 +61,6 @@ source_file="$work/source.raw"
 echo "creating $size of random data in $source_file ..." >&2
 head -c "$size" /dev/urandom > "$source_file"
 bytes=$(stat -c %s "$source_file")
-
-# Starts the server of a config exporting $1, in the background, and waits for its socket.
-start_server() {
-    local config=$1 file=$2
-    rm -f "$sock"
-    case $config in
-        pagewise-*) "$root/bin/pagewise" serve --socket="$sock" --cache="${config#pagewise-}" "$file" >"$work/server.log" 2>&1 & ;;
-        nbdkit) nbdkit -f -U "$sock" file "$file" >"$work/server.log" 2>&1 & ;;
-        nbdkit-none) nbdkit -f -U "$sock" file "$file" cache=none >"$work/server.log" 2>&1 & ;;
-        nbdkit-none-random) nbdkit -f -U "$sock" file "$file" cache=none fadvise=random >"$work/server.log" 2>&1 & ;;
-        qemu-writeback) qemu-nbd -f raw --cache=writeback -t -e 8 -k "$sock" "$file" >"$work/server.log" 2>&1 & ;;
-        qemu-none) qemu-nbd -f raw --cache=none -t -e 8 -k "$sock" "$file" >"$work/server.log" 2>&1 & ;;
-        *) echo "unknown config $config" >&2; exit 2 ;;
-    esac
-    server_pid=$!
-    for _ in $(seq 1 200); do
-        [ -S "$sock" ] && return 0
-        kill -0 "$server_pid" 2>/dev/null || break
-        sleep 0.05
-    done
-    echo "server $config did not start:" >&2
-    cat "$work/server.log" >&2
-    exit 1
-}
-
-stop_server() {
-    if [ -n "$server_pid" ]; then
-        kill -TERM "$server_pid" 2>/dev/null || true
-        wait "$server_pid" 2>/dev/null || true
-        server_pid=
-    fi
-}
-
-resident_percent() {
-    vmtouch "$1" | awk '/Resident Pages/ { gsub("%", "", $NF); print $NF }'
-}
 
 # Runs one timed client command; prints seconds.
 timed() {

@@ -13,7 +13,8 @@ usage: jmh/server-cpu.sh [options]
   -r ROUNDS    alternating rounds (default 5)
   -d DIR       where the test files go (default /var/tmp; must not be tmpfs)
   -t TESTS     read,write (default both)
-  -c CONFIGS   comma-separated: pagewise-MODE[@JAR][:THREADS], nbdkit, nbdkit-none, qemu-none\n               (default pagewise-evict,nbdkit-none)
+  -c CONFIGS   comma-separated configs as in jmh/servers.sh: pagewise-MODE[@JAR][:THREADS], nbdkit,
+               nbdkit-none, nbdkit-none-random, qemu-writeback, qemu-none (default pagewise-evict,nbdkit-none)
   -h           this help
 Prints one line per run: round test config wall_s server_user_s server_sys_s resident_percent
 USAGE
@@ -30,13 +31,14 @@ done
 for tool in nbdcopy:libnbd-bin nbdkit:nbdkit qemu-nbd:qemu-utils vmtouch:vmtouch bc:bc; do
     command -v "${tool%%:*}" >/dev/null || { echo "server-cpu: needs ${tool%%:*}: apt-get install -y ${tool#*:}" >&2; exit 1; }
 done
-own_jar=$(ls "$root"/target/pagewise-*.jar 2>/dev/null | grep -v -e sources -e javadoc | head -1 || true)
 
 work=$(mktemp -d "$dir/pagewise-cpu.XXXXXX")
 sock="$work/nbd.sock"
-pid=
+log="$work/server.log"
+# shellcheck source=jmh/servers.sh
+source "$root/jmh/servers.sh"
 cleanup() {
-    if [ -n "$pid" ]; then kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+    stop_server
     rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
@@ -49,7 +51,7 @@ cpu_of() {
 }
 
 run_one() {
-    local round=$1 test=$2 config=$3 target jar mode threads
+    local round=$1 test=$2 config=$3 target
     if [ "$test" = read ]; then
         target=$src
         vmtouch -q -e "$target"
@@ -59,28 +61,10 @@ run_one() {
         rm -f "$target"
         truncate -s "$(stat -c %s "$src")" "$target"
     fi
-    rm -f "$sock"
-    case $config in
-        pagewise-*)
-            mode=${config#pagewise-}
-            jar=$own_jar threads=()
-            case $mode in *:*) threads=("--threads=${mode##*:}"); mode=${mode%:*} ;; esac
-            case $mode in *@*) jar=${mode#*@}; mode=${mode%%@*} ;; esac
-            [ -n "$jar" ] || { echo "server-cpu: no jar; build it with: mvn -q package -DskipTests" >&2; exit 1; }
-            # the same JVM options as bin/pagewise
-            java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -jar "$jar" serve --socket="$sock" --cache="$mode" "${threads[@]}" "$target" \
-                >"$work/server.log" 2>&1 & ;;
-        nbdkit) nbdkit -f -U "$sock" file "$target" >"$work/server.log" 2>&1 & ;;
-        nbdkit-none) nbdkit -f -U "$sock" file "$target" cache=none >"$work/server.log" 2>&1 & ;;
-        qemu-none) qemu-nbd -f raw --cache=none -t -e 8 -k "$sock" "$target" >"$work/server.log" 2>&1 & ;;
-        *) echo "server-cpu: unknown config $config" >&2; exit 2 ;;
-    esac
-    pid=$!
-    for _ in $(seq 200); do [ -S "$sock" ] && break; sleep 0.05; done
-    [ -S "$sock" ] || { echo "server $config did not start:" >&2; cat "$work/server.log" >&2; exit 1; }
+    start_server "$config" "$target"
     sleep 0.2
     local before after start end
-    before=$(cpu_of "$pid")
+    before=$(cpu_of "$server_pid")
     start=$(date +%s.%N)
     if [ "$test" = read ]; then
         nbdcopy "nbd+unix:///?socket=$sock" null:
@@ -88,10 +72,10 @@ run_one() {
         nbdcopy --flush "$src" "nbd+unix:///?socket=$sock"
     fi
     end=$(date +%s.%N)
-    after=$(cpu_of "$pid")
-    kill -TERM "$pid"; wait "$pid" 2>/dev/null || true; pid=
+    after=$(cpu_of "$server_pid")
+    stop_server
     local resident
-    resident=$(vmtouch "$target" | awk '/Resident Pages/ { gsub("%", "", $NF); print $NF }')
+    resident=$(resident_percent "$target")
     read -r u0 s0 <<< "$before"
     read -r u1 s1 <<< "$after"
     printf '%s %s %s %.3f %.2f %.2f %s\n' "$round" "$test" "$config" "$(echo "$end - $start" | bc -l)" \
