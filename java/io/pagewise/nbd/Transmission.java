@@ -227,6 +227,8 @@ final class Transmission {
         if (r.type == CMD_BLOCK_STATUS && !session.allocationContext()) {
             return r.refuse(EINVAL, "BLOCK_STATUS without a selected meta context");
         }
+        // Every block-status descriptor MUST have a nonzero length, so there is no valid answer to length 0.
+        if (r.type == CMD_BLOCK_STATUS && r.length == 0) return r.refuse(EINVAL, "BLOCK_STATUS of length 0");
         if ((r.type == CMD_READ || r.type == CMD_WRITE) && r.length > context.maxPayload()) {
             return r.refuse(EINVAL, "length " + r.length + " is over the maximum block size " + context.maxPayload());
         }
