@@ -15,7 +15,9 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -54,6 +56,8 @@ public final class NbdServer implements Closeable {
     private final ServerSocketChannel listener;
     private final SocketAddress address;
     private final Path socketFile;
+    /** The device and inode of the socket file this server created: the file at that path later may be another's. */
+    private final Object socketFileKey;
     private final ServerContext context;
     private final ServerStats stats;
     private final Consumer<String> log;
@@ -89,6 +93,7 @@ public final class NbdServer implements Closeable {
         try {
             listener.bind(requested, 128);
             address = listener.getLocalAddress();
+            socketFileKey = socketFile != null ? fileKey(socketFile) : null;
         } catch (IOException e) {
             listener.close();
             throw new IOException("cannot listen on " + describe(requested) + ": " + e.getMessage(), e);
@@ -190,7 +195,7 @@ public final class NbdServer implements Closeable {
                     if (failure == null) failure = e;
                 }
             }
-            if (socketFile != null) Files.deleteIfExists(socketFile);
+            removeOwnSocket();
             stopped.countDown();
             if (failure != null) throw failure;
         }
@@ -326,6 +331,27 @@ public final class NbdServer implements Closeable {
         } catch (java.net.ConnectException e) {
             Files.delete(path);
         }
+    }
+
+    /** Removes the socket file only if it is still the one bind() created, not one another server put there since. */
+    private void removeOwnSocket() throws IOException {
+        if (socketFile == null) return;
+        Object key;
+        try {
+            key = fileKey(socketFile);
+        } catch (NoSuchFileException e) {
+            return;
+        }
+        if (key != null && key.equals(socketFileKey)) {
+            Files.deleteIfExists(socketFile);
+        } else {
+            log.accept("left " + socketFile + " in place: it is no longer the socket this server created");
+        }
+    }
+
+    /** The file's identity (device and inode on Linux). */
+    private static Object fileKey(Path path) throws IOException {
+        return Files.readAttributes(path, BasicFileAttributes.class, java.nio.file.LinkOption.NOFOLLOW_LINKS).fileKey();
     }
 
     private static String fileType(Path path) {

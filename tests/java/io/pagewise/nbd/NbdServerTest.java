@@ -8,11 +8,17 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /** The embedding API: start on a free TCP port, report the address and URI, stop gracefully. */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
@@ -133,5 +139,24 @@ class NbdServerTest {
         } catch (IOException e) {
             return false;
         }
+    }
+
+    @Test
+    void aStoppingServerLeavesASocketFileThatAnotherServerCreatedSince(@TempDir Path dir) throws Exception {
+        Path socket = dir.resolve("nbd.sock");
+        List<String> logA = new CopyOnWriteArrayList<>();
+        NbdServer a = NbdServer.builder().export("", new MemoryExport(1 << 20, false)).unixSocket(socket)
+                .log(logA::add).start();
+        Files.delete(socket);
+        try (NbdServer b = NbdServer.builder().export("", new MemoryExport(1 << 20, false)).unixSocket(socket)
+                .log(message -> { }).start()) {
+            a.close();
+            assertTrue(Files.exists(socket), "server A removed server B's socket file");
+            assertTrue(logA.stream().anyMatch(line -> line.contains("no longer the socket this server created")), logA.toString());
+            try (SocketChannel channel = SocketChannel.open(UnixDomainSocketAddress.of(socket))) {
+                assertEquals(0x4e42444d41474943L, read(channel, 18).getLong(), "B greets on its socket");
+            }
+        }
+        assertFalse(Files.exists(socket), "B removes its own socket file when it stops");
     }
 }
