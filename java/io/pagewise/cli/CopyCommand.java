@@ -17,6 +17,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
@@ -152,6 +153,8 @@ public final class CopyCommand {
         private final Copier copier;
         private final CountDownLatch finished = new CountDownLatch(1);
         private ProgressReporter reporter;
+        /** The destination when it is a file, for the clean-up after a failure. */
+        private FileEndpoint destinationFile;
 
         Copying(Options options, PrintStream err) {
             this.options = options;
@@ -200,6 +203,7 @@ public final class CopyCommand {
                     err.println("pagewise copy: cannot open destination " + options.destination + ": " + message(e));
                     return 1;
                 }
+                destinationFile = destination instanceof FileEndpoint ? (FileEndpoint) destination : null;
                 try (CopyDestination dst = destination) {
                     if (options.verbose) {
                         err.printf(Locale.ROOT, "pagewise copy: %s -> %s, %s, %d requests of %s%n", src.name(), dst.name(),
@@ -217,11 +221,32 @@ public final class CopyCommand {
             } catch (Copier.CopyCancelledException e) {
                 if (reporter != null) reporter.finish();
                 err.println("pagewise copy: interrupted: " + e.getMessage());
+                discardUnfinishedDestination();
                 return 130;
             } catch (IOException | RuntimeException e) {
                 if (reporter != null) reporter.finish();
                 err.println("pagewise copy: " + message(e));
+                discardUnfinishedDestination();
                 return 1;
+            }
+        }
+
+        /**
+         * After a failed or interrupted copy (the destination is closed by then): a file this copy created is
+         * removed, so that nothing that looks like a finished image is left; a file that existed is kept.
+         */
+        private void discardUnfinishedDestination() {
+            if (destinationFile == null) return;
+            Path path = destinationFile.file().path();
+            if (!destinationFile.created()) {
+                err.println("pagewise copy: kept " + path + ", which existed before the copy: it is only partly copied");
+                return;
+            }
+            try {
+                Files.deleteIfExists(path);
+                err.println("pagewise copy: removed " + path + ", which this copy had created");
+            } catch (IOException e) {
+                err.println("pagewise copy: could not remove the unfinished " + path + ": " + message(e));
             }
         }
 

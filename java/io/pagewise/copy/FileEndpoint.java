@@ -50,6 +50,9 @@ public final class FileEndpoint implements CopySource, CopyDestination {
 
     public StorageFile file() { return file; }
 
+    /** True when {@link #openDestination} created the file, so a failed copy can remove what it left. */
+    public boolean created() { return created; }
+
     @Override
     public String name() { return file.path().toString(); }
 

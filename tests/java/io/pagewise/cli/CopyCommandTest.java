@@ -291,6 +291,8 @@ class CopyCommandTest {
             Result r = result[0];
             assertEquals(1, r.status, r.err);
             assertTrue(r.err.matches("(?s).*reading nbd\\+unix:///\\?socket=\\S+ at offset \\d+ .*READ at \\d+ .*"), r.err);
+            assertFalse(Files.exists(dir.resolve("dst.img")), "the unfinished destination this copy created is left");
+            assertTrue(r.err.contains("removed " + dir.resolve("dst.img") + ", which this copy had created"), r.err);
         } finally {
             nbdkit.close();
         }
@@ -343,6 +345,8 @@ class CopyCommandTest {
             String log = Files.readString(dir.resolve("child.log"));
             assertEquals(130, p.exitValue(), log);
             assertTrue(log.contains("pagewise copy: interrupted: copy cancelled after "), log);
+            assertFalse(Files.exists(dst), "the interrupted copy left the destination it created");
+            assertTrue(log.contains("removed " + dst + ", which this copy had created"), log);
         }
     }
 
@@ -410,6 +414,27 @@ class CopyCommandTest {
             Result r = copy("--requests=1", src.toString(), nbdkit.uri());
             assertEquals(1, r.status, r.err);
             assertTrue(r.err.contains("writing " + nbdkit.uri() + " at offset 0 (+262144) failed: NBD WRITE at 0 (+262144) failed: ENOSPC"), r.err);
+        }
+    }
+
+    @Test
+    void aSourceFailingHalfWayRemovesTheDestinationItCreatedAndKeepsOneThatExisted() throws Exception {
+        // One read in ten fails: some data is copied before the first error (256 reads; all succeed with p < 1e-11).
+        try (NbdChildServer nbdkit = NbdChildServer.nbdkit(dir, "--filter=error", "pattern", "64M",
+                "error-pread=EIO", "error-pread-rate=10%")) {
+            Path created = dir.resolve("new.img");
+            Result r = copy(nbdkit.uri(), created.toString());
+            assertEquals(1, r.status, r.err);
+            assertTrue(r.err.contains("EIO"), r.err);
+            assertFalse(Files.exists(created), "a failed copy left " + created + ", which looks like a finished image");
+            assertTrue(r.err.contains("removed " + created + ", which this copy had created"), r.err);
+
+            Path existing = dir.resolve("old.img");
+            Files.write(existing, new byte[(int) MiB]);
+            Result kept = copy(nbdkit.uri(), existing.toString());
+            assertEquals(1, kept.status, kept.err);
+            assertTrue(Files.exists(existing), "a failed copy removed a destination that existed before it");
+            assertTrue(kept.err.contains("kept " + existing + ", which existed before the copy"), kept.err);
         }
     }
 }
