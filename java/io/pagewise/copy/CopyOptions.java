@@ -13,6 +13,9 @@ public final class CopyOptions {
     private boolean flush;
     private CopyProgress progress = CopyProgress.NONE;
 
+    /** Options with the defaults above; the setters change them and return this. */
+    public CopyOptions() {}
+
     /** Requests in flight at once (each one a buffer of requestSize). */
     public CopyOptions requests(int requests) {
         if (requests < 1 || requests > 1024) throw new IllegalArgumentException("requests must be 1 to 1024: " + requests);

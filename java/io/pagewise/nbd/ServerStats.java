@@ -17,6 +17,9 @@ public final class ServerStats {
     private final LongAdder protocolErrors = new LongAdder();
     private final LongAdder handshakeTimeouts = new LongAdder();
 
+    /** Only a server makes these ({@link NbdServer#stats()}). */
+    ServerStats() {}
+
     private static LongAdder[] adders() {
         LongAdder[] adders = new LongAdder[COMMANDS + 1];
         for (int i = 0; i < adders.length; i++) adders[i] = new LongAdder();
