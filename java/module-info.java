@@ -6,8 +6,9 @@
  * the cache-mode policies, the internal helpers and the command line stay inside the module, so nothing outside it
  * can reach a raw system call.
  *
- * <p>The module loads its own native library ({@code libpagewise.so}, carried in the jar). On JDK 22 and later run
- * with {@code --enable-native-access=io.pagewise} to allow that without a warning.
+ * <p>The module loads its own native library ({@code libpagewise.so}, carried in the jar). JDK 24 and later warn
+ * about that unless the application runs with {@code --enable-native-access=io.pagewise}; JDK 17 accepts the flag
+ * too.
  */
 module io.pagewise {
     exports io.pagewise;
