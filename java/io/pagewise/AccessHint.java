@@ -7,11 +7,20 @@ import io.pagewise.jni.Advice;
  * NOREUSE describe the whole file; WILLNEED and DONTNEED act on a range. Without the native library they do nothing.
  */
 public enum AccessHint {
+    /** No particular pattern, the kernel's default ({@code POSIX_FADV_NORMAL}). */
     NORMAL(Advice.NORMAL, false),
+    /** The file will be read in order: the kernel reads further ahead ({@code POSIX_FADV_SEQUENTIAL}). */
     SEQUENTIAL(Advice.SEQUENTIAL, false),
+    /** The file will be read in no order: the kernel stops reading ahead ({@code POSIX_FADV_RANDOM}). */
     RANDOM(Advice.RANDOM, false),
+    /** The data will be used only once ({@code POSIX_FADV_NOREUSE}). */
     NOREUSE(Advice.NOREUSE, false),
+    /** The range will be read soon: the kernel starts reading it into the page cache ({@code POSIX_FADV_WILLNEED}). */
     WILLNEED(Advice.WILLNEED, true),
+    /**
+     * The range is not needed any more: the kernel drops its clean pages from the page cache
+     * ({@code POSIX_FADV_DONTNEED}); {@link StorageFile#evict} also writes dirty ones back first.
+     */
     DONTNEED(Advice.DONTNEED, true);
 
     private final int nativeCode;
@@ -22,7 +31,7 @@ public enum AccessHint {
         this.rangeHint = rangeHint;
     }
 
-    /** True for WILLNEED and DONTNEED, which act on the range given. */
+    /** {@return true for WILLNEED and DONTNEED, which act on the range given, false for the whole-file hints} */
     public boolean isRangeHint() {
         return rangeHint;
     }

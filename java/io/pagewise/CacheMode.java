@@ -20,12 +20,19 @@ package io.pagewise;
  * </table>
  */
 public enum CacheMode {
+    /** Buffered I/O; {@link StorageFile#flush()} is fdatasync and FUA writes use {@code RWF_DSYNC}. The default. */
     WRITEBACK(false),
+    /** Buffered I/O where every write is durable before it returns. */
     WRITETHROUGH(false),
+    /** Buffered I/O where flush and FUA do nothing: for scratch data that need not survive a crash. */
     UNSAFE(false),
+    /** {@code O_DIRECT}: I/O bypasses the page cache; any offset, length and buffer works. */
     DIRECT(true),
+    /** {@link #DIRECT} plus {@code O_DSYNC}: every write is durable before it returns. */
     DIRECTSYNC(true),
+    /** Buffered I/O that evicts what it touched behind it, leaving at most about 1 % of it cached. */
     EVICT(true),
+    /** {@code RWF_DONTCACHE} uncached buffered I/O, with EVICT's eviction as a safety net; falls back to EVICT. */
     DONTCACHE(true);
 
     private final boolean needsNative;
@@ -34,12 +41,12 @@ public enum CacheMode {
         this.needsNative = needsNative;
     }
 
-    /** True when this mode cannot work without the native library. */
+    /** {@return true when this mode cannot work without the native library} */
     public boolean needsNative() {
         return needsNative;
     }
 
-    /** True for DIRECT and DIRECTSYNC, which open the file with O_DIRECT. */
+    /** {@return true for DIRECT and DIRECTSYNC, which open the file with O_DIRECT} */
     public boolean isDirect() {
         return this == DIRECT || this == DIRECTSYNC;
     }

@@ -20,17 +20,17 @@ public final class Native {
 
     private Native() {}
 
-    /** True when the native library is loaded and every CacheMode is usable. */
+    /** {@return true when the native library is loaded and every CacheMode is usable} */
     public static boolean isAvailable() {
         return LOAD_ERROR == null;
     }
 
-    /** Why the native library is not available, or null when it is. */
+    /** {@return why the native library is not available, or null when it is} */
     public static Throwable loadError() {
         return LOAD_ERROR;
     }
 
-    /** The {@code os-arch} directory name the jar uses, such as {@code linux-x86_64}. */
+    /** {@return the {@code os-arch} directory name the jar uses for this JVM, such as {@code linux-x86_64}} */
     public static String platform() {
         String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT).replace(" ", "");
         String arch = System.getProperty("os.arch", "").toLowerCase(Locale.ROOT);

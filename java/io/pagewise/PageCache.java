@@ -15,18 +15,37 @@ public final class PageCache {
 
     private PageCache() {}
 
-    /** The system page size. */
+    /**
+     * {@return the system page size in bytes}
+     *
+     * @throws UnsupportedOperationException when the native library is not loaded
+     */
     public static int pageSize() {
         Native.require("PageCache");
         return Mincore.pageSize0();
     }
 
-    /** How much of a file is in the page cache. */
+    /**
+     * {@return how much of a file is in the page cache}
+     *
+     * @param path the file
+     * @throws IOException when the file cannot be opened or mapped
+     * @throws UnsupportedOperationException when the native library is not loaded
+     */
     public static Residency residency(Path path) throws IOException {
         return residency(path, 0, Long.MAX_VALUE);
     }
 
-    /** How much of [offset, offset + length) of a file (clipped to its size) is in the page cache. */
+    /**
+     * {@return how much of [offset, offset + length) of a file (clipped to its size) is in the page cache}
+     *
+     * @param path   the file
+     * @param offset the start of the range
+     * @param length the length of the range
+     * @throws IOException when the file cannot be opened or mapped
+     * @throws IllegalArgumentException when offset or length is negative
+     * @throws UnsupportedOperationException when the native library is not loaded
+     */
     public static Residency residency(Path path, long offset, long length) throws IOException {
         if (offset < 0) throw new IllegalArgumentException("offset " + offset + " is negative");
         if (length < 0) throw new IllegalArgumentException("length " + length + " is negative");
@@ -44,7 +63,13 @@ public final class PageCache {
         return new Residency(file.residentPages(start, end - start), total, page);
     }
 
-    /** Writes back dirty pages of a file, then drops all its pages from the cache (others' mappings keep theirs). */
+    /**
+     * Writes back dirty pages of a file, then drops all its pages from the cache (others' mappings keep theirs).
+     *
+     * @param path the file
+     * @throws IOException when the file cannot be opened or written back
+     * @throws UnsupportedOperationException when the native library is not loaded
+     */
     public static void evict(Path path) throws IOException {
         try (RawFile file = open(path)) {
             file.syncRange(0, 0, Advice.SYNC_WAIT_BEFORE | Advice.SYNC_WRITE | Advice.SYNC_WAIT_AFTER);
@@ -52,7 +77,13 @@ public final class PageCache {
         }
     }
 
-    /** Reads a whole file so that it is in the page cache, like {@code vmtouch -t}. */
+    /**
+     * Reads a whole file so that it is in the page cache, like {@code vmtouch -t}.
+     *
+     * @param path the file
+     * @throws IOException when the file cannot be opened or read
+     * @throws UnsupportedOperationException when the native library is not loaded
+     */
     public static void touch(Path path) throws IOException {
         try (RawFile file = open(path)) {
             ByteBuffer buffer = ByteBuffer.allocateDirect(TOUCH_CHUNK);

@@ -66,7 +66,14 @@ public final class StorageFile implements Closeable {
         this.writable = writable;
     }
 
-    /** Opens read-only (or as the options say) with {@link CacheMode#WRITEBACK}. */
+    /**
+     * Opens a file or block device with {@link CacheMode#WRITEBACK}, as {@link #open(Path, CacheMode, OpenOption...)}.
+     *
+     * @param path    the file or block device
+     * @param options how to open it; read-only when none is given
+     * @return the open file
+     * @throws IOException when the file cannot be opened
+     */
     public static StorageFile open(Path path, OpenOption... options) throws IOException {
         return open(path, CacheMode.WRITEBACK, options);
     }
@@ -75,6 +82,13 @@ public final class StorageFile implements Closeable {
      * Opens a file or block device. Options: {@link StandardOpenOption#READ} (the default), {@code WRITE},
      * {@code CREATE}, {@code CREATE_NEW}, {@code TRUNCATE_EXISTING}; {@code SPARSE} is accepted and ignored.
      *
+     * @param path    the file or block device
+     * @param mode    how the file uses the page cache
+     * @param options how to open it; read-only when none is given
+     * @return the open file
+     * @throws IOException when the file cannot be opened
+     * @throws IllegalArgumentException for an option not listed above, or CREATE, CREATE_NEW or TRUNCATE_EXISTING
+     *         without WRITE
      * @throws UnsupportedOperationException when the mode needs the native library and it is not loaded
      */
     public static StorageFile open(Path path, CacheMode mode, OpenOption... options) throws IOException {
@@ -126,27 +140,36 @@ public final class StorageFile implements Closeable {
         return flags;
     }
 
+    /** {@return the path the file was opened with} */
     public Path path() { return path; }
 
-    /** The mode asked for at open. */
+    /** {@return the mode asked for at open} */
     public CacheMode requestedMode() { return requested; }
 
-    /** The mode in effect: differs from {@link #requestedMode()} when DONTCACHE fell back to EVICT. */
+    /** {@return the mode in effect}: it differs from {@link #requestedMode()} when DONTCACHE fell back to EVICT */
     public CacheMode cacheMode() { return policy.mode(); }
 
+    /** {@return true when the file was opened with WRITE} */
     public boolean isWritable() { return writable; }
 
+    /** {@return true when the file is a block device} */
     public boolean isBlockDevice() { return file.isBlockDevice(); }
 
-    /** True when I/O goes through the native library, false on the pure-Java path. */
+    /** {@return true when I/O goes through the native library, false on the pure-Java path} */
     public boolean isNative() { return file.isNative(); }
 
+    /** {@return the alignment O_DIRECT needs on this file, and its logical block size} */
     public Alignment alignment() { return file.alignment(); }
 
     /**
      * Reads {@code dst.remaining()} bytes at offset into dst, advancing its position.
      *
+     * @param dst    the buffer to fill
+     * @param offset where in the file to read from
      * @return the bytes read: fewer than asked only at end of file (0 at or past it)
+     * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
+     * @throws IllegalArgumentException when offset or length is negative or their sum overflows
+     * @throws IllegalArgumentException when dst is read-only
      */
     public int read(ByteBuffer dst, long offset) throws IOException {
         // JNI could fill a read-only direct buffer behind its back; refuse like FileChannel does.
@@ -163,12 +186,29 @@ public final class StorageFile implements Closeable {
         }
     }
 
-    /** Writes all of {@code src.remaining()} at offset, advancing its position. */
+    /**
+     * Writes all of {@code src.remaining()} at offset, advancing its position.
+     *
+     * @param src    the bytes to write
+     * @param offset where in the file to write them
+     * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
+     * @throws IllegalArgumentException when offset or length is negative or their sum overflows
+     * @throws java.nio.file.AccessDeniedException when the file is open read-only
+     */
     public void write(ByteBuffer src, long offset) throws IOException {
         write(src, offset, false);
     }
 
-    /** Writes all of src at offset; with fua the data is on stable storage when this returns. */
+    /**
+     * Writes all of {@code src.remaining()} at offset, advancing its position.
+     *
+     * @param src    the bytes to write
+     * @param offset where in the file to write them
+     * @param fua    when true the data is on stable storage when this returns (force unit access)
+     * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
+     * @throws IllegalArgumentException when offset or length is negative or their sum overflows
+     * @throws java.nio.file.AccessDeniedException when the file is open read-only
+     */
     public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
         checkRange(offset, src.remaining());
         checkWritable("write");
@@ -183,7 +223,11 @@ public final class StorageFile implements Closeable {
         }
     }
 
-    /** Makes every completed write durable, as the mode defines (UNSAFE: nothing). */
+    /**
+     * Makes every completed write durable, as the mode defines (UNSAFE: nothing).
+     *
+     * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
+     */
     public void flush() throws IOException {
         enter();
         try {
@@ -194,12 +238,25 @@ public final class StorageFile implements Closeable {
         }
     }
 
-    /** Applies a whole-file hint (NORMAL, SEQUENTIAL, RANDOM, NOREUSE) or a range hint to the whole file. */
+    /**
+     * Applies a whole-file hint (NORMAL, SEQUENTIAL, RANDOM, NOREUSE) or a range hint to the whole file.
+     *
+     * @param hint the advice
+     * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
+     */
     public void advise(AccessHint hint) throws IOException {
         advise(0, 0, hint);
     }
 
-    /** Applies a hint to [offset, offset + length); length 0 means to the end of the file. */
+    /**
+     * Applies a hint to [offset, offset + length); length 0 means to the end of the file.
+     *
+     * @param offset the start of the range
+     * @param length the length of the range, 0 for all of the file from offset
+     * @param hint   the advice
+     * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
+     * @throws IllegalArgumentException when offset or length is negative or their sum overflows
+     */
     public void advise(long offset, long length, AccessHint hint) throws IOException {
         checkRange(offset, length);
         enter();
@@ -210,7 +267,14 @@ public final class StorageFile implements Closeable {
         }
     }
 
-    /** Starts reading a range into the page cache (NBD CACHE); modes that bypass the cache ignore it. */
+    /**
+     * Starts reading a range into the page cache (NBD CACHE); modes that bypass the cache ignore it.
+     *
+     * @param offset the start of the range
+     * @param length the length of the range
+     * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
+     * @throws IllegalArgumentException when offset or length is negative or their sum overflows
+     */
     public void prefetch(long offset, long length) throws IOException {
         checkRange(offset, length);
         enter();
@@ -224,6 +288,11 @@ public final class StorageFile implements Closeable {
     /**
      * Drops a range from the page cache, writing dirty pages back first. Large folios that straddle the range's
      * edges may stay; {@link PageCache#evict(Path)} drops a whole file.
+     *
+     * @param offset the start of the range
+     * @param length the length of the range, 0 for all of the file from offset
+     * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
+     * @throws IllegalArgumentException when offset or length is negative or their sum overflows
      */
     public void evict(long offset, long length) throws IOException {
         checkRange(offset, length);
@@ -239,6 +308,13 @@ public final class StorageFile implements Closeable {
     /**
      * Makes a range read as zeros. With mayTrim the space may be released (a hole); without it the blocks stay
      * allocated. Falls back to writing zeros where the filesystem cannot do either.
+     *
+     * @param offset  the start of the range
+     * @param length  the length of the range
+     * @param mayTrim whether the range may become a hole
+     * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
+     * @throws IllegalArgumentException when offset or length is negative or their sum overflows
+     * @throws java.nio.file.AccessDeniedException when the file is open read-only
      */
     public void zero(long offset, long length, boolean mayTrim) throws IOException {
         checkRange(offset, length);
@@ -270,6 +346,12 @@ public final class StorageFile implements Closeable {
      * Releases the space of a range (punches a hole), which then reads as zeros. Where holes cannot be punched (some
      * filesystems and devices, the pure-Java path) it does nothing and the range keeps its data: like NBD TRIM it
      * promises nothing about later reads. Use {@link #zero} to get zeros.
+     *
+     * @param offset the start of the range
+     * @param length the length of the range
+     * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
+     * @throws IllegalArgumentException when offset or length is negative or their sum overflows
+     * @throws java.nio.file.AccessDeniedException when the file is open read-only
      */
     public void trim(long offset, long length) throws IOException {
         checkRange(offset, length);
@@ -289,6 +371,12 @@ public final class StorageFile implements Closeable {
     /**
      * The data and hole runs of [offset, offset + length), clipped to the file size, from SEEK_DATA/SEEK_HOLE.
      * Where holes cannot be found (block devices, the pure-Java path) the whole range is one data extent.
+     *
+     * @param offset the start of the range
+     * @param length the length of the range
+     * @return the extents in order, covering the clipped range; empty when it is empty
+     * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
+     * @throws IllegalArgumentException when offset or length is negative or their sum overflows
      */
     public List<Extent> extents(long offset, long length) throws IOException {
         checkRange(offset, length);
@@ -320,6 +408,11 @@ public final class StorageFile implements Closeable {
         }
     }
 
+    /**
+     * {@return the file's size in bytes (a block device's capacity)}
+     *
+     * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
+     */
     public long size() throws IOException {
         enter();
         try {
@@ -329,7 +422,14 @@ public final class StorageFile implements Closeable {
         }
     }
 
-    /** Truncates or extends (sparsely) the file. */
+    /**
+     * Truncates or extends (sparsely) the file.
+     *
+     * @param size the new size in bytes
+     * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
+     * @throws IllegalArgumentException when size is negative
+     * @throws java.nio.file.AccessDeniedException when the file is open read-only
+     */
     public void resize(long size) throws IOException {
         checkRange(size, 0);
         checkWritable("resize");
@@ -341,7 +441,15 @@ public final class StorageFile implements Closeable {
         }
     }
 
-    /** Page-cache residency of a range of this file (needs the native library). */
+    /**
+     * {@return the page-cache residency of [offset, offset + length) of this file, clipped to its size}
+     *
+     * @param offset the start of the range
+     * @param length the length of the range
+     * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
+     * @throws IllegalArgumentException when offset or length is negative or their sum overflows
+     * @throws UnsupportedOperationException when the native library is not loaded
+     */
     public Residency residency(long offset, long length) throws IOException {
         checkRange(offset, length);
         Native.require("residency");
@@ -353,11 +461,13 @@ public final class StorageFile implements Closeable {
         }
     }
 
+    /** {@return the counts of operations done since the file was opened} */
     public IoStats stats() {
         return new IoStats(reads.sum(), bytesRead.sum(), writes.sum(), bytesWritten.sum(), flushes.sum(),
                 zeroes.sum(), bytesZeroed.sum(), trims.sum(), bytesTrimmed.sum());
     }
 
+    /** {@return false once {@link #close()} has begun} */
     public boolean isOpen() {
         return users.get() < CLOSING;
     }
@@ -365,6 +475,8 @@ public final class StorageFile implements Closeable {
     /**
      * Waits for I/O in progress, finishes pending evictions and closes the file. Idempotent; new I/O fails from the
      * moment close begins.
+     *
+     * @throws IOException when the final write-back of pending evictions or the close itself fails
      */
     @Override
     public void close() throws IOException {
@@ -417,14 +529,16 @@ public final class StorageFile implements Closeable {
         if (offset + length < 0) throw new IllegalArgumentException("offset " + offset + " + length " + length + " overflows");
     }
 
-    /** I/O on a closed StorageFile. */
+    /** I/O on a closed StorageFile; the message names the file. */
     public static final class FileClosedException extends ClosedChannelException {
+        /** The message, naming the file. */
         private final String message;
 
         FileClosedException(Path path) {
             this.message = path + " is closed";
         }
 
+        /** {@return the message: the file's path, then "is closed"} */
         @Override
         public String getMessage() {
             return message;

@@ -46,6 +46,11 @@ public final class Copier {
     /** One range for a worker: data to read and write, or zeros. */
     private record Work(long offset, long length, boolean zero) {}
 
+    /**
+     * A copier for one copy.
+     *
+     * @param options how to copy
+     */
     public Copier(CopyOptions options) {
         this.options = options;
     }
@@ -55,9 +60,20 @@ public final class Copier {
         cancelled = true;
     }
 
-    /** Bytes finished so far. */
+    /** {@return the bytes finished so far (written, zeroed or skipped)} */
     public long bytesDone() { return done.get(); }
 
+    /**
+     * Copies all of source to the start of destination and returns when it is done. Neither endpoint is closed.
+     *
+     * @param source      what to copy
+     * @param destination where to copy it; at least as large as source
+     * @return what the copy did
+     * @throws CopyException when a read, write or zeroing fails, naming the side and the offset, or when the
+     *         destination is too small
+     * @throws CopyCancelledException after {@link #cancel()}
+     * @throws IOException when an endpoint's size cannot be read
+     */
     public CopyResult copy(CopySource source, CopyDestination destination) throws IOException {
         long started = System.nanoTime();
         total = source.size();
@@ -290,6 +306,12 @@ public final class Copier {
 
     /** Thrown by {@link Copier#copy} after {@link Copier#cancel()}. */
     public static final class CopyCancelledException extends InterruptedIOException {
+        /**
+         * A cancelled copy, with a message saying how far it had come.
+         *
+         * @param done  bytes finished when it stopped
+         * @param total the bytes of the whole copy
+         */
         public CopyCancelledException(long done, long total) {
             super("copy cancelled after " + done + " of " + total + " bytes");
         }

@@ -8,24 +8,40 @@ import java.util.List;
 
 /** Where a copy reads from. Implementations are used by several threads at once. */
 public interface CopySource extends Closeable {
-    /** How the source was named, for messages. */
+    /** {@return how the source was named, for messages} */
     String name();
 
+    /**
+     * {@return the source's size in bytes}
+     *
+     * @throws IOException when the size cannot be read
+     */
     long size() throws IOException;
 
     /**
      * The allocation map of [offset, offset + length): extents in order, starting at offset, where
      * {@link Extent#hole()} means "reads as zeros". May cover less than asked, but at least one byte.
+     *
+     * @param offset the start of the range
+     * @param length the length of the range
+     * @return the extents in order from offset
+     * @throws IOException when the map cannot be read
      */
     List<Extent> extents(long offset, long length) throws IOException;
 
-    /** Fills dst's remaining bytes with the data at offset. */
+    /**
+     * Fills dst's remaining bytes with the data at offset.
+     *
+     * @param dst    the buffer to fill
+     * @param offset where to read from
+     * @throws IOException when the read fails or the source ends first
+     */
     void read(ByteBuffer dst, long offset) throws IOException;
 
-    /** Requests should be multiples of this and aligned to it. */
+    /** {@return the size that requests should be multiples of and aligned to} (default 1) */
     default int blockSize() { return 1; }
 
-    /** The longest read this source takes at once. */
+    /** {@return the longest read this source takes at once} */
     default int maximumRequest() { return Integer.MAX_VALUE; }
 
     @Override

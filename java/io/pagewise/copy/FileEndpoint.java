@@ -22,6 +22,15 @@ public final class FileEndpoint implements CopySource, CopyDestination {
         this.created = created;
     }
 
+    /**
+     * Opens a file or block device to copy from, read-only.
+     *
+     * @param path the file or block device
+     * @param mode how it uses the page cache
+     * @return the source
+     * @throws NoSuchFileException when path does not exist
+     * @throws IOException when path is a directory or cannot be opened
+     */
     public static FileEndpoint openSource(Path path, CacheMode mode) throws IOException {
         if (!Files.exists(path)) throw new NoSuchFileException(path.toString(), null, "source does not exist");
         if (Files.isDirectory(path)) throw new IOException("source " + path + " is a directory");
@@ -31,6 +40,12 @@ public final class FileEndpoint implements CopySource, CopyDestination {
     /**
      * Opens a destination file for writing; a missing one is created (sparse) with createSize bytes, and then
      * known to read as zeros, so the copy can skip zero runs.
+     *
+     * @param path       the file or block device
+     * @param mode       how it uses the page cache
+     * @param createSize the size of a file that has to be created, in bytes
+     * @return the destination
+     * @throws IOException when path is a directory or cannot be opened or created
      */
     public static FileEndpoint openDestination(Path path, CacheMode mode, long createSize) throws IOException {
         if (Files.isDirectory(path)) throw new IOException("destination " + path + " is a directory");
@@ -48,6 +63,7 @@ public final class FileEndpoint implements CopySource, CopyDestination {
         }
     }
 
+    /** {@return the open file} */
     public StorageFile file() { return file; }
 
     /** True when {@link #openDestination} created the file, so a failed copy can remove what it left. */

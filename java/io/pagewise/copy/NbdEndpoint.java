@@ -13,14 +13,28 @@ public final class NbdEndpoint implements CopySource, CopyDestination {
 
     private final NbdClient client;
 
+    /**
+     * An endpoint over a connected client; closing the endpoint closes the client.
+     *
+     * @param client the connected client
+     */
     public NbdEndpoint(NbdClient client) {
         this.client = client;
     }
 
+    /**
+     * Connects to an export.
+     *
+     * @param uri         the export's URI, as {@link NbdClient#connect(String, int)} takes it
+     * @param connections how many connections to use at most (more than one only with multi-conn)
+     * @return the endpoint
+     * @throws IOException when the server cannot be reached or the handshake fails
+     */
     public static NbdEndpoint connect(String uri, int connections) throws IOException {
         return new NbdEndpoint(NbdClient.connect(uri, connections));
     }
 
+    /** {@return the client this endpoint uses} */
     public NbdClient client() { return client; }
 
     @Override

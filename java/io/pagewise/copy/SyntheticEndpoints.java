@@ -11,6 +11,9 @@ public final class SyntheticEndpoints {
     /**
      * Deterministic non-zero data: every 8-byte word (aligned on the device) holds its own offset, big-endian, as
      * nbdkit's pattern plugin does, so a misplaced block is easy to spot.
+     *
+     * @param size the source's size in bytes
+     * @return the source, named {@code pattern:SIZE}
      */
     public static CopySource pattern(long size) {
         return new CopySource() {
@@ -43,7 +46,12 @@ public final class SyntheticEndpoints {
         return (byte) ((offset & ~7L) >>> (8 * (7 - (offset & 7))));
     }
 
-    /** All zeros: one hole, never read. */
+    /**
+     * All zeros: one hole, never read.
+     *
+     * @param size the source's size in bytes
+     * @return the source, named {@code zero:SIZE}
+     */
     public static CopySource zero(long size) {
         return new CopySource() {
             @Override
@@ -64,7 +72,7 @@ public final class SyntheticEndpoints {
         };
     }
 
-    /** {@code null:}: takes everything and keeps nothing. */
+    /** {@return the destination {@code null:}, which takes everything and keeps nothing} */
     public static CopyDestination discard() {
         return new CopyDestination() {
             @Override

@@ -15,70 +15,132 @@ import java.util.List;
  * (ENOSPC when the message says so), {@link java.nio.file.AccessDeniedException} as EPERM.
  */
 public interface Export extends Closeable {
-    /** The size in bytes; fixed while the export is served. */
+    /**
+     * {@return the size in bytes}; it must not change while the export is served
+     *
+     * @throws IOException when the size cannot be found
+     */
     long size() throws IOException;
 
-    /** Fills dst (all of its remaining bytes) from offset; the range lies within {@link #size()}. */
+    /**
+     * Fills dst (all of its remaining bytes) from offset; the range lies within {@link #size()}.
+     *
+     * @param dst    the buffer to fill
+     * @param offset where in the export to read from
+     * @throws IOException when it fails; an {@link ExportException} names the NBD error to answer with
+     */
     void read(ByteBuffer dst, long offset) throws IOException;
 
-    /** Writes all of src at offset; with fua, durably before returning. */
+    /**
+     * Writes all of src at offset; called only when {@link #canWrite()} says yes. The default refuses with EPERM.
+     *
+     * @param src    the bytes to write (all of its remaining bytes)
+     * @param offset where in the export to write them
+     * @param fua    when true the data must be durable before this returns (force unit access)
+     * @throws IOException when it fails; an {@link ExportException} names the NBD error to answer with
+     */
     default void write(ByteBuffer src, long offset, boolean fua) throws IOException {
         throw new ExportException(Protocol.EPERM, "export is read-only");
     }
 
-    /** Makes every write completed so far durable. */
+    /**
+     * Makes every write completed so far durable. The default does nothing.
+     *
+     * @throws IOException when it fails; an {@link ExportException} names the NBD error to answer with
+     */
     default void flush() throws IOException {}
 
-    /** Releases [offset, offset + length) if it can; the contents become unspecified. */
+    /**
+     * Releases [offset, offset + length) if it can; the contents become unspecified. The default does nothing.
+     *
+     * @param offset the start of the range
+     * @param length the length of the range
+     * @param fua    when true the change must be durable before this returns
+     * @throws IOException when it fails; an {@link ExportException} names the NBD error to answer with
+     */
     default void trim(long offset, long length, boolean fua) throws IOException {}
 
     /**
-     * Makes the range read as zeros. mayTrim allows a hole; fast means fail with ENOTSUP rather than be as slow
-     * as writing the zeros.
+     * Makes the range read as zeros. The default refuses with EINVAL.
+     *
+     * @param offset  the start of the range
+     * @param length  the length of the range
+     * @param mayTrim true when the range may become a hole
+     * @param fast    true when it must fail with ENOTSUP rather than be as slow as writing the zeros
+     * @param fua     when true the change must be durable before this returns
+     * @throws IOException when it fails; an {@link ExportException} names the NBD error to answer with
      */
     default void zero(long offset, long length, boolean mayTrim, boolean fast, boolean fua) throws IOException {
         throw new ExportException(Protocol.EINVAL, "export cannot write zeros");
     }
 
-    /** The data and hole runs of the range, in order; may cover only a prefix of it. */
+    /**
+     * The data and hole runs of a range, for {@code base:allocation}. The default says the range is all data.
+     *
+     * @param offset the start of the range
+     * @param length the length of the range
+     * @return the runs in order from offset; they may cover only a prefix of the range, but at least one byte
+     * @throws IOException when it fails; an {@link ExportException} names the NBD error to answer with
+     */
     default List<Extent> extents(long offset, long length) throws IOException {
         return List.of(new Extent(offset, length, false));
     }
 
-    /** A hint that the range will be read soon. */
+    /**
+     * A hint that the range will be read soon (NBD CACHE). The default does nothing.
+     *
+     * @param offset the start of the range
+     * @param length the length of the range
+     * @throws IOException when it fails; an {@link ExportException} names the NBD error to answer with
+     */
     default void cache(long offset, long length) throws IOException {}
 
+    /** {@return true when the export takes writes}; false (the default) advertises it read-only */
     default boolean canWrite() { return false; }
 
+    /** {@return true when the server should advertise FLUSH} (default false) */
     default boolean canFlush() { return false; }
 
+    /** {@return true when writes may ask for FUA} (default false; advertised only for writable exports) */
     default boolean canFua() { return false; }
 
+    /** {@return true when the server should advertise TRIM} (default false; writable exports only) */
     default boolean canTrim() { return false; }
 
+    /** {@return true when the server should advertise WRITE_ZEROES} (default false; writable exports only) */
     default boolean canZero() { return false; }
 
+    /** {@return true when zeroing can be fast, so FAST_ZERO is advertised along with WRITE_ZEROES} (default false) */
     default boolean canFastZero() { return false; }
 
+    /** {@return true when {@link #extents} can tell holes from data, so {@code base:allocation} is offered} */
     default boolean canExtents() { return false; }
 
+    /** {@return true when the server should advertise CACHE} (default false) */
     default boolean canCache() { return false; }
 
     /**
-     * False when no range of the export reads as a hole right now, so a READ need not look for holes to send as
-     * OFFSET_HOLE chunks (a lookup per request that costs syscalls on the hot path).
+     * {@return false when no range of the export reads as a hole right now}, so a READ need not look for holes to
+     * send as OFFSET_HOLE chunks (a lookup per request that costs syscalls on the hot path). Defaults to
+     * {@link #canExtents()}.
      */
     default boolean mayHaveHoles() { return canExtents(); }
 
-    /** True when FLUSH and FUA on one connection cover writes made through every other connection. */
+    /** {@return true when FLUSH and FUA on one connection cover writes made through every other connection} */
     default boolean canMultiConn() { return false; }
 
-    /** Smallest request size and alignment that is efficient and safe; 1 when anything goes. */
+    /** {@return the smallest request size and alignment that is efficient and safe}; 1 (the default) when anything goes */
     default int minimumBlockSize() { return 1; }
 
+    /** {@return the request size and alignment that avoids read-modify-write} (default 4096) */
     default int preferredBlockSize() { return 4096; }
 
-    /** Closes what the export holds; the server calls it only for exports it was asked to own. */
+    /**
+     * Closes what the export holds. The server never calls it: whoever made the export closes it once the server
+     * has stopped. The default does nothing.
+     *
+     * @throws IOException when releasing what it holds fails
+     */
     @Override
     default void close() throws IOException {}
 }

@@ -13,18 +13,25 @@ package io.pagewise.nbd;
  */
 public record ExportInfo(long size, int transmissionFlags, int minimumBlock, int preferredBlock, int maximumPayload,
                          boolean structuredReplies, long allocationContext) {
+    /** {@return true when the server refuses writes} */
     public boolean isReadOnly() { return has(Protocol.TF_READ_ONLY); }
 
+    /** {@return true when the server takes FLUSH} */
     public boolean canFlush() { return has(Protocol.TF_SEND_FLUSH); }
 
+    /** {@return true when writes may ask for FUA (durable on reply)} */
     public boolean canFua() { return has(Protocol.TF_SEND_FUA); }
 
+    /** {@return true when the server takes TRIM} */
     public boolean canTrim() { return has(Protocol.TF_SEND_TRIM); }
 
+    /** {@return true when the server takes WRITE_ZEROES} */
     public boolean canWriteZeroes() { return has(Protocol.TF_SEND_WRITE_ZEROES); }
 
+    /** {@return true when FLUSH on one connection covers writes made through the others (multi-conn)} */
     public boolean canMultiConn() { return has(Protocol.TF_CAN_MULTI_CONN); }
 
+    /** {@return true when the server gave {@code base:allocation}, so BLOCK_STATUS tells holes from data} */
     public boolean hasBlockStatus() { return allocationContext >= 0; }
 
     private boolean has(int flag) {

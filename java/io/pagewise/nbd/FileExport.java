@@ -22,7 +22,12 @@ public final class FileExport implements Export {
     /** Whether any hole may exist; a fully allocated file stays hole-free until a TRIM or zeroing punches one. */
     private volatile boolean holes;
 
-    /** Serves an open file; the caller keeps ownership of it (closing the export leaves it open). */
+    /**
+     * Serves an open file; the caller keeps ownership of it (closing the export leaves it open).
+     *
+     * @param file the file to serve; writable when it was opened with WRITE
+     * @throws IOException when the file's size or allocation map cannot be read
+     */
     public FileExport(StorageFile file) throws IOException {
         this(file, false);
     }
@@ -43,7 +48,16 @@ public final class FileExport implements Export {
         return false;
     }
 
-    /** Opens path under mode, read-only or read-write; closing the export closes the file. */
+    /**
+     * Opens path under mode, read-only or read-write; closing the export closes the file.
+     *
+     * @param path     the file or block device to serve
+     * @param mode     how the file uses the page cache
+     * @param readOnly true to open it read-only, false for read-write
+     * @return the export
+     * @throws IOException when the file cannot be opened or its allocation map read
+     * @throws UnsupportedOperationException when the mode needs the native library and it is not loaded
+     */
     public static FileExport open(Path path, CacheMode mode, boolean readOnly) throws IOException {
         OpenOption[] options = readOnly ? new OpenOption[] {StandardOpenOption.READ}
                 : new OpenOption[] {StandardOpenOption.READ, StandardOpenOption.WRITE};
@@ -56,6 +70,7 @@ public final class FileExport implements Export {
         }
     }
 
+    /** {@return the file this export serves} */
     public StorageFile file() {
         return file;
     }

@@ -8,6 +8,12 @@ public final class MemoryExport implements Export {
     private final byte[] data;
     private final boolean readOnly;
 
+    /**
+     * A zero-filled export.
+     *
+     * @param size     its size in bytes
+     * @param readOnly true to refuse writes
+     */
     public MemoryExport(int size, boolean readOnly) {
         this.data = new byte[size];
         this.readOnly = readOnly;

@@ -45,15 +45,40 @@ public final class NbdClient implements Closeable {
         this.connections = connections;
     }
 
+    /**
+     * Connects to an export over one connection.
+     *
+     * @param uri the export's URI: {@code nbd://HOST[:PORT]/EXPORT} or {@code nbd+unix:///EXPORT?socket=PATH}
+     * @return the connected client
+     * @throws IOException when the server cannot be reached or the handshake fails
+     * @throws IllegalArgumentException when uri is not an NBD URI
+     */
     public static NbdClient connect(String uri) throws IOException {
         return connect(NbdUri.parse(uri), 1);
     }
 
+    /**
+     * Connects, then opens up to connections - 1 more when the server says they see each other's writes.
+     *
+     * @param uri         the export's URI: {@code nbd://HOST[:PORT]/EXPORT} or {@code nbd+unix:///EXPORT?socket=PATH}
+     * @param connections how many connections to use at most
+     * @return the connected client
+     * @throws IOException when the server cannot be reached or a handshake fails
+     * @throws IllegalArgumentException when uri is not an NBD URI or connections is below 1
+     */
     public static NbdClient connect(String uri, int connections) throws IOException {
         return connect(NbdUri.parse(uri), connections);
     }
 
-    /** Connects, then opens up to connections - 1 more when the server says they see each other's writes. */
+    /**
+     * Connects, then opens up to connections - 1 more when the server says they see each other's writes.
+     *
+     * @param uri         the export's address and name
+     * @param connections how many connections to use at most
+     * @return the connected client
+     * @throws IOException when the server cannot be reached or a handshake fails
+     * @throws IllegalArgumentException when connections is below 1
+     */
     public static NbdClient connect(NbdUri uri, int connections) throws IOException {
         if (connections < 1) throw new IllegalArgumentException("connections must be at least 1: " + connections);
         List<ClientConnection> open = new ArrayList<>();
@@ -108,23 +133,41 @@ public final class NbdClient implements Closeable {
         }
     }
 
+    /** {@return the URI this client connected to} */
     public NbdUri uri() { return uri; }
 
+    /** {@return what the server said about the export in the handshake} */
     public ExportInfo info() { return info; }
 
+    /** {@return the export's size in bytes} */
     public long size() { return info.size(); }
 
-    /** Connections in use: 1 unless the server advertised multi-conn. */
+    /** {@return the connections in use: 1 unless the server advertised multi-conn} */
     public int connectionCount() { return connections.size(); }
 
-    /** Reads dst.remaining() bytes at offset into dst (holes as zeros); dst's position is not moved. */
+    /**
+     * Reads dst.remaining() bytes at offset into dst (holes as zeros); dst's position is not moved.
+     *
+     * @param dst    the buffer to fill; it must not be touched until the future completes
+     * @param offset where in the export to read from
+     * @return a future completed when the server has replied
+     * @throws IllegalArgumentException when the range lies outside the export or is too long for one request
+     */
     public CompletableFuture<Void> readAsync(ByteBuffer dst, long offset) {
         checkPayload(CMD_READ, offset, dst.remaining());
         ClientConnection.Request r = new ClientConnection.Request(CMD_READ, offset, dst.remaining(), dst, null);
         return pick().submit(r, 0, null);
     }
 
-    /** Writes src.remaining() bytes at offset; src's position is not moved. With fua the data is durable on reply. */
+    /**
+     * Writes src.remaining() bytes at offset; src's position is not moved.
+     *
+     * @param src    the bytes to write; they must not change until the future completes
+     * @param offset where in the export to write them
+     * @param fua    when true (and the server takes FUA) the data is durable when the server replies
+     * @return a future completed when the server has replied
+     * @throws IllegalArgumentException when the range lies outside the export or is too long for one request
+     */
     public CompletableFuture<Void> writeAsync(ByteBuffer src, long offset, boolean fua) {
         checkPayload(CMD_WRITE, offset, src.remaining());
         if (info.isReadOnly()) return refused(CMD_WRITE, offset, src.remaining(), "the export is read-only");
@@ -132,20 +175,42 @@ public final class NbdClient implements Closeable {
         return pick().submit(r, fua && info.canFua() ? CMD_FLAG_FUA : 0, src.duplicate());
     }
 
-    /** Makes completed writes durable; does nothing when the server does not take FLUSH. */
+    /**
+     * Makes completed writes durable; does nothing when the server does not take FLUSH.
+     *
+     * @return a future completed when the server has replied
+     */
     public CompletableFuture<Void> flushAsync() {
         if (!info.canFlush()) return CompletableFuture.completedFuture(null);
         // There is one connection unless the server promised multi-conn, under which one flush covers them all.
         return pick().submit(new ClientConnection.Request(CMD_FLUSH, 0, 0, null, null), 0, null);
     }
 
+    /**
+     * Tells the server it may release a range; the range's contents become unspecified.
+     *
+     * @param offset the start of the range
+     * @param length the length of the range
+     * @return a future completed when the server has replied; failed with {@link NbdException} (ENOTSUP) when the
+     *         server does not take TRIM
+     * @throws IllegalArgumentException when the range lies outside the export or is too long for one request
+     */
     public CompletableFuture<Void> trimAsync(long offset, long length) {
         checkRange(CMD_TRIM, offset, length);
         if (!info.canTrim()) return refused(CMD_TRIM, offset, length, "the server does not accept TRIM");
         return pick().submit(new ClientConnection.Request(CMD_TRIM, offset, length, null, null), 0, null);
     }
 
-    /** Zeroes a range; with allocate the server must not leave a hole there (NO_HOLE). */
+    /**
+     * Zeroes a range; with allocate the server must not leave a hole there (NO_HOLE).
+     *
+     * @param offset   the start of the range
+     * @param length   the length of the range
+     * @param allocate true when the range must stay allocated
+     * @return a future completed when the server has replied; failed with {@link NbdException} (ENOTSUP) when the
+     *         server does not take WRITE_ZEROES
+     * @throws IllegalArgumentException when the range lies outside the export or is too long for one request
+     */
     public CompletableFuture<Void> writeZeroesAsync(long offset, long length, boolean allocate) {
         checkRange(CMD_WRITE_ZEROES, offset, length);
         if (!info.canWriteZeroes()) {
@@ -157,7 +222,13 @@ public final class NbdClient implements Closeable {
 
     /**
      * The allocation map of a range from {@code base:allocation}; {@link Extent#hole()} means the range reads as
-     * zeros. The server may describe less than asked (at least one extent) or a little more.
+     * zeros. The server may describe less than asked (at least one extent) or a little more. Without
+     * {@code base:allocation} the whole range is one data extent.
+     *
+     * @param offset the start of the range
+     * @param length the length of the range
+     * @return a future completed with the extents, in order from offset
+     * @throws IllegalArgumentException when the range lies outside the export or is too long for one request
      */
     public CompletableFuture<List<Extent>> blockStatusAsync(long offset, long length) {
         checkRange(CMD_BLOCK_STATUS, offset, length);
@@ -169,31 +240,86 @@ public final class NbdClient implements Closeable {
         return pick().submit(r, 0, null).thenApply(ignored -> extents);
     }
 
+    /**
+     * As {@link #readAsync}, but waits for the reply.
+     *
+     * @param dst    the buffer to fill; its position is not moved
+     * @param offset where in the export to read from
+     * @throws IOException the failure the future of the asynchronous form would carry
+     * @throws IllegalArgumentException when the range lies outside the export or is too long for one request
+     */
     public void read(ByteBuffer dst, long offset) throws IOException {
         await(readAsync(dst, offset));
     }
 
+    /**
+     * As {@link #writeAsync}, but waits for the reply.
+     *
+     * @param src    the bytes to write; its position is not moved
+     * @param offset where in the export to write them
+     * @param fua    when true (and the server takes FUA) the data is durable when this returns
+     * @throws IOException the failure the future of the asynchronous form would carry
+     * @throws IllegalArgumentException when the range lies outside the export or is too long for one request
+     */
     public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
         await(writeAsync(src, offset, fua));
     }
 
+    /**
+     * As {@link #flushAsync}, but waits for the reply.
+     *
+     * @throws IOException the failure the future of the asynchronous form would carry
+     */
     public void flush() throws IOException {
         await(flushAsync());
     }
 
+    /**
+     * As {@link #trimAsync}, but waits for the reply.
+     *
+     * @param offset the start of the range
+     * @param length the length of the range
+     * @throws IOException the failure the future of the asynchronous form would carry
+     * @throws IllegalArgumentException when the range lies outside the export or is too long for one request
+     */
     public void trim(long offset, long length) throws IOException {
         await(trimAsync(offset, length));
     }
 
+    /**
+     * As {@link #writeZeroesAsync}, but waits for the reply.
+     *
+     * @param offset   the start of the range
+     * @param length   the length of the range
+     * @param allocate true when the range must stay allocated
+     * @throws IOException the failure the future of the asynchronous form would carry
+     * @throws IllegalArgumentException when the range lies outside the export or is too long for one request
+     */
     public void writeZeroes(long offset, long length, boolean allocate) throws IOException {
         await(writeZeroesAsync(offset, length, allocate));
     }
 
+    /**
+     * As {@link #blockStatusAsync}, but waits for the reply.
+     *
+     * @param offset the start of the range
+     * @param length the length of the range
+     * @return the extents, in order from offset
+     * @throws IOException the failure the future of the asynchronous form would carry
+     * @throws IllegalArgumentException when the range lies outside the export or is too long for one request
+     */
     public List<Extent> blockStatus(long offset, long length) throws IOException {
         return await(blockStatusAsync(offset, length));
     }
 
-    /** Waits for a future of this client, turning its failure back into the IOException it carries. */
+    /**
+     * Waits for a future of this client, turning its failure back into the IOException it carries.
+     *
+     * @param <T>    the future's value type
+     * @param future a future returned by this client
+     * @return the future's value
+     * @throws IOException the failure the future carries, or {@link InterruptedIOException} when interrupted
+     */
     public static <T> T await(CompletableFuture<T> future) throws IOException {
         try {
             return future.get();
@@ -236,7 +362,11 @@ public final class NbdClient implements Closeable {
                 uri.text()));
     }
 
-    /** Sends DISC on every connection and closes them. */
+    /**
+     * Sends DISC on every connection and closes them.
+     *
+     * @throws IOException when a connection fails to close; the others are closed all the same
+     */
     @Override
     public void close() throws IOException {
         IOException first = null;

@@ -7,11 +7,25 @@ import java.io.IOException;
  * example {@code NBD WRITE at 1048576 (+65536) failed: ENOSPC (no space left) from nbd+unix:///?socket=/run/x.sock}.
  */
 public class NbdException extends IOException {
+    /** The request's command. */
     private final String command;
+    /** The start of the request's range. */
     private final long offset;
+    /** The length of the request's range. */
     private final long length;
+    /** The NBD error value. */
     private final int error;
 
+    /**
+     * An error reply, with a message made of the parts.
+     *
+     * @param command       the request's command, such as {@code WRITE}
+     * @param offset        the start of the request's range
+     * @param length        the length of the request's range
+     * @param error         the NBD error value, such as 28 for ENOSPC
+     * @param serverMessage the text the server sent with the error, or null or empty for none
+     * @param server        the server's URI, or null
+     */
     public NbdException(String command, long offset, long length, int error, String serverMessage, String server) {
         super("NBD " + command + " at " + offset + " (+" + length + ") failed: " + errorName(error)
                 + (serverMessage == null || serverMessage.isEmpty() ? "" : " (" + serverMessage + ")")
@@ -22,17 +36,23 @@ public class NbdException extends IOException {
         this.error = error;
     }
 
-    /** The request's command, such as {@code WRITE}. */
+    /** {@return the request's command, such as {@code WRITE}} */
     public String command() { return command; }
 
+    /** {@return the start of the request's range} */
     public long offset() { return offset; }
 
+    /** {@return the length of the request's range} */
     public long length() { return length; }
 
-    /** The NBD error value (the errno numbering of the spec), such as 28 for ENOSPC. */
+    /** {@return the NBD error value (the errno numbering of the spec), such as 28 for ENOSPC} */
     public int error() { return error; }
 
-    /** The name of an NBD error value, such as {@code ENOSPC}. */
+    /**
+     * {@return the name of an NBD error value, such as {@code ENOSPC}, or "error N" for a value the spec does not name}
+     *
+     * @param error the NBD error value
+     */
     public static String errorName(int error) {
         switch (error) {
             case 1: return "EPERM";

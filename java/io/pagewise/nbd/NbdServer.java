@@ -47,9 +47,11 @@ import java.util.function.Consumer;
  * <p>The server does not close the exports it serves; it flushes the writable ones when it stops.
  */
 public final class NbdServer implements Closeable {
+    /** The port a server listens on when no address is given: 10809, NBD's registered port, on the loopback address. */
     public static final int DEFAULT_PORT = 10809;
     /** How long close() lets connections send the replies still owed before it cuts them. */
     static final Duration CLOSE_GRACE = Duration.ofSeconds(5);
+    /** The default for {@link Builder#threads}. */
     public static final int DEFAULT_THREADS = 16;
 
     private final Map<String, ExportEntry> exports;
@@ -108,21 +110,26 @@ public final class NbdServer implements Closeable {
         acceptor = daemon(this::acceptLoop, "nbd-accept");
     }
 
+    /** {@return new settings for a server, to add exports to and then {@link Builder#start()}} */
     public static Builder builder() {
         return new Builder();
     }
 
-    /** The address the server listens on: the real port when port 0 was asked for. */
+    /** {@return the address the server listens on}: the real port when port 0 was asked for */
     public SocketAddress address() {
         return address;
     }
 
-    /** The URI of the export named "" (or of the first export). */
+    /** {@return the URI of the export named "" (or of the first export)} */
     public String uri() {
         return uri(exports.containsKey("") ? "" : exports.keySet().iterator().next());
     }
 
-    /** A libnbd-style URI for an export: {@code nbd+unix:///NAME?socket=PATH} or {@code nbd://HOST:PORT/NAME}. */
+    /**
+     * {@return a libnbd-style URI for an export: {@code nbd+unix:///NAME?socket=PATH} or {@code nbd://HOST:PORT/NAME}}
+     *
+     * @param exportName the export's name, which the URI percent-encodes
+     */
     public String uri(String exportName) {
         String name = encode(exportName);
         if (socketFile != null) return "nbd+unix:///" + name + "?socket=" + socketFile;
@@ -134,28 +141,36 @@ public final class NbdServer implements Closeable {
         return "nbd://" + text + ":" + inet.getPort() + "/" + name;
     }
 
+    /** {@return the server's live counters} */
     public ServerStats stats() {
         return stats;
     }
 
-    /** Connections currently open (in handshake or transmission). */
+    /** {@return the connections currently open (in handshake or transmission)} */
     public int connectionCount() {
         return connections.size();
     }
 
+    /** {@return true once {@link #close()} has finished} */
     public boolean isStopped() {
         return stopped.getCount() == 0;
     }
 
-    /** Blocks until {@link #close()} has finished (from any thread). */
+    /**
+     * Blocks until {@link #close()} has finished (from any thread).
+     *
+     * @throws InterruptedException when the waiting thread is interrupted
+     */
     public void awaitStopped() throws InterruptedException {
         stopped.await();
     }
 
     /**
      * Stops: no new connections, in-flight requests finish and are answered, connections close, writable exports
-     * are flushed, the socket file is removed. A connection that has not finished within {@link #CLOSE_GRACE}
-     * (a client that does not read its replies) is cut. Idempotent; later callers wait for the first to finish.
+     * are flushed, the socket file is removed. A connection that has not finished within 5 seconds (a client that
+     * does not read its replies) is cut. Idempotent; later callers wait for the first to finish.
+     *
+     * @throws IOException when flushing an export fails (after everything else is done)
      */
     @Override
     public void close() throws IOException {
@@ -427,11 +442,27 @@ public final class NbdServer implements Closeable {
 
         private Builder() {}
 
-        /** Adds an export under a name ("" is the default export). */
+        /**
+         * Adds an export under a name ("" is the default export).
+         *
+         * @param name   the export's name, at most 4096 bytes of UTF-8
+         * @param export what serves it
+         * @return this builder
+         * @throws IllegalArgumentException when the name is too long
+         */
         public Builder export(String name, Export export) {
             return export(name, "", export);
         }
 
+        /**
+         * Adds an export under a name, with a description clients can list.
+         *
+         * @param name        the export's name, at most 4096 bytes of UTF-8
+         * @param description a line for humans, or null for none
+         * @param export      what serves it
+         * @return this builder
+         * @throws IllegalArgumentException when the name is too long
+         */
         public Builder export(String name, String description, Export export) {
             if (name == null || export == null) throw new NullPointerException(name == null ? "name" : "export");
             if (name.getBytes(StandardCharsets.UTF_8).length > 4096) throw new IllegalArgumentException("export name over 4096 bytes");
@@ -439,18 +470,35 @@ public final class NbdServer implements Closeable {
             return this;
         }
 
-        /** Listens on a Unix domain socket at path (a stale socket file there is replaced). */
+        /**
+         * Listens on a Unix domain socket at path (a stale socket file there is replaced).
+         *
+         * @param path where to create the socket
+         * @return this builder
+         */
         public Builder unixSocket(Path path) {
             this.address = UnixDomainSocketAddress.of(path);
             return this;
         }
 
-        /** Listens on TCP; port 0 picks a free port (see {@link NbdServer#address()}). */
+        /**
+         * Listens on TCP; port 0 picks a free port (see {@link NbdServer#address()}).
+         *
+         * @param host the address to listen on
+         * @param port the port, or 0 for a free one
+         * @return this builder
+         */
         public Builder tcp(InetAddress host, int port) {
             this.address = new InetSocketAddress(host, port);
             return this;
         }
 
+        /**
+         * Listens on an address: an {@link InetSocketAddress} (TCP) or a {@link UnixDomainSocketAddress}.
+         *
+         * @param address where to listen
+         * @return this builder
+         */
         public Builder listen(SocketAddress address) {
             this.address = address;
             return this;
@@ -459,6 +507,9 @@ public final class NbdServer implements Closeable {
         /**
          * Threads serving each connection: how many of its requests run at once (default {@value NbdServer#DEFAULT_THREADS},
          * like nbdkit's). Each thread reads a request, executes it and sends its reply.
+         *
+         * @param threads threads per connection, at least 1
+         * @return this builder
          */
         public Builder threads(int threads) {
             if (threads < 1) throw new IllegalArgumentException("threads must be at least 1");
@@ -466,13 +517,25 @@ public final class NbdServer implements Closeable {
             return this;
         }
 
+        /**
+         * Connections open at once (default 64); more are accepted and closed at once.
+         *
+         * @param maxConnections at least 1
+         * @return this builder
+         */
         public Builder maxConnections(int maxConnections) {
             if (maxConnections < 1) throw new IllegalArgumentException("max connections must be at least 1");
             this.maxConnections = maxConnections;
             return this;
         }
 
-        /** Cap on payload bytes buffered by requests in flight, over all connections (back-pressure beyond it). */
+        /**
+         * Cap on payload bytes buffered by requests in flight, over all connections (back-pressure beyond it);
+         * default 64 MiB.
+         *
+         * @param bytes at least 64 KiB
+         * @return this builder
+         */
         public Builder maxInflightBytes(long bytes) {
             if (bytes < PayloadBuffers.SMALL) throw new IllegalArgumentException("max in-flight bytes must be at least 64K");
             this.maxInflightBytes = bytes;
@@ -482,6 +545,9 @@ public final class NbdServer implements Closeable {
         /**
          * Cap on payload bytes in flight for one connection (default: a quarter of {@link #maxInflightBytes}), so that
          * one connection, even one that stops reading its replies, cannot hold the whole server-wide budget.
+         *
+         * @param bytes at least 64 KiB
+         * @return this builder
          */
         public Builder maxInflightBytesPerConnection(long bytes) {
             if (bytes < PayloadBuffers.SMALL) {
@@ -494,6 +560,9 @@ public final class NbdServer implements Closeable {
         /**
          * Time a client has to finish the handshake (from connecting to choosing an export) before it is dropped
          * and its connection slot freed; default 10 s, zero for no limit.
+         *
+         * @param timeout the time allowed, not negative
+         * @return this builder
          */
         public Builder handshakeTimeout(Duration timeout) {
             if (timeout.isNegative()) throw new IllegalArgumentException("handshake timeout must not be negative");
@@ -501,18 +570,35 @@ public final class NbdServer implements Closeable {
             return this;
         }
 
-        /** Where log lines go (default: stderr). */
+        /**
+         * Where log lines go (default: stderr, prefixed {@code pagewise nbd: }).
+         *
+         * @param log takes each line; called from the server's threads
+         * @return this builder
+         */
         public Builder log(Consumer<String> log) {
             this.log = log;
             return this;
         }
 
-        /** Logs every request. */
+        /**
+         * Logs every request, and the export each connection chose, through {@link #log}.
+         *
+         * @param verbose true for these lines
+         * @return this builder
+         */
         public Builder verbose(boolean verbose) {
             this.verbose = verbose;
             return this;
         }
 
+        /**
+         * Binds the address and starts accepting connections.
+         *
+         * @return the running server
+         * @throws IOException when the address cannot be bound
+         * @throws IllegalStateException when no export was added
+         */
         public NbdServer start() throws IOException {
             if (exports.isEmpty()) throw new IllegalStateException("no export to serve");
             return new NbdServer(this).begin();

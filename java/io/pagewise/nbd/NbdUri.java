@@ -12,16 +12,32 @@ import java.nio.file.Path;
 /**
  * An NBD server address in the libnbd URI form: {@code nbd://host[:port]/export} (TCP, port 10809 by default) or
  * {@code nbd+unix:///export?socket=PATH} (Unix socket). TLS schemes ({@code nbds}) are refused.
+ *
+ * @param address    where the server listens: an {@link InetSocketAddress} or a {@link UnixDomainSocketAddress}
+ * @param exportName the export's name, decoded ("" for the default export)
+ * @param text       the URI as written
  */
 public record NbdUri(SocketAddress address, String exportName, String text) {
+    /** The port {@code nbd://} URIs use when they name none: 10809, NBD's registered port. */
     public static final int DEFAULT_PORT = 10809;
 
-    /** True when text looks like an NBD URI (so that callers can tell it from a file name). */
+    /**
+     * {@return true when text starts like an NBD URI}, so that callers can tell it from a file name
+     *
+     * @param text a command-line argument or other string
+     */
     public static boolean looksLikeUri(String text) {
         return text.startsWith("nbd://") || text.startsWith("nbd+unix://") || text.startsWith("nbds://")
                 || text.startsWith("nbds+unix://") || text.startsWith("nbd+tcp://");
     }
 
+    /**
+     * Parses an NBD URI.
+     *
+     * @param text the URI
+     * @return the parsed address and export name, with text as given
+     * @throws IllegalArgumentException when text is not an NBD URI, names no host or socket, or asks for TLS
+     */
     public static NbdUri parse(String text) {
         URI uri;
         try {
@@ -73,6 +89,7 @@ public record NbdUri(SocketAddress address, String exportName, String text) {
         return URLDecoder.decode(text.replace("+", "%2B"), StandardCharsets.UTF_8);
     }
 
+    /** {@return the URI as written} */
     @Override
     public String toString() {
         return text;

@@ -17,6 +17,9 @@ public final class ServerStats {
     private final LongAdder protocolErrors = new LongAdder();
     private final LongAdder handshakeTimeouts = new LongAdder();
 
+    /** Only a server makes these ({@link NbdServer#stats()}). */
+    ServerStats() {}
+
     private static LongAdder[] adders() {
         LongAdder[] adders = new LongAdder[COMMANDS + 1];
         for (int i = 0; i < adders.length; i++) adders[i] = new LongAdder();
@@ -48,21 +51,41 @@ public final class ServerStats {
 
     void handshakeTimedOut() { handshakeTimeouts.increment(); }
 
+    /**
+     * {@return the requests of a command so far, failed ones included}
+     *
+     * @param command an NBD command name, such as {@code READ} or {@code write} (any case); any other name counts
+     *                requests with unknown command numbers
+     */
     public long ops(String command) { return ops[index(code(command))].sum(); }
 
+    /**
+     * {@return the bytes moved by successful requests of a command} (READ, WRITE, TRIM, WRITE_ZEROES, CACHE; 0 for others)
+     *
+     * @param command an NBD command name, as for {@link #ops}
+     */
     public long bytes(String command) { return bytes[index(code(command))].sum(); }
 
+    /**
+     * {@return the requests of a command answered with an error}
+     *
+     * @param command an NBD command name, as for {@link #ops}
+     */
     public long errors(String command) { return errors[index(code(command))].sum(); }
 
+    /** {@return the connections accepted so far} */
     public long connections() { return connections.sum(); }
 
+    /** {@return the connections refused because {@link NbdServer.Builder#maxConnections} were open} */
     public long rejectedConnections() { return rejectedConnections.sum(); }
 
+    /** {@return the connections dropped for breaking the protocol (bad magic, unknown flags or exports)} */
     public long protocolErrors() { return protocolErrors.sum(); }
 
-    /** Connections dropped because their handshake did not finish in time. */
+    /** {@return the connections dropped because their handshake did not finish in time} */
     public long handshakeTimeouts() { return handshakeTimeouts.sum(); }
 
+    /** {@return the seconds since the server started} */
     public double elapsedSeconds() { return (System.nanoTime() - startNanos) / 1e9; }
 
     private static int code(String command) {
@@ -72,7 +95,11 @@ public final class ServerStats {
         return COMMANDS;
     }
 
-    /** A human-readable report: elapsed time, then one line per command used. */
+    /**
+     * Prints a human-readable report: elapsed time, then one line per command used.
+     *
+     * @param out where to print it
+     */
     public void print(PrintStream out) {
         double seconds = elapsedSeconds();
         out.printf(Locale.ROOT, "elapsed: %.3f s, connections: %d (%d refused, %d handshake timeouts), protocol errors: %d%n",

@@ -1,0 +1,17 @@
+/**
+ * An NBD (Network Block Device) server and client.
+ *
+ * <p>{@link io.pagewise.nbd.NbdServer} serves one or more {@link io.pagewise.nbd.Export}s over TCP or a Unix socket
+ * to any NBD client (nbdinfo, nbdcopy, qemu-img, the kernel's nbd-client); {@link io.pagewise.nbd.FileExport} serves
+ * a file through a {@link io.pagewise.StorageFile}, so its cache mode applies. {@link io.pagewise.nbd.NbdClient}
+ * reads and writes an export, with many requests in flight.
+ *
+ * <pre>{@code
+ * try (FileExport disk = FileExport.open(path, CacheMode.EVICT, false);
+ *      NbdServer server = NbdServer.builder().export("", disk).unixSocket(socket).start();
+ *      NbdClient client = NbdClient.connect(server.uri())) {
+ *     client.read(buffer, 0);
+ * }
+ * }</pre>
+ */
+package io.pagewise.nbd;

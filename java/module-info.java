@@ -1,0 +1,17 @@
+/**
+ * pagewise: control over the Linux page cache for Java storage software.
+ *
+ * <p>Exports the API only: {@link io.pagewise} (files, cache modes, residency), {@link io.pagewise.nbd} (the NBD
+ * server, client and export contract) and {@link io.pagewise.copy} (the copier and its endpoints). The JNI bindings,
+ * the cache-mode policies, the internal helpers and the command line stay inside the module, so nothing outside it
+ * can reach a raw system call.
+ *
+ * <p>The module loads its own native library ({@code libpagewise.so}, carried in the jar). JDK 24 and later warn
+ * about that unless the application runs with {@code --enable-native-access=io.pagewise}; JDK 17 accepts the flag
+ * too.
+ */
+module io.pagewise {
+    exports io.pagewise;
+    exports io.pagewise.copy;
+    exports io.pagewise.nbd;
+}
