@@ -66,7 +66,11 @@ public final class FileEndpoint implements CopySource, CopyDestination {
     /** {@return the open file} */
     public StorageFile file() { return file; }
 
-    /** True when {@link #openDestination} created the file, so a failed copy can remove what it left. */
+    /**
+     * Whether {@link #openDestination} created the file, so that a failed copy can remove what it left.
+     *
+     * @return true when the file did not exist before this endpoint opened it
+     */
     public boolean created() { return created; }
 
     @Override
