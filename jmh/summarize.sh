@@ -2,9 +2,10 @@
 # Prints the tables and the target verdicts of docs/BENCHMARKS.md from the raw results, so that every figure
 # there can be checked:  jmh/summarize.sh docs/bench/*
 # Each FILE is recognised by its content:
-#   round,test,config,seconds,...       compare-servers.sh results.csv: median/min seconds, median residency and
+#   round,test,config,seconds,...       compare-servers.sh results.csv: median/min/max seconds, median residency and
 #                                       the paired ratio per config, then targets R1, R2, W1, D1
-#   round,test,server,tool,...          compare-copy.sh copy.csv: pagewise copy vs nbdcopy per test
+#   round,test,server,tool,...          compare-copy.sh copy.csv: pagewise copy vs nbdcopy per test, with the
+#                                       verdict: no slower and leaves <= 1 % of the files it reads or writes
 #   mode,op,sizeMiB,...                 CacheModeBenchmark's CSV (first row of each mode and op is the warm-up)
 #   JMH text output of PositionalIoBenchmark: target J1
 #   jmh/server-memory.sh output: target M1
@@ -53,11 +54,12 @@ def servers(path, rows):
             continue
         ref = refs[test]
         print(f"\n{path}: {test}s, {rounds} rounds (paired ratio against {ref})")
-        print("| server and options | median s | min s | left resident | paired |")
-        print("|---|---|---|---|---|")
+        print("| server and options | median s | min s | max s | left resident | paired |")
+        print("|---|---|---|---|---|---|")
         for config in configs:
             p = paired(test, config, ref)
             print(f"| {config} | {median(times(test, config)):.2f} | {min(times(test, config)):.2f} "
+                  f"| {max(times(test, config)):.2f} "
                   f"| {median(resident(test, config)):.2f} % | {'n/a' if p is None else f'{p:.2f}'} |")
 
     def compare(label, test, config, peer, residency):
@@ -76,7 +78,7 @@ def servers(path, rows):
         print(f"| {label} | {text} | {verdict(ok)} |")
 
     peers = [c for t, c in runs if t == "read" and not c.startswith("pagewise-")]
-    fastest = min(peers, key=lambda c: median(times("read", c))) if peers else "none"
+    fastest = min(peers, key=lambda c: median(times("read", c))) if peers else "a peer"
     print(f"\n{path}: targets (a time is met only when ratio of medians and paired median are both <= 1)")
     print("| target | measured | verdict |")
     print("|---|---|---|")
@@ -95,8 +97,10 @@ def copies(path, rows):
         if (r["test"], r["server"]) not in tests:
             tests.append((r["test"], r["server"]))
     rounds = len({r["round"] for r in rows})
-    print(f"\n{path}: pagewise copy vs nbdcopy, {rounds} rounds; residency: median of the runs, pagewise / nbdcopy")
-    print("| test | pagewise median s | nbdcopy median s | paired ratio | destination resident | source resident | ≤ nbdcopy, destination ≤ 1 % |")
+    print(f"\n{path}: pagewise copy vs nbdcopy, {rounds} rounds; residency after the run, median, pagewise / nbdcopy "
+          "(- : the file an NBD server holds)")
+    print("| test | pagewise median s | nbdcopy median s | paired ratio | destination resident | source resident "
+          "| pagewise ≤ nbdcopy (both medians), its files ≤ 1 % every run |")
     print("|---|---|---|---|---|---|---|")
     for test, server in tests:
         runs = {tool: [r for r in rows if r["test"] == test and r["server"] == server and r["tool"] == tool]
@@ -109,8 +113,8 @@ def copies(path, rows):
             values = ["-" if any(r[column] == "-" for r in runs[tool])
                       else f"{median(float(r[column]) for r in runs[tool]):.2f} %" for tool in runs]
             return " / ".join(values)
-        dst_ok = all(r["dst_resident"] == "-" or float(r["dst_resident"]) <= 1.0 for r in runs["pagewise"])
-        ok = mp / mn <= 1.0 and median(ratios) <= 1.0 and dst_ok
+        clean = all(r[c] == "-" or float(r[c]) <= 1.0 for r in runs["pagewise"] for c in ("dst_resident", "src_resident"))
+        ok = mp / mn <= 1.0 and median(ratios) <= 1.0 and clean
         label = test if server == "none" else f"{test} ({server})"
         print(f"| {label} | {mp:.2f} | {mn:.2f} | {median(ratios):.2f} | {res('dst_resident')} "
               f"| {res('src_resident')} | {verdict(ok)} |")
@@ -150,7 +154,8 @@ def positional_io(path, text):
             (p, pe), (f, fe) = scores[(op, size, "pagewise")], scores[(op, size, "filechannel")]
             all_ok = all_ok and p >= f
             overlap = "overlap" if p - pe <= f + fe and f - fe <= p + pe else "apart"
-            print(f"| {op} | {size // 1024} KiB | {p:,.0f} ± {pe:,.0f} | {f:,.0f} ± {fe:,.0f} | {p / f:.2f} | {overlap} |")
+            label = f"{size >> 20} MiB" if size >= 1 << 20 else f"{size >> 10} KiB"
+            print(f"| {op} | {label} | {p:,.0f} ± {pe:,.0f} | {f:,.0f} ± {fe:,.0f} | {p / f:.2f} | {overlap} |")
     print(f"J1 JNI ≥ FileChannel at every size (by JMH's score): {verdict(all_ok)}")
 
 
