@@ -4,18 +4,20 @@
 #   nbd-file     from an NBD server (nbdkit file cache=none, and pagewise serve --cache=evict) to a new file
 #   file-nbd     from a file to an NBD server over a sparse file (same two servers)
 #   sparse       a sparse image (SIZE x 8, SIZE of data in 4 islands) to a new file
-# Sources are evicted before every run. Prints median seconds per tool, the median paired ratio
-# (pagewise / nbdcopy in the same round) and the destination's and source's residency after the run.
+# Sources are evicted before every run. Every run is a row of OUT/copy.csv (seconds, and the residency of the
+# destination and source files after the run; "-" for the file an NBD server holds, which is the server's
+# business); jmh/summarize.sh then prints median seconds per tool, the median paired ratio (pagewise / nbdcopy
+# in the same round) and the median residency.
 #
 # Needs: nbdcopy (libnbd-bin), nbdkit, vmtouch, and the jar (mvn -q package -DskipTests).
 set -euo pipefail
 
-usage() { echo "usage: jmh/compare-copy.sh [-s SIZE (default 1G)] [-r ROUNDS (default 3)] [-d DIR (default /var/tmp)] [-t TESTS]"; }
+usage() { echo "usage: jmh/compare-copy.sh [-s SIZE (default 1G)] [-r ROUNDS (default 3)] [-d DIR (default /var/tmp)] [-t TESTS] [-o OUT (default jmh/results)]"; }
 root=$(cd "$(dirname "$0")/.." && pwd)
-size=1G rounds=3 dir=/var/tmp tests=file-file,nbd-file,file-nbd,sparse
-while getopts "s:r:d:t:h" opt; do
+size=1G rounds=3 dir=/var/tmp tests=file-file,nbd-file,file-nbd,sparse out="$root/jmh/results"
+while getopts "s:r:d:t:o:h" opt; do
     case $opt in
-        s) size=$OPTARG ;; r) rounds=$OPTARG ;; d) dir=$OPTARG ;; t) tests=$OPTARG ;;
+        s) size=$OPTARG ;; r) rounds=$OPTARG ;; d) dir=$OPTARG ;; t) tests=$OPTARG ;; o) out=$OPTARG ;;
         h) usage; exit 0 ;; *) usage >&2; exit 2 ;;
     esac
 done
@@ -37,7 +39,7 @@ for i in 0 1 2 3; do
 done
 sync
 
-resident() { vmtouch "$1" | awk '/Resident Pages/ {print $NF}'; }
+resident() { vmtouch "$1" | awk '/Resident Pages/ { gsub("%", "", $NF); print $NF }'; }
 
 # run TOOL TEST SERVER: prints "seconds dst-resident src-resident"
 run() {
@@ -58,34 +60,28 @@ run() {
         *:nbdkit) nbdkit -U - file "$served" cache=none --run "$command" ;;
         *:pagewise) "$pagewise" serve --socket="$work/pw.sock" --cache=evict "$served" --run "$command" >/dev/null ;;
     esac
-    local dst_res=- src_res
-    [ -f "$work/dst.raw" ] && dst_res=$(resident "$work/dst.raw")
-    [ "$test" = file-nbd ] && dst_res=$(resident "$served")
-    src_res=$(resident "$([ "$test" = sparse ] && echo "$sparse" || echo "$src")")
+    local dst_res=- src_res=-
+    [ "$test" != file-nbd ] && dst_res=$(resident "$work/dst.raw")
+    [ "$test" != nbd-file ] && src_res=$(resident "$([ "$test" = sparse ] && echo "$sparse" || echo "$src")")
     echo "$(cat "$timing") $dst_res $src_res"
 }
 
-median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
-
-printf "%-18s %10s %10s %8s %14s %14s\n" test pagewise nbdcopy ratio "dst resident" "src resident"
+mkdir -p "$out"
+csv="$out/copy.csv"
+echo "round,test,server,tool,seconds,dst_resident,src_resident" > "$csv"
+echo "# $(date -u +%Y-%m-%dT%H:%MZ), Linux $(uname -r), $bytes bytes, $rounds rounds, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for test in ${tests//,/ }; do
     servers=none
     case $test in nbd-file|file-nbd) servers="nbdkit pagewise" ;; esac
     for server in $servers; do
-        : > "$work/p" ; : > "$work/n"; : > "$work/r"
-        for ((round = 0; round < rounds; round++)); do
-            if ((round % 2 == 0)); then
-                p=$(run pagewise "$test" "$server"); n=$(run nbdcopy "$test" "$server")
-            else
-                n=$(run nbdcopy "$test" "$server"); p=$(run pagewise "$test" "$server")
-            fi
-            echo "$p" >> "$work/p"; echo "$n" >> "$work/n"
-            awk -v a="${p%% *}" -v b="${n%% *}" 'BEGIN {print a / b}' >> "$work/r"
+        for ((round = 1; round <= rounds; round++)); do
+            order="pagewise nbdcopy"
+            ((round % 2 == 0)) && order="nbdcopy pagewise"
+            for tool in $order; do
+                read -r seconds dst_res src_res <<< "$(run "$tool" "$test" "$server")"
+                echo "$round,$test,$server,$tool,$seconds,$dst_res,$src_res" | tee -a "$csv" >&2
+            done
         done
-        label=$test; [ "$server" != none ] && label="$test($server)"
-        printf "%-18s %10s %10s %8.2f %14s %14s\n" "$label" "$(cut -d' ' -f1 "$work/p" | median)" \
-            "$(cut -d' ' -f1 "$work/n" | median)" "$(median < "$work/r")" \
-            "$(tail -1 "$work/p" | cut -d' ' -f2)/$(tail -1 "$work/n" | cut -d' ' -f2)" \
-            "$(tail -1 "$work/p" | cut -d' ' -f3)/$(tail -1 "$work/n" | cut -d' ' -f3)"
     done
 done
+"$root/jmh/summarize.sh" "$csv"

@@ -1,20 +1,34 @@
 #!/usr/bin/env bash
-# M1: peak resident memory (VmHWM) of the pagewise server while nbdcopy reads and writes an image with
-# 4 connections x 64 requests. Usage: jmh/server-memory.sh [SIZE] [MODE]   (default 2G evict)
+# M1: peak resident memory (VmHWM) of the pagewise server while nbdcopy writes and then reads an image with
+# 4 connections x 64 requests. The server is started by bin/pagewise, so it runs with the same JVM options as
+# users get (PAGEWISE_JAR and PAGEWISE_JAVA_OPTS are honoured as there).
+# Usage: jmh/server-memory.sh [SIZE] [MODE]   (default 2G evict)
 # Needs (Debian): libnbd-bin (nbdcopy). Installs nothing itself.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 size=${1:-2G} mode=${2:-evict}
 command -v nbdcopy >/dev/null || { echo "needs nbdcopy: apt-get install -y libnbd-bin" >&2; exit 1; }
-jar=$(ls "$root"/target/pagewise-*.jar | grep -v -e sources -e javadoc | head -1)
 work=$(mktemp -d /var/tmp/pagewise-mem.XXXXXX)
-trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$work"' EXIT
+pid=
+stop() {
+    if [ -n "$pid" ]; then kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; pid=; fi
+}
+trap 'stop; rm -rf "$work"' EXIT INT TERM
 head -c "$size" /dev/urandom > "$work/src.raw"
 truncate -s "$(stat -c %s "$work/src.raw")" "$work/disk.raw"
-java -jar "$jar" serve --socket="$work/sock" --cache="$mode" "$work/disk.raw" 2>"$work/log" &
+# bin/pagewise execs java, so $! is the JVM's pid.
+"$root/bin/pagewise" serve --socket="$work/sock" --cache="$mode" "$work/disk.raw" >"$work/log" 2>&1 &
 pid=$!
-for _ in $(seq 100); do [ -S "$work/sock" ] && break; sleep 0.1; done
+for _ in $(seq 600); do
+    [ -S "$work/sock" ] && break
+    kill -0 "$pid" 2>/dev/null || { cat "$work/log" >&2; exit 1; }
+    sleep 0.1
+done
+[ -S "$work/sock" ] || { echo "server-memory: the server did not open its socket" >&2; cat "$work/log" >&2; exit 1; }
+echo "# $(date -u +%Y-%m-%dT%H:%MZ), Linux $(uname -r), $(stat -c %s "$work/src.raw") bytes, --cache=$mode," \
+    "JVM options: ${PAGEWISE_JAVA_OPTS-as bin/pagewise sets them} ($(tr '\0' ' ' < "/proc/$pid/cmdline" | sed 's/ $//'))"
 uri="nbd+unix:///?socket=$work/sock"
 nbdcopy -C 4 --requests=64 "$work/src.raw" "$uri"
 nbdcopy -C 4 --requests=64 "$uri" null:
 grep -E 'VmHWM|VmRSS' "/proc/$pid/status"
+stop

@@ -1,32 +1,187 @@
 #!/usr/bin/env bash
-# Summarizes compare-servers.sh results.csv: per test and config, median and min seconds, median residency,
-# and the paired ratio (median over rounds of config/reference in the same round).
-# Reference rows: READ_REF (default nbdkit) and WRITE_REF (default nbdkit-none).
+# Prints the tables and the target verdicts of docs/BENCHMARKS.md from the raw results, so that every figure
+# there can be checked:  jmh/summarize.sh docs/bench/*
+# Each FILE is recognised by its content:
+#   round,test,config,seconds,...       compare-servers.sh results.csv: median/min/max seconds, median residency and
+#                                       the paired ratio per config, then targets R1, R2, W1, D1
+#   round,test,server,tool,...          compare-copy.sh copy.csv: pagewise copy vs nbdcopy per test, with the
+#                                       verdict: no slower and leaves <= 1 % of the files it reads or writes
+#   mode,op,sizeMiB,...                 CacheModeBenchmark's CSV (first row of each mode and op is the warm-up)
+#   JMH text output of PositionalIoBenchmark: target J1
+#   jmh/server-memory.sh output: target M1
+#   jmh/dontcache-disk-reads.sh output: printed as it is
+# Rules: "paired" is the median over rounds of row / reference timed in the same round. A time target is met
+# only when both the ratio of the medians and the median paired ratio are <= 1.00; a residency target only when
+# every run left <= 1 % of the file cached. Reference rows for the server tables: READ_REF (default nbdkit) and
+# WRITE_REF (default nbdkit-none).
 set -euo pipefail
-csv=${1:?usage: summarize.sh results.csv}
-python3 - "$csv" "${READ_REF:-nbdkit}" "${WRITE_REF:-nbdkit-none}" <<'PY'
-import csv, statistics, sys
-path, read_ref, write_ref = sys.argv[1:4]
-rows = list(csv.DictReader(open(path)))
-refs = {"read": read_ref, "write": write_ref}
-for test in ("read", "write"):
-    mine = [r for r in rows if r["test"] == test]
-    if not mine:
-        continue
-    ref = refs[test]
-    ref_time = {r["round"]: float(r["seconds"]) for r in mine if r["config"] == ref}
-    print(f"\n{test} (paired ratio against {ref})")
-    print("| server and options | median s | min s | left resident | paired |")
-    print("|---|---|---|---|---|")
-    configs = []
-    for r in mine:
-        if r["config"] not in configs:
-            configs.append(r["config"])
-    for config in sorted(configs):
-        runs = [r for r in mine if r["config"] == config]
-        times = [float(r["seconds"]) for r in runs]
-        resident = statistics.median(float(r["resident_percent"]) for r in runs)
-        ratios = [float(r["seconds"]) / ref_time[r["round"]] for r in runs if r["round"] in ref_time]
-        paired = f"{statistics.median(ratios):.2f}" if ratios else "n/a"
-        print(f"| {config} | {statistics.median(times):.2f} | {min(times):.2f} | {resident:.2f} % | {paired} |")
+[ $# -gt 0 ] || { echo "usage: jmh/summarize.sh FILE..." >&2; exit 2; }
+python3 - "${READ_REF:-nbdkit}" "${WRITE_REF:-nbdkit-none}" "$@" <<'PY'
+import csv, re, statistics, sys
+
+read_ref, write_ref, paths = sys.argv[1], sys.argv[2], sys.argv[3:]
+median = statistics.median
+
+
+def verdict(ok):
+    return "**met**" if ok else "**not met**"
+
+
+def servers(path, rows):
+    refs = {"read": read_ref, "write": write_ref}
+    runs = {}
+    for r in rows:
+        runs.setdefault((r["test"], r["config"]), []).append(r)
+
+    def times(test, config):
+        return [float(r["seconds"]) for r in runs.get((test, config), [])]
+
+    def by_round(test, config):
+        return {r["round"]: float(r["seconds"]) for r in runs.get((test, config), [])}
+
+    def paired(test, config, ref):
+        mine, theirs = by_round(test, config), by_round(test, ref)
+        ratios = [mine[k] / theirs[k] for k in mine if k in theirs]
+        return median(ratios) if ratios else None
+
+    def resident(test, config):
+        return [float(r["resident_percent"]) for r in runs.get((test, config), [])]
+
+    rounds = len({r["round"] for r in rows})
+    for test in ("read", "write"):
+        configs = sorted({c for t, c in runs if t == test})
+        if not configs:
+            continue
+        ref = refs[test]
+        print(f"\n{path}: {test}s, {rounds} rounds (paired ratio against {ref})")
+        print("| server and options | median s | min s | max s | left resident | paired |")
+        print("|---|---|---|---|---|---|")
+        for config in configs:
+            p = paired(test, config, ref)
+            print(f"| {config} | {median(times(test, config)):.2f} | {min(times(test, config)):.2f} "
+                  f"| {max(times(test, config)):.2f} "
+                  f"| {median(resident(test, config)):.2f} % | {'n/a' if p is None else f'{p:.2f}'} |")
+
+    def compare(label, test, config, peer, residency):
+        if not times(test, config) or not times(test, peer):
+            print(f"| {label} | rows {config} or {peer} missing | |")
+            return
+        ratio = median(times(test, config)) / median(times(test, peer))
+        pair = paired(test, config, peer)
+        ok = ratio <= 1.0 and pair <= 1.0
+        text = (f"{median(times(test, config)):.2f} s vs {median(times(test, peer)):.2f} s ({peer}) → {ratio:.3f}×; "
+                f"paired {pair:.3f}×")
+        if residency:
+            most = max(resident(test, config))
+            ok = ok and most <= 1.0
+            text = f"at most {most:.2f} % left; " + text
+        print(f"| {label} | {text} | {verdict(ok)} |")
+
+    peers = [c for t, c in runs if t == "read" and not c.startswith("pagewise-")]
+    fastest = min(peers, key=lambda c: median(times("read", c))) if peers else "a peer"
+    print(f"\n{path}: targets (a time is met only when ratio of medians and paired median are both <= 1)")
+    print("| target | measured | verdict |")
+    print("|---|---|---|")
+    compare("R1 evict reads: ≤ 1 % left, time ≤ fastest peer", "read", "pagewise-evict", fastest, True)
+    compare("R1 dontcache reads", "read", "pagewise-dontcache", fastest, True)
+    compare("R2 writeback reads ≤ nbdkit default", "read", "pagewise-writeback", "nbdkit", False)
+    compare("W1 evict writes: ≤ 1 % left, ≤ nbdkit cache=none", "write", "pagewise-evict", "nbdkit-none", True)
+    compare("W1 dontcache writes", "write", "pagewise-dontcache", "nbdkit-none", True)
+    compare("D1 direct reads ≤ qemu-nbd none", "read", "pagewise-direct", "qemu-none", False)
+    compare("D1 direct writes ≤ qemu-nbd none", "write", "pagewise-direct", "qemu-none", False)
+
+
+def copies(path, rows):
+    tests = []
+    for r in rows:
+        if (r["test"], r["server"]) not in tests:
+            tests.append((r["test"], r["server"]))
+    rounds = len({r["round"] for r in rows})
+    print(f"\n{path}: pagewise copy vs nbdcopy, {rounds} rounds; residency after the run, median, pagewise / nbdcopy "
+          "(- : the file an NBD server holds)")
+    print("| test | pagewise median s | nbdcopy median s | paired ratio | destination resident | source resident "
+          "| pagewise ≤ nbdcopy (both medians), its files ≤ 1 % every run |")
+    print("|---|---|---|---|---|---|---|")
+    for test, server in tests:
+        runs = {tool: [r for r in rows if r["test"] == test and r["server"] == server and r["tool"] == tool]
+                for tool in ("pagewise", "nbdcopy")}
+        secs = {tool: {r["round"]: float(r["seconds"]) for r in runs[tool]} for tool in runs}
+        ratios = [secs["pagewise"][k] / secs["nbdcopy"][k] for k in secs["pagewise"] if k in secs["nbdcopy"]]
+        mp, mn = median(secs["pagewise"].values()), median(secs["nbdcopy"].values())
+
+        def res(column):
+            values = ["-" if any(r[column] == "-" for r in runs[tool])
+                      else f"{median(float(r[column]) for r in runs[tool]):.2f} %" for tool in runs]
+            return " / ".join(values)
+        clean = all(r[c] == "-" or float(r[c]) <= 1.0 for r in runs["pagewise"] for c in ("dst_resident", "src_resident"))
+        ok = mp / mn <= 1.0 and median(ratios) <= 1.0 and clean
+        label = test if server == "none" else f"{test} ({server})"
+        print(f"| {label} | {mp:.2f} | {mn:.2f} | {median(ratios):.2f} | {res('dst_resident')} "
+              f"| {res('src_resident')} | {verdict(ok)} |")
+
+
+def cache_modes(path, rows):
+    print(f"\n{path}: median of the measured passes (the first row of each mode and op is the warm-up)")
+    print("| mode | read s (min) | read MiB/s | read left cached | write s (min) | write MiB/s | write left cached |")
+    print("|---|---|---|---|---|---|---|")
+    modes = []
+    for r in rows:
+        if r["mode"] not in modes:
+            modes.append(r["mode"])
+    for mode in modes:
+        cells = []
+        for op in ("read", "write"):
+            measured = [r for r in rows if r["mode"] == mode and r["op"] == op][1:]
+            secs = [float(r["seconds"]) for r in measured]
+            mid = median(secs)
+            cells += [f"{mid:.2f} ({min(secs):.2f})", f"{float(measured[0]['sizeMiB']) / mid:.0f}",
+                      f"{median(float(r['residentPercent']) for r in measured):.2f} %"]
+        print(f"| {mode} | " + " | ".join(cells) + " |")
+
+
+def positional_io(path, text):
+    scores = {}
+    for m in re.finditer(r"^PositionalIoBenchmark\.(\w+)\s+(\w+)\s+(\d+)\s+thrpt\s+\d+\s+([\d.]+)\s+±\s+([\d.]+)",
+                         text, re.M):
+        op, api, size, score, error = m.groups()
+        scores[(op, int(size), api)] = (float(score), float(error))
+    print(f"\n{path}: J1, JNI positional I/O vs FileChannel (JMH score: mean ops/s ± 99.9 % error)")
+    print("| op | size | pagewise ops/s | FileChannel ops/s | ratio | error intervals |")
+    print("|---|---|---|---|---|---|")
+    all_ok = True
+    for op in ("read", "write"):
+        for size in sorted({s for o, s, a in scores if o == op}):
+            (p, pe), (f, fe) = scores[(op, size, "pagewise")], scores[(op, size, "filechannel")]
+            all_ok = all_ok and p >= f
+            overlap = "overlap" if p - pe <= f + fe and f - fe <= p + pe else "apart"
+            label = f"{size >> 20} MiB" if size >= 1 << 20 else f"{size >> 10} KiB"
+            print(f"| {op} | {label} | {p:,.0f} ± {pe:,.0f} | {f:,.0f} ± {fe:,.0f} | {p / f:.2f} | {overlap} |")
+    print(f"J1 JNI ≥ FileChannel at every size (by JMH's score): {verdict(all_ok)}")
+
+
+def memory(path, text):
+    peaks = [int(kb) for kb in re.findall(r"VmHWM:\s+(\d+) kB", text)]
+    peak = median(peaks)
+    print(f"\n{path}: M1 server peak RSS (VmHWM), median of {len(peaks)} runs: {peak / 1024:.0f} MiB "
+          f"(runs: {', '.join(f'{p / 1024:.0f}' for p in peaks)} MiB), target ≤ 256 MiB: {verdict(peak <= 256 * 1024)}")
+
+
+for path in paths:
+    with open(path) as f:
+        text = f.read()
+    header = text.splitlines()[0] if text else ""
+    if header.startswith("round,test,config,"):
+        servers(path, list(csv.DictReader(text.splitlines())))
+    elif header.startswith("round,test,server,tool,"):
+        copies(path, list(csv.DictReader(text.splitlines())))
+    elif header.startswith("mode,op,sizeMiB,"):
+        cache_modes(path, list(csv.DictReader(text.splitlines())))
+    elif "PositionalIoBenchmark." in text:
+        positional_io(path, text)
+    elif "VmHWM:" in text:
+        memory(path, text)
+    elif "request_size" in text:
+        print(f"\n{path}: disk bytes read / file bytes with RWF_DONTCACHE\n{text.rstrip()}")
+    else:
+        print(f"\n{path}: not a results file summarize.sh knows", file=sys.stderr)
 PY
