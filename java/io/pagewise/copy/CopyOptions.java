@@ -36,13 +36,16 @@ public final class CopyOptions {
         return this;
     }
 
-    /** The destination already reads as zeros: zero runs are skipped instead of zeroed. */
+    /** The destination already reads as zeros: zero runs are skipped instead of zeroed (unless {@link #allocated}). */
     public CopyOptions destinationIsZero(boolean value) {
         this.destinationIsZero = value;
         return this;
     }
 
-    /** Zero runs are written as allocated zeros instead of holes. */
+    /**
+     * Zero runs are written as allocated zeros instead of holes, also on a destination that already reads as zeros
+     * (a new file, {@link #destinationIsZero}): every byte of the copied range ends up allocated.
+     */
     public CopyOptions allocated(boolean value) {
         this.allocated = value;
         return this;
