@@ -327,7 +327,10 @@ public final class ServeCommand {
             }
         }
 
-        /** Stops the server, prints statistics, closes the export and removes temporary files; once. */
+        /**
+         * Stops the server, closes the export, prints statistics and removes temporary files; once. The statistics
+         * come after the close, which drops what EVICT and DONTCACHE still held, so residency is what stays cached.
+         */
         private synchronized boolean finish() {
             if (finished) return false;
             finished = true;
@@ -338,7 +341,6 @@ public final class ServeCommand {
                     err.println("pagewise serve: " + e.getMessage());
                 }
             }
-            if (options.stats && server != null) printStats();
             if (export != null) {
                 try {
                     export.close();
@@ -346,6 +348,7 @@ public final class ServeCommand {
                     err.println("pagewise serve: closing " + file + ": " + e.getMessage());
                 }
             }
+            if (options.stats && server != null) printStats();
             for (Path dir : temporary) deleteTree(dir);
             return true;
         }

@@ -127,6 +127,35 @@ class ServeCommandTest {
     }
 
     @Test
+    void statsReportTheResidencyLeftAfterTheExportIsClosed() throws Exception {
+        requireTool("nbdcopy");
+        requireTool("vmtouch");
+        if (!io.pagewise.Native.isAvailable()) {
+            ExternalTools.unavailable("native library not loaded", "EVICT and the residency figure need it");
+        }
+        Path file = dir.resolve("data.img");
+        byte[] data = new byte[64 << 20];
+        new java.util.Random(8).nextBytes(data);
+        Files.write(file, data);
+        io.pagewise.PageCache.evict(file);
+        Path stats = dir.resolve("stats.txt");
+        // EVICT holds its last 8 windows (16 MiB) until the export is closed: 25 % of this file.
+        Outcome outcome = serve("--cache=evict", "--stats=" + stats, "--run", "nbdcopy \"$uri\" null:", file.toString());
+        assertEquals(0, outcome.status(), outcome.err());
+        String text = Files.readString(stats);
+        java.util.regex.Matcher printed = java.util.regex.Pattern.compile("page cache: (\\d+)/(\\d+) pages").matcher(text);
+        assertTrue(printed.find(), text);
+        long resident = Long.parseLong(printed.group(1));
+        long total = Long.parseLong(printed.group(2));
+        assertTrue(resident <= total / 100, "--stats says " + resident + " of " + total + " pages stay cached:\n" + text);
+        assertEquals(io.pagewise.PageCache.residency(file).residentPages(), resident, "mincore after exit");
+        String vmtouch = ExternalTools.run(30, "vmtouch", file.toString()).assertOk("vmtouch").stdout();
+        java.util.regex.Matcher measured = java.util.regex.Pattern.compile("Resident Pages: (\\d+)/").matcher(vmtouch);
+        assertTrue(measured.find(), vmtouch);
+        assertEquals(resident, Long.parseLong(measured.group(1)), "vmtouch after exit:\n" + vmtouch);
+    }
+
+    @Test
     void handshakeTimeoutDropsASilentClient() throws Exception {
         String python = ExternalTools.python();
         Path file = disk(1 << 20);
