@@ -17,6 +17,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
@@ -53,8 +54,40 @@ public final class CopyCommand {
         boolean progress;
         Integer progressFd;
         boolean verbose;
-        String source;
-        String destination;
+        Endpoint source;
+        Endpoint destination;
+    }
+
+    /** What a SRC or DST argument names, checked while parsing so that a mistake in it is a usage error. */
+    private record Endpoint(Kind kind, String text, long size) {
+        enum Kind { FILE, NBD, PATTERN, ZERO, DISCARD }
+
+        static Endpoint parse(String text, boolean source) throws UsageException {
+            String role = source ? "SRC" : "DST";
+            if (text.equals("null:")) {
+                if (source) throw new UsageException("null: can only be a destination (DST), not SRC");
+                return new Endpoint(Kind.DISCARD, text, 0);
+            }
+            for (Kind synthetic : new Kind[] {Kind.PATTERN, Kind.ZERO}) {
+                String prefix = synthetic.name().toLowerCase(Locale.ROOT) + ":";
+                if (!text.startsWith(prefix)) continue;
+                if (!source) throw new UsageException(prefix + "SIZE can only be a source (SRC), not DST");
+                try {
+                    return new Endpoint(synthetic, text, Arguments.size(prefix, text.substring(prefix.length())));
+                } catch (UsageException e) {
+                    throw new UsageException(role + " " + text + ": expected " + prefix + "SIZE, a size such as 64K, 512M or 1G");
+                }
+            }
+            if (NbdUri.looksLikeUri(text)) {
+                try {
+                    NbdUri.parse(text);
+                } catch (IllegalArgumentException e) {
+                    throw new UsageException(role + ": " + e.getMessage());
+                }
+                return new Endpoint(Kind.NBD, text, 0);
+            }
+            return new Endpoint(Kind.FILE, text, 0);
+        }
     }
 
     private static CacheMode defaultMode() {
@@ -84,8 +117,8 @@ public final class CopyCommand {
         for (int i = 0; i < args.size(); i++) {
             String arg = args.get(i);
             if (positionalOnly || !arg.startsWith("-") || arg.equals("-")) {
-                if (o.source == null) o.source = arg;
-                else if (o.destination == null) o.destination = arg;
+                if (o.source == null) o.source = Endpoint.parse(arg, true);
+                else if (o.destination == null) o.destination = Endpoint.parse(arg, false);
                 else throw new UsageException("more than SRC and DST given ('" + arg + "')");
                 continue;
             }
@@ -118,6 +151,9 @@ public final class CopyCommand {
                 case "--progress":
                     o.progress = true;
                     o.progressFd = Arguments.integer(name, value, 0, 1 << 20);
+                    if (!Files.exists(Path.of("/proc/self/fd/" + o.progressFd))) {
+                        throw new UsageException(name + "=" + value + ": file descriptor " + value + " is not open");
+                    }
                     break;
                 default:
                     throw new UsageException("unknown option '" + name + "'");
@@ -189,7 +225,7 @@ public final class CopyCommand {
             try {
                 source = openSource(options.source);
             } catch (IOException | IllegalArgumentException e) {
-                err.println("pagewise copy: cannot open source " + options.source + ": " + message(e));
+                err.println("pagewise copy: cannot open source " + options.source.text() + ": " + message(e));
                 return 1;
             }
             try (CopySource src = source) {
@@ -197,7 +233,7 @@ public final class CopyCommand {
                 try {
                     destination = openDestination(options.destination, src.size());
                 } catch (IOException | IllegalArgumentException e) {
-                    err.println("pagewise copy: cannot open destination " + options.destination + ": " + message(e));
+                    err.println("pagewise copy: cannot open destination " + options.destination.text() + ": " + message(e));
                     return 1;
                 }
                 try (CopyDestination dst = destination) {
@@ -225,25 +261,22 @@ public final class CopyCommand {
             }
         }
 
-        private CopySource openSource(String spec) throws IOException, IllegalArgumentException {
-            if (spec.startsWith("pattern:")) return SyntheticEndpoints.pattern(syntheticSize(spec));
-            if (spec.startsWith("zero:")) return SyntheticEndpoints.zero(syntheticSize(spec));
-            if (NbdUri.looksLikeUri(spec)) return NbdEndpoint.connect(spec, options.connections);
-            return FileEndpoint.openSource(Path.of(spec), options.srcCache);
+        private CopySource openSource(Endpoint source) throws IOException {
+            switch (source.kind()) {
+                case PATTERN: return SyntheticEndpoints.pattern(source.size());
+                case ZERO: return SyntheticEndpoints.zero(source.size());
+                case NBD: return NbdEndpoint.connect(source.text(), options.connections);
+                case FILE: return FileEndpoint.openSource(Path.of(source.text()), options.srcCache);
+                default: throw new IllegalStateException(source.kind() + " is not a source");
+            }
         }
 
-        private CopyDestination openDestination(String spec, long sourceSize) throws IOException {
-            if (spec.equals("null:")) return SyntheticEndpoints.discard();
-            if (NbdUri.looksLikeUri(spec)) return NbdEndpoint.connect(spec, options.connections);
-            return FileEndpoint.openDestination(Path.of(spec), options.dstCache, sourceSize);
-        }
-
-        private static long syntheticSize(String spec) {
-            String kind = spec.substring(0, spec.indexOf(':'));
-            try {
-                return Arguments.size(kind, spec.substring(kind.length() + 1));
-            } catch (UsageException e) {
-                throw new IllegalArgumentException(e.getMessage() + " (" + kind + ":SIZE)");
+        private CopyDestination openDestination(Endpoint destination, long sourceSize) throws IOException {
+            switch (destination.kind()) {
+                case DISCARD: return SyntheticEndpoints.discard();
+                case NBD: return NbdEndpoint.connect(destination.text(), options.connections);
+                case FILE: return FileEndpoint.openDestination(Path.of(destination.text()), options.dstCache, sourceSize);
+                default: throw new IllegalStateException(destination.kind() + " is not a destination");
             }
         }
 

@@ -61,7 +61,7 @@ public final class ServeCommand {
         boolean readOnly;
         Path socket;
         Integer port;
-        String bind;
+        InetAddress bind;
         String exportName = "";
         String description = "";
         String run;
@@ -125,9 +125,9 @@ public final class ServeCommand {
                 case "--hint": o.hint = hint(value); break;
                 case "--socket": o.socket = Path.of(nonEmpty(name, value)); break;
                 case "--port": o.port = Arguments.integer(name, value, 0, 65535); break;
-                case "--bind": o.bind = nonEmpty(name, value); break;
-                case "--export-name": o.exportName = value; break;
-                case "--description": o.description = value; break;
+                case "--bind": o.bind = address(name, nonEmpty(name, value)); break;
+                case "--export-name": o.exportName = nbdString(name, value); break;
+                case "--description": o.description = nbdString(name, value); break;
                 case "--run": o.run = nonEmpty(name, value); break;
                 case "--stats": o.stats = true; o.statsFile = Path.of(nonEmpty(name, value)); break;
                 case "--threads": o.threads = Arguments.integer(name, value, 1, 1024); break;
@@ -174,6 +174,21 @@ public final class ServeCommand {
 
     private static String nonEmpty(String name, String value) throws UsageException {
         if (value.isEmpty()) throw new UsageException(name + " needs a value");
+        return value;
+    }
+
+    private static InetAddress address(String name, String value) throws UsageException {
+        try {
+            return InetAddress.getByName(value);
+        } catch (UnknownHostException e) {
+            throw new UsageException(name + "=" + value + ": unknown host or address");
+        }
+    }
+
+    /** NBD strings (export names, descriptions) are at most 4096 bytes of UTF-8. */
+    private static String nbdString(String name, String value) throws UsageException {
+        int bytes = value.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > 4096) throw new UsageException(name + " is " + bytes + " bytes long; NBD allows at most 4096");
         return value;
     }
 
@@ -266,13 +281,9 @@ public final class ServeCommand {
                 temporary.add(dir);
                 builder.unixSocket(dir.resolve("nbd.sock"));
             } else {
-                InetAddress host;
-                try {
-                    host = InetAddress.getByName(options.bind != null ? options.bind : "127.0.0.1");
-                } catch (UnknownHostException e) {
-                    throw new IOException("--bind=" + options.bind + ": unknown address");
-                }
-                builder.listen(new InetSocketAddress(host, options.port != null ? options.port : NbdServer.DEFAULT_PORT));
+                int port = options.port != null ? options.port : NbdServer.DEFAULT_PORT;
+                builder.listen(options.bind != null ? new InetSocketAddress(options.bind, port)
+                        : new InetSocketAddress("127.0.0.1", port));
             }
             try {
                 return builder.start();

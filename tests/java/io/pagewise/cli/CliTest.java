@@ -54,6 +54,23 @@ class CliTest {
     }
 
     @Test
+    void fileCommandsTakeNoOptions() throws Exception {
+        Path a = file("a.img", 4096);
+        for (String command : new String[] {"cachestats", "evict"}) {
+            Result unknown = run(command, "--frob", a.toString());
+            assertEquals(2, unknown.status, unknown.err);
+            assertTrue(unknown.err.contains("unknown option '--frob'") && unknown.err.contains("usage: pagewise " + command),
+                    unknown.err);
+            Result help = run(command, "--help");
+            assertEquals(0, help.status, help.err);
+            assertTrue(help.out.startsWith("usage: pagewise " + command), help.out);
+        }
+        Result r = run("cachestats", "--", a.toString());
+        assertEquals(0, r.status, r.err);
+        assertTrue(r.out.startsWith(a + ": "), r.out);
+    }
+
+    @Test
     void noArgumentsIsAUsageError() {
         Result r = run();
         assertEquals(2, r.status);

@@ -272,6 +272,17 @@ class CopyCommandTest {
         assertEquals(2, copy("a").status);
         assertEquals(2, copy("--requests=0", "a", "b").status);
         assertEquals(2, copy("--sparse=100", "a", "b").status);
+        String[][] mistakes = {
+                {"pattern:abc", "null:"}, {"zero:12Q", "null:"}, {"null:", "b"}, {"a", "pattern:1M"}, {"a", "zero:1M"},
+                {"nbd://[::1/x", "b"}, {"a", "nbds://127.0.0.1/x"}, {"nbd+unix:///x", "b"}, {"nbd:///x", "b"},
+                {"--progress=1000000", "pattern:1M", "null:"},
+        };
+        for (String[] args : mistakes) {
+            Result r = copy(args);
+            assertEquals(2, r.status, String.join(" ", args) + ": " + r.err);
+            assertTrue(r.err.contains("usage: pagewise copy"), r.err);
+        }
+        assertFalse(Files.exists(Path.of("pattern:1M")) || Files.exists(Path.of("zero:1M")), "a synthetic DST made a file");
         assertTrue(copy("--frobnicate", "a", "b").err.contains("unknown option '--frobnicate'"));
         Result help = copy("--help");
         assertEquals(0, help.status);

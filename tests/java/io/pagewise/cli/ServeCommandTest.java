@@ -66,11 +66,27 @@ class ServeCommandTest {
             "--threads=0|--threads",
             "--handshake-timeout=-1|--handshake-timeout",
             "--socket=/tmp/x.sock --port=1|--socket",
+            "--bind=badhost.invalid|--bind=badhost.invalid",
+            "--bind=|--bind",
+            "--read-only=yes|--read-only",
+            "a.img b.img|more than one FILE",
+            "--create=1M|--create needs a FILE",
     })
     void badCommandLinesExitTwoNamingTheOption(String args, String named) {
         Outcome outcome = serve(args.split(" "));
         assertEquals(2, outcome.status(), outcome.err());
         assertTrue(outcome.err().contains(named), outcome.err());
+    }
+
+    @Test
+    void namesAndDescriptionsOverTheProtocolsLimitAreUsageErrors() {
+        String tooLong = "x".repeat(4097);
+        for (String option : new String[] {"--export-name", "--description"}) {
+            Outcome outcome = serve(option + "=" + tooLong, "--create=1M", dir.resolve("never.img").toString());
+            assertEquals(2, outcome.status(), outcome.err());
+            assertTrue(outcome.err().contains(option + " is 4097 bytes long"), outcome.err());
+            assertFalse(Files.exists(dir.resolve("never.img")), "a usage error must not create the file");
+        }
     }
 
     @Test
