@@ -96,8 +96,8 @@ public final class NbdServer implements Closeable {
         ByteBudget budget = new ByteBudget(b.maxInflightBytes);
         long perConnection = b.maxInflightBytesPerConnection > 0 ? Math.min(b.maxInflightBytesPerConnection, b.maxInflightBytes)
                 : Math.max(PayloadBuffers.SMALL, b.maxInflightBytes / 4);
-        context = new ServerContext(b.threads, budget, perConnection, new PayloadBuffers(b.maxInflightBytes), stats, log,
-                b.verbose, Protocol.MIN_MAX_PAYLOAD);
+        context = new ServerContext(b.threads, budget, perConnection, new PayloadBuffers(b.maxInflightBytes, stats), stats,
+                log, b.verbose, Protocol.MIN_MAX_PAYLOAD, PayloadBuffers.longestWithin(perConnection, Protocol.MIN_MAX_PAYLOAD));
         handshakeTimer = new ScheduledThreadPoolExecutor(1, r -> daemon(r, "nbd-handshake-timer"));
         handshakeTimer.setRemoveOnCancelPolicy(true);
         acceptor = daemon(this::acceptLoop, "nbd-accept");
@@ -446,7 +446,10 @@ public final class NbdServer implements Closeable {
             return this;
         }
 
-        /** Cap on payload bytes buffered by requests in flight, over all connections (back-pressure beyond it). */
+        /**
+         * Cap on payload bytes buffered by requests in flight, over all connections (back-pressure beyond it). A READ
+         * or WRITE longer than a connection's share of it is served in pieces that fit the share.
+         */
         public Builder maxInflightBytes(long bytes) {
             if (bytes < PayloadBuffers.SMALL) throw new IllegalArgumentException("max in-flight bytes must be at least 64K");
             this.maxInflightBytes = bytes;
