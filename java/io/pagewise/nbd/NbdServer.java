@@ -409,6 +409,9 @@ public final class NbdServer implements Closeable {
         public Builder export(String name, String description, Export export) {
             if (name == null || export == null) throw new NullPointerException(name == null ? "name" : "export");
             if (name.getBytes(StandardCharsets.UTF_8).length > 4096) throw new IllegalArgumentException("export name over 4096 bytes");
+            if (description != null && description.getBytes(StandardCharsets.UTF_8).length > 4096) {
+                throw new IllegalArgumentException("export description over 4096 bytes");
+            }
             exports.put(name, new ExportEntry(name, description == null ? "" : description, export));
             return this;
         }
