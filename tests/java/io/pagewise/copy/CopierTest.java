@@ -151,6 +151,16 @@ class CopierTest {
     }
 
     @Test
+    void requestSizesThatAreNoMultipleOfAPageWork() throws Exception {
+        Path src = sparseImage("src.img");
+        for (int size : new int[] {512, 1000, 6000, 65536 + 512}) {
+            Path dst = dir.resolve("dst-" + size + ".img");
+            copy(src, dst, new CopyOptions().requestSize(size));
+            assertArrayEquals(Files.readAllBytes(src), Files.readAllBytes(dst), "request size " + size);
+        }
+    }
+
+    @Test
     void patternHoldsEachWordsOffsetAtAnyAlignment() throws Exception {
         CopySource pattern = SyntheticEndpoints.pattern(MiB);
         ByteBuffer aligned = ByteBuffer.allocate(64);
