@@ -21,11 +21,14 @@ public final class FileDescriptors {
 
     public static native int close0(int fd);
 
-    /** out (6 longs): size, type, logical block size, allocated bytes, device major, device minor. */
+    /**
+     * out (6 longs): size, type, block size (a block device's logical block size, else st_blksize), allocated bytes,
+     * device major, device minor (of the device itself for a block device, else of the device holding the file).
+     */
     public static native int stat0(int fd, long[] out);
 
     public static native int ftruncate0(int fd, long length);
 
-    /** out: memory alignment, offset and length alignment. */
+    /** out: memory alignment, offset and length alignment from statx(STATX_DIOALIGN); both 0 when not reported. */
     public static native int directAlignment0(int fd, int[] out);
 }
