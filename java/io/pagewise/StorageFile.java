@@ -210,7 +210,13 @@ public final class StorageFile implements Closeable {
         }
     }
 
-    /** Starts reading a range into the page cache (NBD CACHE); modes that bypass the cache ignore it. */
+    /**
+     * Whether {@link #prefetch} reads anything into the page cache: not in DIRECT, DIRECTSYNC and DONTCACHE, which
+     * keep data out of it, nor on the pure-Java path.
+     */
+    public boolean canPrefetch() { return policy.prefetches(); }
+
+    /** Starts reading a range into the page cache (NBD CACHE); does nothing where {@link #canPrefetch} is false. */
     public void prefetch(long offset, long length) throws IOException {
         checkRange(offset, length);
         enter();

@@ -107,6 +107,9 @@ final class DontcachePolicy implements CachePolicy {
     }
 
     @Override
+    public boolean prefetches() { return fellBack; }
+
+    @Override
     public void close() throws IOException {
         windows.close();
     }
