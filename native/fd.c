@@ -123,6 +123,14 @@ Java_io_pagewise_jni_FileDescriptors_ftruncate0(JNIEnv *env, jclass cls, jint fd
     return rc < 0 ? -errno : 0;
 }
 
+/* 1 when fd is a terminal, else 0 (isatty sets errno to ENOTTY or EBADF, neither of which matters here). */
+JNIEXPORT jint JNICALL
+Java_io_pagewise_jni_FileDescriptors_isTerminal0(JNIEnv *env, jclass cls, jint fd)
+{
+    (void) env; (void) cls;
+    return isatty(fd) ? 1 : 0;
+}
+
 /* O_DIRECT alignment from statx(STATX_DIOALIGN) (Linux >= 6.1): out[0] = memory alignment, out[1] = offset and
  * length alignment; both 0 where the kernel or file system does not report it (Java then falls back). */
 JNIEXPORT jint JNICALL

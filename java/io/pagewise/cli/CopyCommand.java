@@ -11,6 +11,7 @@ import io.pagewise.copy.Copier;
 import io.pagewise.copy.FileEndpoint;
 import io.pagewise.copy.NbdEndpoint;
 import io.pagewise.copy.SyntheticEndpoints;
+import io.pagewise.jni.FileDescriptors;
 import io.pagewise.nbd.NbdUri;
 import java.io.FileOutputStream;
 import java.io.IOException;
@@ -308,7 +309,21 @@ public final class CopyCommand {
         private ProgressReporter(OutputStream fd, PrintStream terminal) {
             this.fd = fd;
             this.terminal = terminal;
-            this.isTerminal = System.console() != null;
+            this.isTerminal = fd == null && stderrIsTerminal();
+        }
+
+        /**
+         * Whether file descriptor 2 is a terminal: isatty(2), or without the native library where /proc says it
+         * leads (System.console() looks at stdin and stdout instead, and on JDK 22+ is there without a terminal).
+         */
+        static boolean stderrIsTerminal() {
+            if (Native.isAvailable()) return FileDescriptors.isTerminal0(2) == 1;
+            try {
+                String target = Files.readSymbolicLink(Path.of("/proc/self/fd/2")).toString();
+                return target.startsWith("/dev/pts/") || target.startsWith("/dev/tty") || target.equals("/dev/console");
+            } catch (IOException | UnsupportedOperationException | SecurityException e) {
+                return false;
+            }
         }
 
         static ProgressReporter open(Integer descriptor, PrintStream err) throws IOException {

@@ -1,6 +1,9 @@
 package io.pagewise.jni;
 
-/** Pairs with {@code native/fd.c}: open, close, stat, truncate, O_DIRECT alignment. Results are {@code -errno} on failure. */
+/**
+ * Pairs with {@code native/fd.c}: open, close, stat, truncate, O_DIRECT alignment, isatty. Results are {@code -errno}
+ * on failure.
+ */
 public final class FileDescriptors {
     public static final int READ_WRITE = 1;
     public static final int CREATE = 2;
@@ -28,6 +31,9 @@ public final class FileDescriptors {
     public static native int stat0(int fd, long[] out);
 
     public static native int ftruncate0(int fd, long length);
+
+    /** 1 when fd is a terminal (isatty), else 0. */
+    public static native int isTerminal0(int fd);
 
     /** out: memory alignment, offset and length alignment from statx(STATX_DIOALIGN); both 0 when not reported. */
     public static native int directAlignment0(int fd, int[] out);

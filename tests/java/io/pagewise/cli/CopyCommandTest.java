@@ -319,6 +319,29 @@ class CopyCommandTest {
     }
 
     @Test
+    void theProgressBarRedrawsInPlaceOnlyWhenStderrIsATerminal() throws Exception {
+        ExternalTools.require("script");
+        String java = ProcessHandle.current().info().command().orElse("java");
+        String copy = "exec '" + java + "' -cp \"$CP\" io.pagewise.cli.Main copy --progress --requests=1 pattern:64M null:";
+        Map<String, String> env = Map.of("CP", System.getProperty("java.class.path"));
+        // script runs the command on a pseudo-terminal and copies what reaches it to its own stdout. Without the
+        // native library (no isatty) /proc/self/fd/2 tells.
+        for (String withoutNative : new String[] {"", " -Dpagewise.native=false"}) {
+            String command = copy.replace(" -cp ", withoutNative + " -cp ") + " </dev/null >/dev/null";
+            String terminal = ExternalTools.run(env, 60, "script", "-qec", command, "/dev/null")
+                    .assertOk("copy with only stderr on a terminal").stdout();
+            assertTrue(terminal.contains("\r[") && terminal.contains("\u001b[K") && terminal.contains("100.0%"),
+                    "a bar redrawn in place" + withoutNative + ": " + terminal);
+        }
+        Path stderr = dir.resolve("stderr.txt");
+        ExternalTools.run(env, 60, "script", "-qec", copy + " 2>'" + stderr + "'", "/dev/null")
+                .assertOk("copy with stdin and stdout on a terminal, stderr in a file");
+        String lines = Files.readString(stderr);
+        assertFalse(lines.contains("\r") || lines.contains("\u001b"), "no terminal codes in a file: " + lines);
+        assertTrue(lines.lines().count() >= 2 && lines.contains("100.0%"), lines);
+    }
+
+    @Test
     void progressToAFileDescriptorWritesPercentLines() throws Exception {
         Path progress = dir.resolve("progress.txt");
         Process p = child("3>" + progress, "--progress=3", "--requests=1", "pattern:64M", "null:");
