@@ -38,9 +38,11 @@ public final class CopyCommand {
             "  --connections=N           NBD connections per export when the server allows multi-conn (default 4)",
             "  --requests=N              requests in flight (default 16)",
             "  --request-size=SIZE       bytes per request (default 256K; K, M suffixes)",
-            "  --sparse=BYTES            turn all-zero blocks of this size into holes (default 4096; 0: off)",
+            "  --sparse=BYTES            turn all-zero blocks of this size into holes (default 4096; 0: off;",
+            "                            else at least 512)",
             "  --destination-is-zero     the destination already reads as zeros: skip zero ranges",
-            "  --allocated               write zeros instead of punching holes",
+            "  --target-is-zero          the same (nbdcopy accepts both names)",
+            "  --allocated               allocate every byte: zero ranges become allocated zeros, not holes",
             "  --flush                   flush the destination at the end",
             "  --progress[=FD]           progress bar on stderr, or \"N/100\" lines written to file descriptor FD",
             "  -v, --verbose             say what is copied and how it went");
