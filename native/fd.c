@@ -76,8 +76,9 @@ Java_io_pagewise_jni_FileDescriptors_close0(JNIEnv *env, jclass cls, jint fd)
     return 0;
 }
 
-/* Fills out[0..5] with size, type (0 regular, 1 block device, 2 other), logical block size,
- * allocated bytes, and the major and minor number of the device holding the data. */
+/* Fills out[0..5] with size, type (0 regular, 1 block device, 2 other), block size (the logical block size,
+ * BLKSSZGET, of a block device; st_blksize otherwise), allocated bytes, and the major and minor number of the
+ * device holding the data. */
 JNIEXPORT jint JNICALL
 Java_io_pagewise_jni_FileDescriptors_stat0(JNIEnv *env, jclass cls, jint fd, jlongArray out)
 {
@@ -122,8 +123,16 @@ Java_io_pagewise_jni_FileDescriptors_ftruncate0(JNIEnv *env, jclass cls, jint fd
     return rc < 0 ? -errno : 0;
 }
 
-/* O_DIRECT alignment: out[0] = memory alignment, out[1] = offset/length alignment.
- * Uses statx(STATX_DIOALIGN) (Linux >= 6.1), then the logical block size, then 4096. */
+/* 1 when fd is a terminal, else 0 (isatty sets errno to ENOTTY or EBADF, neither of which matters here). */
+JNIEXPORT jint JNICALL
+Java_io_pagewise_jni_FileDescriptors_isTerminal0(JNIEnv *env, jclass cls, jint fd)
+{
+    (void) env; (void) cls;
+    return isatty(fd) ? 1 : 0;
+}
+
+/* O_DIRECT alignment from statx(STATX_DIOALIGN) (Linux >= 6.1): out[0] = memory alignment, out[1] = offset and
+ * length alignment; both 0 where the kernel or file system does not report it (Java then falls back). */
 JNIEXPORT jint JNICALL
 Java_io_pagewise_jni_FileDescriptors_directAlignment0(JNIEnv *env, jclass cls, jint fd, jintArray out)
 {
@@ -138,16 +147,6 @@ Java_io_pagewise_jni_FileDescriptors_directAlignment0(JNIEnv *env, jclass cls, j
     if (rc == 0 && (stx.stx_mask & STATX_DIOALIGN) && stx.stx_dio_offset_align != 0) {
         values[0] = (jint) stx.stx_dio_mem_align;
         values[1] = (jint) stx.stx_dio_offset_align;
-    } else {
-        struct stat st;
-        int sector = 0;
-        if (fstat(fd, &st) == 0 && S_ISBLK(st.st_mode) && ioctl(fd, BLKSSZGET, &sector) == 0 && sector > 0) {
-            values[0] = sector;
-            values[1] = sector;
-        } else {
-            values[0] = 4096;
-            values[1] = 4096;
-        }
     }
     (*env)->SetIntArrayRegion(env, out, 0, 2, values);
     return 0;

@@ -1,8 +1,10 @@
 package io.pagewise;
 
 /**
- * I/O alignment of a file: what O_DIRECT needs for buffer addresses and for offsets and lengths
- * (from {@code statx(STATX_DIOALIGN)}, else the logical block size, else 4096), and the logical block size.
+ * I/O alignment of a file: what O_DIRECT needs for buffer addresses ({@code memory}) and for offsets and lengths
+ * ({@code offset}), and the logical block size of the device (for a file on no block device, such as tmpfs or NFS,
+ * its {@code st_blksize}, at most 4096). The O_DIRECT figures come from {@code statx(STATX_DIOALIGN)} (Linux 6.1+);
+ * where it reports nothing, both are the logical block size, which is what O_DIRECT checked before it.
  *
  * @param memory           the alignment in bytes O_DIRECT needs for a buffer's address
  * @param offset           the alignment in bytes O_DIRECT needs for file offsets and lengths

@@ -268,7 +268,15 @@ public final class StorageFile implements Closeable {
     }
 
     /**
-     * Starts reading a range into the page cache (NBD CACHE); modes that bypass the cache ignore it.
+     * Whether {@link #prefetch} reads anything into the page cache: not in DIRECT, DIRECTSYNC and DONTCACHE, which
+     * keep data out of it, nor on the pure-Java path.
+     *
+     * @return true when {@link #prefetch} fills the page cache
+     */
+    public boolean canPrefetch() { return policy.prefetches(); }
+
+    /**
+     * Starts reading a range into the page cache (NBD CACHE); does nothing where {@link #canPrefetch} is false.
      *
      * @param offset the start of the range
      * @param length the length of the range

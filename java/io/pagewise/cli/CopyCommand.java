@@ -11,6 +11,7 @@ import io.pagewise.copy.Copier;
 import io.pagewise.copy.FileEndpoint;
 import io.pagewise.copy.NbdEndpoint;
 import io.pagewise.copy.SyntheticEndpoints;
+import io.pagewise.jni.FileDescriptors;
 import io.pagewise.nbd.NbdUri;
 import java.io.FileOutputStream;
 import java.io.IOException;
@@ -37,9 +38,11 @@ public final class CopyCommand {
             "  --connections=N           NBD connections per export when the server allows multi-conn (default 4)",
             "  --requests=N              requests in flight (default 16)",
             "  --request-size=SIZE       bytes per request (default 256K; K, M suffixes)",
-            "  --sparse=BYTES            turn all-zero blocks of this size into holes (default 4096; 0: off)",
+            "  --sparse=BYTES            turn all-zero blocks of this size into holes (default 4096; 0: off;",
+            "                            else at least 512)",
             "  --destination-is-zero     the destination already reads as zeros: skip zero ranges",
-            "  --allocated               write zeros instead of punching holes",
+            "  --target-is-zero          the same (nbdcopy accepts both names)",
+            "  --allocated               allocate every byte: zero ranges become allocated zeros, not holes",
             "  --flush                   flush the destination at the end",
             "  --progress[=FD]           progress bar on stderr, or \"N/100\" lines written to file descriptor FD",
             "  -v, --verbose             say what is copied and how it went");
@@ -54,8 +57,40 @@ public final class CopyCommand {
         boolean progress;
         Integer progressFd;
         boolean verbose;
-        String source;
-        String destination;
+        Endpoint source;
+        Endpoint destination;
+    }
+
+    /** What a SRC or DST argument names, checked while parsing so that a mistake in it is a usage error. */
+    private record Endpoint(Kind kind, String text, long size) {
+        enum Kind { FILE, NBD, PATTERN, ZERO, DISCARD }
+
+        static Endpoint parse(String text, boolean source) throws UsageException {
+            String role = source ? "SRC" : "DST";
+            if (text.equals("null:")) {
+                if (source) throw new UsageException("null: can only be a destination (DST), not SRC");
+                return new Endpoint(Kind.DISCARD, text, 0);
+            }
+            for (Kind synthetic : new Kind[] {Kind.PATTERN, Kind.ZERO}) {
+                String prefix = synthetic.name().toLowerCase(Locale.ROOT) + ":";
+                if (!text.startsWith(prefix)) continue;
+                if (!source) throw new UsageException(prefix + "SIZE can only be a source (SRC), not DST");
+                try {
+                    return new Endpoint(synthetic, text, Arguments.size(prefix, text.substring(prefix.length())));
+                } catch (UsageException e) {
+                    throw new UsageException(role + " " + text + ": expected " + prefix + "SIZE, a size such as 64K, 512M or 1G");
+                }
+            }
+            if (NbdUri.looksLikeUri(text)) {
+                try {
+                    NbdUri.parse(text);
+                } catch (IllegalArgumentException e) {
+                    throw new UsageException(role + ": " + e.getMessage());
+                }
+                return new Endpoint(Kind.NBD, text, 0);
+            }
+            return new Endpoint(Kind.FILE, text, 0);
+        }
     }
 
     private static CacheMode defaultMode() {
@@ -85,8 +120,8 @@ public final class CopyCommand {
         for (int i = 0; i < args.size(); i++) {
             String arg = args.get(i);
             if (positionalOnly || !arg.startsWith("-") || arg.equals("-")) {
-                if (o.source == null) o.source = arg;
-                else if (o.destination == null) o.destination = arg;
+                if (o.source == null) o.source = Endpoint.parse(arg, true);
+                else if (o.destination == null) o.destination = Endpoint.parse(arg, false);
                 else throw new UsageException("more than SRC and DST given ('" + arg + "')");
                 continue;
             }
@@ -119,6 +154,9 @@ public final class CopyCommand {
                 case "--progress":
                     o.progress = true;
                     o.progressFd = Arguments.integer(name, value, 0, 1 << 20);
+                    if (!Files.exists(Path.of("/proc/self/fd/" + o.progressFd))) {
+                        throw new UsageException(name + "=" + value + ": file descriptor " + value + " is not open");
+                    }
                     break;
                 default:
                     throw new UsageException("unknown option '" + name + "'");
@@ -192,7 +230,7 @@ public final class CopyCommand {
             try {
                 source = openSource(options.source);
             } catch (IOException | IllegalArgumentException e) {
-                err.println("pagewise copy: cannot open source " + options.source + ": " + message(e));
+                err.println("pagewise copy: cannot open source " + options.source.text() + ": " + message(e));
                 return 1;
             }
             try (CopySource src = source) {
@@ -200,7 +238,7 @@ public final class CopyCommand {
                 try {
                     destination = openDestination(options.destination, src.size());
                 } catch (IOException | IllegalArgumentException e) {
-                    err.println("pagewise copy: cannot open destination " + options.destination + ": " + message(e));
+                    err.println("pagewise copy: cannot open destination " + options.destination.text() + ": " + message(e));
                     return 1;
                 }
                 destinationFile = destination instanceof FileEndpoint ? (FileEndpoint) destination : null;
@@ -250,25 +288,22 @@ public final class CopyCommand {
             }
         }
 
-        private CopySource openSource(String spec) throws IOException, IllegalArgumentException {
-            if (spec.startsWith("pattern:")) return SyntheticEndpoints.pattern(syntheticSize(spec));
-            if (spec.startsWith("zero:")) return SyntheticEndpoints.zero(syntheticSize(spec));
-            if (NbdUri.looksLikeUri(spec)) return NbdEndpoint.connect(spec, options.connections);
-            return FileEndpoint.openSource(Path.of(spec), options.srcCache);
+        private CopySource openSource(Endpoint source) throws IOException {
+            switch (source.kind()) {
+                case PATTERN: return SyntheticEndpoints.pattern(source.size());
+                case ZERO: return SyntheticEndpoints.zero(source.size());
+                case NBD: return NbdEndpoint.connect(source.text(), options.connections);
+                case FILE: return FileEndpoint.openSource(Path.of(source.text()), options.srcCache);
+                default: throw new IllegalStateException(source.kind() + " is not a source");
+            }
         }
 
-        private CopyDestination openDestination(String spec, long sourceSize) throws IOException {
-            if (spec.equals("null:")) return SyntheticEndpoints.discard();
-            if (NbdUri.looksLikeUri(spec)) return NbdEndpoint.connect(spec, options.connections);
-            return FileEndpoint.openDestination(Path.of(spec), options.dstCache, sourceSize);
-        }
-
-        private static long syntheticSize(String spec) {
-            String kind = spec.substring(0, spec.indexOf(':'));
-            try {
-                return Arguments.size(kind, spec.substring(kind.length() + 1));
-            } catch (UsageException e) {
-                throw new IllegalArgumentException(e.getMessage() + " (" + kind + ":SIZE)");
+        private CopyDestination openDestination(Endpoint destination, long sourceSize) throws IOException {
+            switch (destination.kind()) {
+                case DISCARD: return SyntheticEndpoints.discard();
+                case NBD: return NbdEndpoint.connect(destination.text(), options.connections);
+                case FILE: return FileEndpoint.openDestination(Path.of(destination.text()), options.dstCache, sourceSize);
+                default: throw new IllegalStateException(destination.kind() + " is not a destination");
             }
         }
 
@@ -300,7 +335,21 @@ public final class CopyCommand {
         private ProgressReporter(OutputStream fd, PrintStream terminal) {
             this.fd = fd;
             this.terminal = terminal;
-            this.isTerminal = System.console() != null;
+            this.isTerminal = fd == null && stderrIsTerminal();
+        }
+
+        /**
+         * Whether file descriptor 2 is a terminal: isatty(2), or without the native library where /proc says it
+         * leads (System.console() looks at stdin and stdout instead, and on JDK 22+ is there without a terminal).
+         */
+        static boolean stderrIsTerminal() {
+            if (Native.isAvailable()) return FileDescriptors.isTerminal0(2) == 1;
+            try {
+                String target = Files.readSymbolicLink(Path.of("/proc/self/fd/2")).toString();
+                return target.startsWith("/dev/pts/") || target.startsWith("/dev/tty") || target.equals("/dev/console");
+            } catch (IOException | UnsupportedOperationException | SecurityException e) {
+                return false;
+            }
         }
 
         static ProgressReporter open(Integer descriptor, PrintStream err) throws IOException {

@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
@@ -70,9 +71,26 @@ public final class Main {
         void apply(Path path, PrintStream out) throws IOException;
     }
 
-    private static int forEachFile(String command, List<String> files, PrintStream out, PrintStream err, FileAction action) {
+    private static int forEachFile(String command, List<String> args, PrintStream out, PrintStream err, FileAction action) {
+        String usage = "usage: pagewise " + command + " [--] FILE...";
+        List<String> files = new ArrayList<>();
+        boolean positionalOnly = false;
+        for (String arg : args) {
+            if (positionalOnly || !arg.startsWith("-") || arg.equals("-")) {
+                files.add(arg);
+            } else if (arg.equals("--")) {
+                positionalOnly = true;
+            } else if (arg.equals("-h") || arg.equals("--help")) {
+                out.println(usage);
+                return 0;
+            } else {
+                err.println("pagewise " + command + ": unknown option '" + arg + "' (use -- before a FILE that starts with -)\n"
+                        + usage);
+                return 2;
+            }
+        }
         if (files.isEmpty()) {
-            err.println("pagewise " + command + ": no FILE given\nusage: pagewise " + command + " FILE...");
+            err.println("pagewise " + command + ": no FILE given\n" + usage);
             return 2;
         }
         if (!Native.isAvailable()) {

@@ -40,7 +40,8 @@ public final class ServeCommand {
             "  --bind=ADDR               TCP address to listen on (default 127.0.0.1; 0.0.0.0 or :: for all)",
             "  --export-name=NAME        export name (default: empty)",
             "  --description=TEXT        export description shown by clients",
-            "  --run=CMD                 run CMD with sh -c ($uri, $nbd, $unixsocket or $port set), stop when it exits",
+            "  --run=CMD                 run CMD with sh -c ($uri, $nbd, $exportname, and $unixsocket or $port set),",
+            "                            stop when it exits and exit with its status",
             "  --stats[=FILE]            at exit, print request statistics and page-cache residency (default stderr)",
             "  --threads=N               threads serving each connection: its requests run at once (default 16)",
             "  --max-connections=N       connections served at once (default 64)",
@@ -61,7 +62,7 @@ public final class ServeCommand {
         boolean readOnly;
         Path socket;
         Integer port;
-        String bind;
+        InetAddress bind;
         String exportName = "";
         String description = "";
         String run;
@@ -125,9 +126,9 @@ public final class ServeCommand {
                 case "--hint": o.hint = hint(value); break;
                 case "--socket": o.socket = Path.of(nonEmpty(name, value)); break;
                 case "--port": o.port = Arguments.integer(name, value, 0, 65535); break;
-                case "--bind": o.bind = nonEmpty(name, value); break;
-                case "--export-name": o.exportName = value; break;
-                case "--description": o.description = value; break;
+                case "--bind": o.bind = address(name, nonEmpty(name, value)); break;
+                case "--export-name": o.exportName = nbdString(name, value); break;
+                case "--description": o.description = nbdString(name, value); break;
                 case "--run": o.run = nonEmpty(name, value); break;
                 case "--stats": o.stats = true; o.statsFile = Path.of(nonEmpty(name, value)); break;
                 case "--threads": o.threads = Arguments.integer(name, value, 1, 1024); break;
@@ -174,6 +175,21 @@ public final class ServeCommand {
 
     private static String nonEmpty(String name, String value) throws UsageException {
         if (value.isEmpty()) throw new UsageException(name + " needs a value");
+        return value;
+    }
+
+    private static InetAddress address(String name, String value) throws UsageException {
+        try {
+            return InetAddress.getByName(value);
+        } catch (UnknownHostException e) {
+            throw new UsageException(name + "=" + value + ": unknown host or address");
+        }
+    }
+
+    /** NBD strings (export names, descriptions) are at most 4096 bytes of UTF-8. */
+    private static String nbdString(String name, String value) throws UsageException {
+        int bytes = value.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > 4096) throw new UsageException(name + " is " + bytes + " bytes long; NBD allows at most 4096");
         return value;
     }
 
@@ -266,13 +282,9 @@ public final class ServeCommand {
                 temporary.add(dir);
                 builder.unixSocket(dir.resolve("nbd.sock"));
             } else {
-                InetAddress host;
-                try {
-                    host = InetAddress.getByName(options.bind != null ? options.bind : "127.0.0.1");
-                } catch (UnknownHostException e) {
-                    throw new IOException("--bind=" + options.bind + ": unknown address");
-                }
-                builder.listen(new InetSocketAddress(host, options.port != null ? options.port : NbdServer.DEFAULT_PORT));
+                int port = options.port != null ? options.port : NbdServer.DEFAULT_PORT;
+                builder.listen(options.bind != null ? new InetSocketAddress(options.bind, port)
+                        : new InetSocketAddress("127.0.0.1", port));
             }
             try {
                 return builder.start();
@@ -327,7 +339,10 @@ public final class ServeCommand {
             }
         }
 
-        /** Stops the server, prints statistics, closes the export and removes temporary files; once. */
+        /**
+         * Stops the server, closes the export, prints statistics and removes temporary files; once. The statistics
+         * come after the close, which drops what EVICT and DONTCACHE still held, so residency is what stays cached.
+         */
         private synchronized boolean finish() {
             if (finished) return false;
             finished = true;
@@ -338,7 +353,6 @@ public final class ServeCommand {
                     err.println("pagewise serve: " + e.getMessage());
                 }
             }
-            if (options.stats && server != null) printStats();
             if (export != null) {
                 try {
                     export.close();
@@ -346,6 +360,7 @@ public final class ServeCommand {
                     err.println("pagewise serve: closing " + file + ": " + e.getMessage());
                 }
             }
+            if (options.stats && server != null) printStats();
             for (Path dir : temporary) deleteTree(dir);
             return true;
         }

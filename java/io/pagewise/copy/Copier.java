@@ -85,7 +85,8 @@ public final class Copier {
         int block = lcm(source.blockSize(), destination.blockSize());
         int requestSize = Math.min(options.requestSize(), Math.min(source.maximumRequest(), destination.maximumRequest()));
         requestSize = Math.max(block, requestSize / block * block);
-        boolean skipZeros = options.destinationIsZero() || destination.startsZeroed();
+        // allocated() promises every byte allocated, so zero ranges are written even where they already read as zeros.
+        boolean skipZeros = !options.allocated() && (options.destinationIsZero() || destination.startsZeroed());
 
         BlockingQueue<Work> queue = new ArrayBlockingQueue<>(options.requests() * 2);
         List<Thread> workers = new ArrayList<>();

@@ -55,7 +55,8 @@ public final class CopyOptions {
     }
 
     /**
-     * Says the destination already reads as zeros, so zero runs are skipped instead of zeroed.
+     * Says the destination already reads as zeros, so zero runs are skipped instead of zeroed (unless
+     * {@link #allocated}).
      *
      * @param value true when it does
      * @return these options
@@ -66,7 +67,8 @@ public final class CopyOptions {
     }
 
     /**
-     * Makes zero runs allocated zeros instead of holes.
+     * Makes zero runs allocated zeros instead of holes, also on a destination that already reads as zeros (a new
+     * file, {@link #destinationIsZero}): every byte of the copied range ends up allocated.
      *
      * @param value true for allocated zeros
      * @return these options

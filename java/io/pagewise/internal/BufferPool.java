@@ -31,7 +31,9 @@ public final class BufferPool {
 
     /** A new direct buffer of exactly size bytes whose address is a multiple of {@link #ALIGNMENT}. */
     public static ByteBuffer aligned(int size) {
-        return ByteBuffer.allocateDirect(size + ALIGNMENT).alignedSlice(ALIGNMENT).slice(0, size);
+        // alignedSlice also rounds the end down to a multiple, so whole units must fit after the aligned start.
+        int whole = (size + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
+        return ByteBuffer.allocateDirect(whole + ALIGNMENT).alignedSlice(ALIGNMENT).slice(0, size);
     }
 
     public void give(ByteBuffer buffer) {

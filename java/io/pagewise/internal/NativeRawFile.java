@@ -54,26 +54,54 @@ public final class NativeRawFile implements RawFile {
             int[] direct = new int[2];
             Errno.check(FileDescriptors.directAlignment0(fd, direct), "statx", path);
             return new NativeRawFile(path, fd, stat[1] == FileDescriptors.TYPE_BLOCK_DEVICE,
-                    stat[1] != FileDescriptors.TYPE_OTHER, new Alignment(direct[0], direct[1], (int) stat[2]),
-                    stat[4], stat[5]);
+                    stat[1] != FileDescriptors.TYPE_OTHER, alignment(direct, stat), stat[4], stat[5]);
         } catch (IOException | RuntimeException e) {
             FileDescriptors.close0(fd);
             throw e;
         }
     }
 
+    /**
+     * O_DIRECT alignment and logical block size from statx(STATX_DIOALIGN) (direct, zeros when not reported) and
+     * fstat (stat). Without STATX_DIOALIGN (Linux before 6.1, some file systems) O_DIRECT needs what those kernels
+     * checked: the logical block size of the block device, that is BLKSSZGET for a block device and the one of the
+     * device holding a regular file (sysfs). A file on no block device (tmpfs, NFS, FUSE, btrfs's anonymous
+     * device) gets its st_blksize, at most a page, which keeps bounce buffers possible.
+     */
+    static Alignment alignment(int[] direct, long[] stat) {
+        int logical;
+        if (stat[1] == FileDescriptors.TYPE_BLOCK_DEVICE) {
+            logical = (int) stat[2];
+        } else {
+            long fromDevice = sysfsNumber(stat[4], stat[5], "logical_block_size");
+            logical = fromDevice > 0 ? (int) fromDevice : (int) Math.max(512, Math.min(stat[2], BufferPool.ALIGNMENT));
+        }
+        return direct[1] > 0 ? new Alignment(direct[0], direct[1], logical) : new Alignment(logical, logical, logical);
+    }
+
     /** The device's read_ahead_kb from sysfs (the disk's, for a partition), or the default when unknown. */
     private static long readaheadBytes(long major, long minor) {
+        long kib = sysfsNumber(major, minor, "read_ahead_kb");
+        if (kib >= 0) return kib * 1024;
+        try {
+            return Long.parseLong(Files.readString(Path.of("/sys/class/bdi/" + major + ":" + minor + "/read_ahead_kb"))
+                    .trim()) * 1024;
+        } catch (IOException | NumberFormatException | SecurityException e) {
+            return DEFAULT_READAHEAD;
+        }
+    }
+
+    /** A number from the block device's queue/ in sysfs (the whole disk's, for a partition), or -1 when unknown. */
+    private static long sysfsNumber(long major, long minor, String name) {
         Path device = Path.of("/sys/dev/block/" + major + ":" + minor);
-        for (Path candidate : new Path[] {device.resolve("queue/read_ahead_kb"), device.resolve("../queue/read_ahead_kb"),
-                Path.of("/sys/class/bdi/" + major + ":" + minor + "/read_ahead_kb")}) {
+        for (Path candidate : new Path[] {device.resolve("queue").resolve(name), device.resolve("../queue").resolve(name)}) {
             try {
-                return Long.parseLong(Files.readString(candidate).trim()) * 1024;
+                return Long.parseLong(Files.readString(candidate).trim());
             } catch (IOException | NumberFormatException | SecurityException e) {
                 // try the next place
             }
         }
-        return DEFAULT_READAHEAD;
+        return -1;
     }
 
     @Override

@@ -5,7 +5,7 @@ import java.nio.file.Path;
 
 /**
  * Pairs with {@code native/errors.c}: turns {@code -errno} results into {@link NativeIOException}s.
- * Names and descriptions are read from the C library once, so failing paths never re-enter JNI.
+ * Names and descriptions are read from the C library once, at class init, so failing paths never re-enter JNI.
  */
 public final class Errno {
     public static final int EPERM = 1;
@@ -32,7 +32,16 @@ public final class Errno {
     private static final int MAX = 256;
     private static final String[] NAMES = new String[MAX];
     private static final String[] DESCRIPTIONS = new String[MAX];
-    private static volatile boolean loaded;
+
+    static {
+        // Read here, at class init, so that no failing call has to re-enter JNI to describe its errno.
+        if (io.pagewise.Native.isAvailable()) {
+            for (int i = 1; i < MAX; i++) {
+                NAMES[i] = name0(i);
+                DESCRIPTIONS[i] = description0(i);
+            }
+        }
+    }
 
     private Errno() {}
 
@@ -40,27 +49,14 @@ public final class Errno {
 
     private static native String description0(int errno);
 
-    private static void load() {
-        synchronized (NAMES) {
-            if (loaded) return;
-            for (int i = 1; i < MAX; i++) {
-                NAMES[i] = name0(i);
-                DESCRIPTIONS[i] = description0(i);
-            }
-            loaded = true;
-        }
-    }
-
     /** The symbolic name, such as {@code ENOSPC}. */
     public static String name(int errno) {
-        if (!loaded) load();
         String name = errno > 0 && errno < MAX ? NAMES[errno] : null;
         return name != null ? name : "errno " + errno;
     }
 
     /** The C library's text, such as {@code No space left on device}. */
     public static String description(int errno) {
-        if (!loaded) load();
         String text = errno > 0 && errno < MAX ? DESCRIPTIONS[errno] : null;
         return text != null ? text : "Unknown error " + errno;
     }

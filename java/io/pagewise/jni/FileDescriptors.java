@@ -1,6 +1,9 @@
 package io.pagewise.jni;
 
-/** Pairs with {@code native/fd.c}: open, close, stat, truncate, O_DIRECT alignment. Results are {@code -errno} on failure. */
+/**
+ * Pairs with {@code native/fd.c}: open, close, stat, truncate, O_DIRECT alignment, isatty. Results are {@code -errno}
+ * on failure.
+ */
 public final class FileDescriptors {
     public static final int READ_WRITE = 1;
     public static final int CREATE = 2;
@@ -21,11 +24,17 @@ public final class FileDescriptors {
 
     public static native int close0(int fd);
 
-    /** out (6 longs): size, type, logical block size, allocated bytes, device major, device minor. */
+    /**
+     * out (6 longs): size, type, block size (a block device's logical block size, else st_blksize), allocated bytes,
+     * device major, device minor (of the device itself for a block device, else of the device holding the file).
+     */
     public static native int stat0(int fd, long[] out);
 
     public static native int ftruncate0(int fd, long length);
 
-    /** out: memory alignment, offset and length alignment. */
+    /** 1 when fd is a terminal (isatty), else 0. */
+    public static native int isTerminal0(int fd);
+
+    /** out: memory alignment, offset and length alignment from statx(STATX_DIOALIGN); both 0 when not reported. */
     public static native int directAlignment0(int fd, int[] out);
 }

@@ -149,8 +149,9 @@ public final class FileExport implements Export {
     @Override
     public boolean canExtents() { return file.isNative() && !file.isBlockDevice(); }
 
+    /** CACHE is advertised only where it does something: not in DIRECT, DIRECTSYNC and DONTCACHE. */
     @Override
-    public boolean canCache() { return true; }
+    public boolean canCache() { return file.canPrefetch(); }
 
     @Override
     public boolean mayHaveHoles() { return holes; }

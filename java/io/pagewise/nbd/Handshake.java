@@ -110,8 +110,11 @@ final class Handshake {
             case OPT_LIST:
                 if (option.hasRemaining()) return invalid(code, "LIST takes no data");
                 for (ExportEntry entry : exports.values()) {
+                    // The name, then the description as the rest of the data, as nbdkit and libnbd read it.
                     byte[] name = utf8(entry.name());
-                    reply(code, REP_SERVER, ByteBuffer.allocate(4 + name.length).putInt(name.length).put(name).flip());
+                    byte[] description = utf8(entry.description());
+                    reply(code, REP_SERVER, ByteBuffer.allocate(4 + name.length + description.length).putInt(name.length)
+                            .put(name).put(description).flip());
                 }
                 reply(code, REP_ACK, null);
                 return null;

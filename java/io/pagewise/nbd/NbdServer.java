@@ -103,8 +103,8 @@ public final class NbdServer implements Closeable {
         ByteBudget budget = new ByteBudget(b.maxInflightBytes);
         long perConnection = b.maxInflightBytesPerConnection > 0 ? Math.min(b.maxInflightBytesPerConnection, b.maxInflightBytes)
                 : Math.max(PayloadBuffers.SMALL, b.maxInflightBytes / 4);
-        context = new ServerContext(b.threads, budget, perConnection, new PayloadBuffers(b.maxInflightBytes), stats, log,
-                b.verbose, Protocol.MIN_MAX_PAYLOAD);
+        context = new ServerContext(b.threads, budget, perConnection, new PayloadBuffers(b.maxInflightBytes, stats), stats,
+                log, b.verbose, Protocol.MIN_MAX_PAYLOAD, PayloadBuffers.longestWithin(perConnection, Protocol.MIN_MAX_PAYLOAD));
         handshakeTimer = new ScheduledThreadPoolExecutor(1, r -> daemon(r, "nbd-handshake-timer"));
         handshakeTimer.setRemoveOnCancelPolicy(true);
         acceptor = daemon(this::acceptLoop, "nbd-accept");
@@ -466,6 +466,9 @@ public final class NbdServer implements Closeable {
         public Builder export(String name, String description, Export export) {
             if (name == null || export == null) throw new NullPointerException(name == null ? "name" : "export");
             if (name.getBytes(StandardCharsets.UTF_8).length > 4096) throw new IllegalArgumentException("export name over 4096 bytes");
+            if (description != null && description.getBytes(StandardCharsets.UTF_8).length > 4096) {
+                throw new IllegalArgumentException("export description over 4096 bytes");
+            }
             exports.put(name, new ExportEntry(name, description == null ? "" : description, export));
             return this;
         }
@@ -531,7 +534,8 @@ public final class NbdServer implements Closeable {
 
         /**
          * Cap on payload bytes buffered by requests in flight, over all connections (back-pressure beyond it);
-         * default 64 MiB.
+         * default 64 MiB. A READ or WRITE longer than a connection's share of it is served in pieces that fit the
+         * share.
          *
          * @param bytes at least 64 KiB
          * @return this builder

@@ -17,10 +17,12 @@ final class PayloadBuffers {
 
     private final LinkedBlockingDeque<ByteBuffer> small;
     private final LinkedBlockingDeque<ByteBuffer> large;
+    private final ServerStats stats;
 
-    PayloadBuffers(long budget) {
+    PayloadBuffers(long budget, ServerStats stats) {
         small = new LinkedBlockingDeque<>((int) Math.max(16, Math.min(4096, budget / SMALL)));
         large = new LinkedBlockingDeque<>((int) Math.max(4, Math.min(4096, budget / LARGE)));
+        this.stats = stats;
     }
 
     /** Bytes of buffer that a payload of length occupies (what the budget is charged). */
@@ -29,8 +31,14 @@ final class PayloadBuffers {
         return (length + LARGE - 1) / LARGE * LARGE;
     }
 
+    /** The longest payload, at most max, whose buffers fit in bytes (which is at least {@link #SMALL}). */
+    static int longestWithin(long bytes, int max) {
+        return bytes < LARGE ? SMALL : (int) Math.min(max, bytes / LARGE * LARGE);
+    }
+
     /** Fills pieces[0..n) with buffers that together hold length bytes; returns n. */
     int take(long length, ByteBuffer[] pieces) {
+        stats.payloadBuffersTaken(footprint(length));
         if (length <= SMALL) {
             pieces[0] = get(small, SMALL).limit((int) length);
             return 1;
@@ -43,11 +51,14 @@ final class PayloadBuffers {
     }
 
     void give(ByteBuffer[] pieces, int n) {
+        long bytes = 0;
         for (int i = 0; i < n; i++) {
             ByteBuffer piece = pieces[i];
+            bytes += piece.capacity();
             (piece.capacity() == SMALL ? small : large).offerFirst(piece);
             pieces[i] = null;
         }
+        stats.payloadBuffersGiven(bytes);
     }
 
     private static ByteBuffer get(LinkedBlockingDeque<ByteBuffer> free, int size) {

@@ -2,6 +2,7 @@ package io.pagewise.nbd;
 
 import java.io.PrintStream;
 import java.util.Locale;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 /** Counts of what a server did: per command, requests, bytes and errors; plus connections. */
@@ -16,6 +17,8 @@ public final class ServerStats {
     private final LongAdder rejectedConnections = new LongAdder();
     private final LongAdder protocolErrors = new LongAdder();
     private final LongAdder handshakeTimeouts = new LongAdder();
+    private final AtomicLong payloadBytesHeld = new AtomicLong();
+    private final AtomicLong peakPayloadBytesHeld = new AtomicLong();
 
     /** Only a server makes these ({@link NbdServer#stats()}). */
     ServerStats() {}
@@ -51,6 +54,13 @@ public final class ServerStats {
 
     void handshakeTimedOut() { handshakeTimeouts.increment(); }
 
+    void payloadBuffersTaken(long bytes) {
+        long held = payloadBytesHeld.addAndGet(bytes);
+        peakPayloadBytesHeld.accumulateAndGet(held, Math::max);
+    }
+
+    void payloadBuffersGiven(long bytes) { payloadBytesHeld.addAndGet(-bytes); }
+
     /**
      * {@return the requests of a command so far, failed ones included}
      *
@@ -85,6 +95,12 @@ public final class ServerStats {
     /** {@return the connections dropped because their handshake did not finish in time} */
     public long handshakeTimeouts() { return handshakeTimeouts.sum(); }
 
+    /** {@return the bytes of payload buffers held by requests in flight now} */
+    public long payloadBytesHeld() { return payloadBytesHeld.get(); }
+
+    /** {@return the most bytes of payload buffers that requests held at once: at most the in-flight budget} */
+    public long peakPayloadBytesHeld() { return peakPayloadBytesHeld.get(); }
+
     /** {@return the seconds since the server started} */
     public double elapsedSeconds() { return (System.nanoTime() - startNanos) / 1e9; }
 
@@ -104,6 +120,7 @@ public final class ServerStats {
         double seconds = elapsedSeconds();
         out.printf(Locale.ROOT, "elapsed: %.3f s, connections: %d (%d refused, %d handshake timeouts), protocol errors: %d%n",
                 seconds, connections(), rejectedConnections(), handshakeTimeouts(), protocolErrors());
+        out.printf(Locale.ROOT, "payload buffers: at most %d bytes held at once%n", peakPayloadBytesHeld());
         out.printf(Locale.ROOT, "%-13s %10s %14s %12s %8s%n", "command", "ops", "bytes", "MiB/s", "errors");
         for (int i = 0; i <= COMMANDS; i++) {
             long n = ops[i].sum();

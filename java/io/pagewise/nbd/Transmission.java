@@ -22,6 +22,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * under the sending lock; replies go out in any order. A request is read, executed and answered by one thread, so
  * its payload buffer is still in that CPU's cache when it is copied to the file or the socket, and no request
  * waits for a hand-off to another thread. A client that stops reading replies blocks only its own threads.
+ * A READ or WRITE longer than {@link ServerContext#payloadPiece()} holds buffers for one piece and is received,
+ * executed and answered one piece at a time, so that requests never hold more than the in-flight budget.
  */
 final class Transmission {
     /** Content chunks in one structured READ reply; extents beyond that are sent as data. */
@@ -141,17 +143,50 @@ final class Transmission {
             return true;
         }
         if (type == CMD_READ || type == CMD_WRITE) {
-            long footprint = PayloadBuffers.footprint(length);
+            // A request holds buffers for at most one payload piece; a longer one is served piece by piece.
+            long held = Math.min(length, context.payloadPiece());
+            long footprint = PayloadBuffers.footprint(held);
             // The connection's share first: a connection at its cap waits without holding global bytes.
             r.connectionCharge = connectionBudget.acquire(footprint);
             r.charge = context.budget().acquire(footprint);
-            r.pieceCount = context.buffers().take(length, r.pieces);
+            r.pieceCount = context.buffers().take(held, r.pieces);
         }
         if (type == CMD_WRITE) {
-            for (int i = 0; i < r.pieceCount; i++) SocketIo.readExactly(channel, r.pieces[i]);
-            for (int i = 0; i < r.pieceCount; i++) r.pieces[i].flip();
+            if (length > context.payloadPiece()) {
+                receiveAndWriteInPieces(r);
+            } else {
+                for (int i = 0; i < r.pieceCount; i++) SocketIo.readExactly(channel, r.pieces[i]);
+                for (int i = 0; i < r.pieceCount; i++) r.pieces[i].flip();
+            }
         }
         return true;
+    }
+
+    /**
+     * A WRITE longer than a payload piece, received and written one piece at a time by the thread that holds the
+     * receiving lock (what follows on the socket is this payload anyway). After a failed write the rest of the
+     * payload is still read, to stay in step; the failure is answered once the request runs.
+     */
+    private void receiveAndWriteInPieces(Request r) throws IOException {
+        for (long done = 0; done < r.length; ) {
+            int used = r.ready(r.length - done);
+            long at = r.offset + done;
+            for (int i = 0; i < used; i++) {
+                SocketIo.readExactly(channel, r.pieces[i]);
+                done += r.pieces[i].flip().remaining();
+            }
+            if (r.writeFailure != null) continue;
+            try {
+                for (int i = 0; i < used; i++) {
+                    int n = r.pieces[i].remaining();
+                    export.write(r.pieces[i], at, false);
+                    at += n;
+                }
+            } catch (IOException | RuntimeException e) {
+                r.writeFailure = e;
+            }
+        }
+        r.writtenWhileReceiving = true;
     }
 
     /**
@@ -161,24 +196,33 @@ final class Transmission {
     private void send(Request r) {
         sending.lock();
         try {
-            if (!sendFailed) SocketIo.writeFully(channel, r.segments, r.segmentCount);
+            if (!sendFailed && !r.replied) SocketIo.writeFully(channel, r.segments, r.segmentCount);
         } catch (IOException e) {
-            sendFailed = true;
-            ending = true;
-            // A socket closed under the connection (the server cutting it) was logged by whoever closed it.
-            if (!(e instanceof ClosedChannelException)) {
-                context.log().accept(who + ": cannot send replies, closing: " + e.getMessage());
-            }
-            try {
-                channel.shutdownInput();
-            } catch (IOException ignored) {
-                // already closed
-            }
+            sendingBroke(e);
         } finally {
             sending.unlock();
-            for (int i = 0; i < r.segmentCount; i++) r.segments[i] = null;
-            r.segmentCount = 0;
+            clearSegments(r);
         }
+    }
+
+    /** After a failed send nothing more is sent, and the connection's reading stops; the caller holds the sending lock. */
+    private void sendingBroke(IOException e) {
+        sendFailed = true;
+        ending = true;
+        // A socket closed under the connection (the server cutting it) was logged by whoever closed it.
+        if (!(e instanceof ClosedChannelException)) {
+            context.log().accept(who + ": cannot send replies, closing: " + e.getMessage());
+        }
+        try {
+            channel.shutdownInput();
+        } catch (IOException ignored) {
+            // already closed
+        }
+    }
+
+    private static void clearSegments(Request r) {
+        for (int i = 0; i < r.segmentCount; i++) r.segments[i] = null;
+        r.segmentCount = 0;
     }
 
     /** Gives back r's payload buffers and budget shares; safe to call twice. */
@@ -263,6 +307,12 @@ final class Transmission {
         final long[] runLength = new long[MAX_CHUNKS];
         final boolean[] runHole = new boolean[MAX_CHUNKS];
         int runs;
+        /** A WRITE longer than a payload piece was already written while its payload was received. */
+        boolean writtenWhileReceiving;
+        /** Why such a WRITE failed, or null. */
+        Exception writeFailure;
+        /** The reply (or part of it) went out while the request ran: a READ longer than a payload piece. */
+        boolean replied;
 
         void set(int type, int flags, long cookie, long offset, long length) {
             this.type = type;
@@ -272,6 +322,20 @@ final class Transmission {
             this.length = length;
             this.error = 0;
             this.started = System.nanoTime();
+            this.writtenWhileReceiving = false;
+            this.writeFailure = null;
+            this.replied = false;
+        }
+
+        /** Readies the first pieces to take the next min(bytes, piece) bytes of payload; returns how many. */
+        int ready(long bytes) {
+            int used = 0;
+            for (long left = Math.min(bytes, context.payloadPiece()); left > 0; used++) {
+                ByteBuffer piece = pieces[used].clear();
+                piece.limit((int) Math.min(piece.capacity(), left));
+                left -= piece.limit();
+            }
+            return used;
         }
 
         String refuse(int error, String why) {
@@ -321,6 +385,11 @@ final class Transmission {
                 read(r);
                 return;
             case CMD_WRITE: {
+                if (r.writtenWhileReceiving) {
+                    rethrow(r.writeFailure);
+                    if (fua) export.flush();
+                    break;
+                }
                 long at = r.offset;
                 for (int i = 0; i < r.pieceCount; i++) {
                     ByteBuffer piece = r.pieces[i];
@@ -352,7 +421,16 @@ final class Transmission {
         prepareOk(r);
     }
 
+    private static void rethrow(Exception failure) throws IOException {
+        if (failure instanceof IOException) throw (IOException) failure;
+        if (failure != null) throw (RuntimeException) failure;
+    }
+
     private void read(Request r) throws IOException {
+        if (r.length > context.payloadPiece()) {
+            readInPieces(r);
+            return;
+        }
         planRuns(r);
         int pieceSize = r.pieceCount == 0 ? 1 : r.pieces[0].capacity();
         // Read every data run first: an error then becomes a clean error reply instead of a torn one.
@@ -389,6 +467,94 @@ final class Transmission {
                 addSegment(r, chunk(r, done, REPLY_TYPE_OFFSET_DATA, 8 + r.runLength[k], 8).putLong(absolute).flip());
                 addData(r, r.runStart[k], r.runLength[k], pieceSize);
             }
+        }
+    }
+
+    /**
+     * A READ longer than a payload piece: each piece is read and sent before the next one is read, under the sending
+     * lock, so the request holds one piece of buffers. With structured replies each piece is a chunk of its own, and
+     * a failure after the first one is an error chunk. A simple reply, or a structured one with DF, is one header
+     * for all the data: a failure after the header has gone out cannot be told, so it ends the connection, as the
+     * spec asks. A failure before anything went out is an ordinary error reply.
+     */
+    private void readInPieces(Request r) throws IOException {
+        planRuns(r);
+        boolean chunked = session.structuredReplies() && (r.flags & CMD_FLAG_DF) == 0;
+        sending.lock();
+        try {
+            if (sendFailed) {
+                r.replied = true;
+                return;
+            }
+            for (int k = 0; k < r.runs; k++) {
+                long end = r.runStart[k] + r.runLength[k];
+                int last = k == r.runs - 1 ? REPLY_FLAG_DONE : 0;
+                if (r.runHole[k]) {
+                    r.area.clear();
+                    addSegment(r, chunk(r, last, REPLY_TYPE_OFFSET_HOLE, 12, 12).putLong(r.offset + r.runStart[k])
+                            .putInt((int) r.runLength[k]).flip());
+                    if (!sendPiece(r)) return;
+                    continue;
+                }
+                for (long pos = r.runStart[k]; pos < end; ) {
+                    int used = r.ready(end - pos);
+                    int n = 0;
+                    try {
+                        for (int i = 0; i < used; i++) {
+                            export.read(r.pieces[i], r.offset + pos + n);
+                            n += r.pieces[i].flip().remaining();
+                        }
+                    } catch (IOException | RuntimeException e) {
+                        if (r.replied) failAfterReplying(r, e, chunked);
+                        throw e;
+                    }
+                    r.area.clear();
+                    if (chunked) {
+                        int done = pos + n == end ? last : 0;
+                        addSegment(r, chunk(r, done, REPLY_TYPE_OFFSET_DATA, 8 + n, 8).putLong(r.offset + pos).flip());
+                    } else if (!r.replied && session.structuredReplies()) {
+                        addSegment(r, chunk(r, REPLY_FLAG_DONE, REPLY_TYPE_OFFSET_DATA, 8 + r.length, 8).putLong(r.offset).flip());
+                    } else if (!r.replied) {
+                        addSegment(r, r.area.putInt(SIMPLE_REPLY_MAGIC).putInt(0).putLong(r.cookie).flip());
+                    }
+                    for (int i = 0; i < used; i++) addSegment(r, r.pieces[i]);
+                    if (!sendPiece(r)) return;
+                    pos += n;
+                }
+            }
+        } finally {
+            sending.unlock();
+            clearSegments(r);
+        }
+    }
+
+    /** Sends the segments prepared for one piece of a reply; false when sending broke. The sending lock is held. */
+    private boolean sendPiece(Request r) {
+        r.replied = true;
+        try {
+            SocketIo.writeFully(channel, r.segments, r.segmentCount);
+            return true;
+        } catch (IOException e) {
+            sendingBroke(e);
+            return false;
+        } finally {
+            clearSegments(r);
+        }
+    }
+
+    /** A READ failed after part of its reply went out: an error chunk ends a chunked reply, else the connection ends. */
+    private void failAfterReplying(Request r, Exception e, boolean chunked) {
+        if (chunked) {
+            prepareError(r, errorOf(e), e.getMessage() != null ? e.getMessage() : e.toString());
+            sendPiece(r);
+            return;
+        }
+        sendingBroke(new IOException("READ " + Long.toUnsignedString(r.offset) + "+" + r.length
+                + " failed after its reply began, which a reply without error chunks cannot tell: " + e.getMessage()));
+        try {
+            channel.shutdownOutput();
+        } catch (IOException ignored) {
+            // already closed
         }
     }
 

@@ -27,6 +27,11 @@ public interface CachePolicy {
         file().advise(offset, length, Advice.WILLNEED);
     }
 
+    /** Whether {@link #prefetch} reads anything into the cache (the pure-Java path cannot advise). */
+    default boolean prefetches() {
+        return file().isNative();
+    }
+
     /** Changes the file size. */
     default void resize(long size) throws IOException {
         file().truncate(size);

@@ -231,6 +231,9 @@ final class DirectPolicy implements CachePolicy {
     public void prefetch(long offset, long length) {}
 
     @Override
+    public boolean prefetches() { return false; }
+
+    @Override
     public void resize(long size) throws IOException {
         sizeLock.writeLock().lock();
         try {

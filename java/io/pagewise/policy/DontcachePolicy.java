@@ -40,6 +40,8 @@ final class DontcachePolicy implements CachePolicy {
         } catch (NativeIOException e) {
             if (!fallBackOn(e)) throw e;
         }
+        // The kernel drops the folio read, not the readahead around it: the window tracker drops that.
+        windows.touched(0, 1, false);
     }
 
     private boolean fallBackOn(NativeIOException e) {
@@ -105,6 +107,9 @@ final class DontcachePolicy implements CachePolicy {
     public void prefetch(long offset, long length) throws IOException {
         if (fellBack) windows.prefetch(offset, length);
     }
+
+    @Override
+    public boolean prefetches() { return fellBack; }
 
     @Override
     public void close() throws IOException {

@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.jni.Errno;
+import io.pagewise.testing.ExternalTools;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 import java.nio.ByteBuffer;
@@ -31,6 +32,35 @@ class ErrnoMappingTest {
 
     @TempDir
     Path dir;
+
+    @Test
+    void errnoNamesAreReadAtClassInitNotOnTheFailingPath() throws Exception {
+        if (!Native.isAvailable()) ExternalTools.unavailable("native library not loaded", "errno names come from it");
+        // The JVM logs each native method the first time it links it: Errno's must all come before the failure.
+        java.util.List<String> command = java.util.List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xlog:jni+resolve=debug:stdout",
+                "-cp", classes(Native.class) + java.io.File.pathSeparator + classes(ErrnoProbe.class),
+                ErrnoProbe.class.getName(), dir.toString());
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        process.getOutputStream().close();
+        String output = new String(process.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertTrue(process.waitFor(60, java.util.concurrent.TimeUnit.SECONDS), "child JVM did not finish");
+        assertEquals(0, process.exitValue(), output);
+        java.util.List<String> lines = java.util.List.of(output.split("\n"));
+        assertTrue(lines.contains("available=true") && lines.contains("failed=ENOENT"), output);
+        int opened = lines.indexOf("opened");
+        for (String method : new String[] {"io.pagewise.jni.Errno.name0", "io.pagewise.jni.Errno.description0"}) {
+            int linked = -1;
+            for (int i = 0; i < lines.size(); i++) if (lines.get(i).contains(method + " ")) linked = i;
+            assertTrue(linked >= 0 && linked < opened, method + " must be linked at class init, before the first failure:\n"
+                    + output.lines().filter(l -> l.contains("pagewise") || !l.startsWith("[")).collect(
+                            java.util.stream.Collectors.joining("\n")));
+        }
+    }
+
+    private static String classes(Class<?> type) throws Exception {
+        return Path.of(type.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+    }
 
     @Test
     void writingToDevFullReportsEnospcWithOperationPathAndRange() throws Exception {

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.testing.ExternalTools;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -13,6 +14,8 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /** PageCache on small files: touch makes a file fully resident, evict drops it all, and ranges count right. */
 @Timeout(60)
@@ -45,6 +48,20 @@ class PageCacheResidencyTest {
         PageCache.evict(path);
         assertEquals(0, PageCache.residency(path).residentPages(), "after the second evict");
         assertArrayEquals(content, Files.readAllBytes(path), "eviction never changes data");
+    }
+
+    @ParameterizedTest
+    @EnumSource(CacheMode.class)
+    void openingAndClosingAColdFileLeavesItCold(CacheMode mode) throws Exception {
+        Path path = dir.resolve("cold");
+        Files.write(path, Fixtures.random(3, SIZE));
+        PageCache.evict(path);
+        // DONTCACHE reads a byte at open to learn whether the file takes RWF_DONTCACHE.
+        StorageFile.open(path, mode, READ).close();
+        assertEquals(0, PageCache.residency(path).residentPages(), mode + " left pages cached");
+        ExternalTools.require("vmtouch");
+        String vmtouch = ExternalTools.run(30, "vmtouch", path.toString()).assertOk("vmtouch").stdout();
+        assertTrue(vmtouch.contains("Resident Pages: 0/"), vmtouch);
     }
 
     @Test

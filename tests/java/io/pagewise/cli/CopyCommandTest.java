@@ -272,6 +272,17 @@ class CopyCommandTest {
         assertEquals(2, copy("a").status);
         assertEquals(2, copy("--requests=0", "a", "b").status);
         assertEquals(2, copy("--sparse=100", "a", "b").status);
+        String[][] mistakes = {
+                {"pattern:abc", "null:"}, {"zero:12Q", "null:"}, {"null:", "b"}, {"a", "pattern:1M"}, {"a", "zero:1M"},
+                {"nbd://[::1/x", "b"}, {"a", "nbds://127.0.0.1/x"}, {"nbd+unix:///x", "b"}, {"nbd:///x", "b"},
+                {"--progress=1000000", "pattern:1M", "null:"},
+        };
+        for (String[] args : mistakes) {
+            Result r = copy(args);
+            assertEquals(2, r.status, String.join(" ", args) + ": " + r.err);
+            assertTrue(r.err.contains("usage: pagewise copy"), r.err);
+        }
+        assertFalse(Files.exists(Path.of("pattern:1M")) || Files.exists(Path.of("zero:1M")), "a synthetic DST made a file");
         assertTrue(copy("--frobnicate", "a", "b").err.contains("unknown option '--frobnicate'"));
         Result help = copy("--help");
         assertEquals(0, help.status);
@@ -307,6 +318,29 @@ class CopyCommandTest {
         ProcessBuilder builder = new ProcessBuilder("bash", "-c", line.toString());
         builder.environment().putAll(Map.of("CP", System.getProperty("java.class.path")));
         return builder.redirectErrorStream(true).redirectOutput(dir.resolve("child.log").toFile()).start();
+    }
+
+    @Test
+    void theProgressBarRedrawsInPlaceOnlyWhenStderrIsATerminal() throws Exception {
+        ExternalTools.require("script");
+        String java = ProcessHandle.current().info().command().orElse("java");
+        String copy = "exec '" + java + "' -cp \"$CP\" io.pagewise.cli.Main copy --progress --requests=1 pattern:64M null:";
+        Map<String, String> env = Map.of("CP", System.getProperty("java.class.path"));
+        // script runs the command on a pseudo-terminal and copies what reaches it to its own stdout. Without the
+        // native library (no isatty) /proc/self/fd/2 tells.
+        for (String withoutNative : new String[] {"", " -Dpagewise.native=false"}) {
+            String command = copy.replace(" -cp ", withoutNative + " -cp ") + " </dev/null >/dev/null";
+            String terminal = ExternalTools.run(env, 60, "script", "-qec", command, "/dev/null")
+                    .assertOk("copy with only stderr on a terminal").stdout();
+            assertTrue(terminal.contains("\r[") && terminal.contains("\u001b[K") && terminal.contains("100.0%"),
+                    "a bar redrawn in place" + withoutNative + ": " + terminal);
+        }
+        Path stderr = dir.resolve("stderr.txt");
+        ExternalTools.run(env, 60, "script", "-qec", copy + " 2>'" + stderr + "'", "/dev/null")
+                .assertOk("copy with stdin and stdout on a terminal, stderr in a file");
+        String lines = Files.readString(stderr);
+        assertFalse(lines.contains("\r") || lines.contains("\u001b"), "no terminal codes in a file: " + lines);
+        assertTrue(lines.lines().count() >= 2 && lines.contains("100.0%"), lines);
     }
 
     @Test

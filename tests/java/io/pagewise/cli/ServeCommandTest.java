@@ -66,11 +66,27 @@ class ServeCommandTest {
             "--threads=0|--threads",
             "--handshake-timeout=-1|--handshake-timeout",
             "--socket=/tmp/x.sock --port=1|--socket",
+            "--bind=badhost.invalid|--bind=badhost.invalid",
+            "--bind=|--bind",
+            "--read-only=yes|--read-only",
+            "a.img b.img|more than one FILE",
+            "--create=1M|--create needs a FILE",
     })
     void badCommandLinesExitTwoNamingTheOption(String args, String named) {
         Outcome outcome = serve(args.split(" "));
         assertEquals(2, outcome.status(), outcome.err());
         assertTrue(outcome.err().contains(named), outcome.err());
+    }
+
+    @Test
+    void namesAndDescriptionsOverTheProtocolsLimitAreUsageErrors() {
+        String tooLong = "x".repeat(4097);
+        for (String option : new String[] {"--export-name", "--description"}) {
+            Outcome outcome = serve(option + "=" + tooLong, "--create=1M", dir.resolve("never.img").toString());
+            assertEquals(2, outcome.status(), outcome.err());
+            assertTrue(outcome.err().contains(option + " is 4097 bytes long"), outcome.err());
+            assertFalse(Files.exists(dir.resolve("never.img")), "a usage error must not create the file");
+        }
     }
 
     @Test
@@ -124,6 +140,35 @@ class ServeCommandTest {
         String text = Files.readString(stats);
         assertTrue(text.contains("elapsed:") && text.contains("connections: 1 "), text);
         assertEquals(io.pagewise.Native.isAvailable(), text.contains("page cache:"), text);
+    }
+
+    @Test
+    void statsReportTheResidencyLeftAfterTheExportIsClosed() throws Exception {
+        requireTool("nbdcopy");
+        requireTool("vmtouch");
+        if (!io.pagewise.Native.isAvailable()) {
+            ExternalTools.unavailable("native library not loaded", "EVICT and the residency figure need it");
+        }
+        Path file = dir.resolve("data.img");
+        byte[] data = new byte[64 << 20];
+        new java.util.Random(8).nextBytes(data);
+        Files.write(file, data);
+        io.pagewise.PageCache.evict(file);
+        Path stats = dir.resolve("stats.txt");
+        // EVICT holds its last 8 windows (16 MiB) until the export is closed: 25 % of this file.
+        Outcome outcome = serve("--cache=evict", "--stats=" + stats, "--run", "nbdcopy \"$uri\" null:", file.toString());
+        assertEquals(0, outcome.status(), outcome.err());
+        String text = Files.readString(stats);
+        java.util.regex.Matcher printed = java.util.regex.Pattern.compile("page cache: (\\d+)/(\\d+) pages").matcher(text);
+        assertTrue(printed.find(), text);
+        long resident = Long.parseLong(printed.group(1));
+        long total = Long.parseLong(printed.group(2));
+        assertTrue(resident <= total / 100, "--stats says " + resident + " of " + total + " pages stay cached:\n" + text);
+        assertEquals(io.pagewise.PageCache.residency(file).residentPages(), resident, "mincore after exit");
+        String vmtouch = ExternalTools.run(30, "vmtouch", file.toString()).assertOk("vmtouch").stdout();
+        java.util.regex.Matcher measured = java.util.regex.Pattern.compile("Resident Pages: (\\d+)/").matcher(vmtouch);
+        assertTrue(measured.find(), vmtouch);
+        assertEquals(resident, Long.parseLong(measured.group(1)), "vmtouch after exit:\n" + vmtouch);
     }
 
     @Test

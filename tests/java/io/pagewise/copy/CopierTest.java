@@ -109,6 +109,26 @@ class CopierTest {
     }
 
     @Test
+    void allocatedAllocatesEveryByteOfANewDestinationAndOfOneSaidToBeZero() throws Exception {
+        Path src = sparseImage("src.img");
+        Path created = dir.resolve("created.img");
+        CopyResult r = copy(src, created, new CopyOptions().allocated(true));
+        assertArrayEquals(Files.readAllBytes(src), Files.readAllBytes(created));
+        assertEquals(0, r.skippedBytes(), r.toString());
+        assertEquals(SIZE, r.dataBytes() + r.zeroedBytes(), r.toString());
+        // st_blocks counts the unwritten extents that ZERO_RANGE leaves, which SEEK_HOLE may still call holes.
+        assertTrue(allocatedBytes(created) >= SIZE, "allocated " + allocatedBytes(created) + " of " + SIZE);
+
+        Path zeroed = dir.resolve("zeroed.img");
+        try (RandomAccessFile raf = new RandomAccessFile(zeroed.toFile(), "rw")) {
+            raf.setLength(SIZE);
+        }
+        copy(src, zeroed, new CopyOptions().allocated(true).destinationIsZero(true));
+        assertArrayEquals(Files.readAllBytes(src), Files.readAllBytes(zeroed));
+        assertTrue(allocatedBytes(zeroed) >= SIZE, "allocated " + allocatedBytes(zeroed) + " of " + SIZE);
+    }
+
+    @Test
     void destinationIsZeroSkipsZeroRangesEntirely() throws Exception {
         Path src = sparseImage("src.img");
         Path dst = dir.resolve("dst.img");
@@ -128,6 +148,16 @@ class CopierTest {
         CopyResult r = copy(src, dst, new CopyOptions().sparseBlock(0));
         assertEquals(ISLANDS.length * 64 * 1024, r.dataBytes(), r.toString());
         assertArrayEquals(Files.readAllBytes(src), Files.readAllBytes(dst));
+    }
+
+    @Test
+    void requestSizesThatAreNoMultipleOfAPageWork() throws Exception {
+        Path src = sparseImage("src.img");
+        for (int size : new int[] {512, 1000, 6000, 65536 + 512}) {
+            Path dst = dir.resolve("dst-" + size + ".img");
+            copy(src, dst, new CopyOptions().requestSize(size));
+            assertArrayEquals(Files.readAllBytes(src), Files.readAllBytes(dst), "request size " + size);
+        }
     }
 
     @Test

@@ -54,9 +54,13 @@ class ClientInteropTest {
             String json = ExternalTools.run(30, "nbdinfo", "--json", server.uri()).assertOk("nbdinfo --json").stdout();
             assertEquals(16 * MiB, number(json, "export-size"));
             assertTrue(json.contains("\"is_read_only\": false"), json);
-            for (String flag : List.of("can_flush", "can_fua", "can_trim", "can_zero", "can_multi_conn", "can_cache", "can_df")) {
+            for (String flag : List.of("can_flush", "can_fua", "can_trim", "can_zero", "can_multi_conn", "can_df")) {
                 assertTrue(json.contains("\"" + flag + "\": true"), flag + " in " + json);
             }
+            // CACHE only where it fills the page cache: not in the modes that keep data out of it.
+            CacheMode effective = server.export.file().cacheMode();
+            boolean caches = !effective.isDirect() && effective != CacheMode.DONTCACHE;
+            assertTrue(json.contains("\"can_cache\": " + caches), "can_cache in " + json);
             assertTrue(json.contains("base:allocation"), json);
             long minimum = mode.isDirect() ? server.export.file().alignment().offset() : 1;
             assertEquals(minimum, number(json, "block_size_minimum"), json);

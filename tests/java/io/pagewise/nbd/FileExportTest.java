@@ -1,9 +1,13 @@
 package io.pagewise.nbd;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.CacheMode;
+import io.pagewise.Native;
+import io.pagewise.PageCache;
+import io.pagewise.testing.ExternalTools;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;
@@ -12,8 +16,13 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
-/** READ looks for holes only while the file may have some: fully written files skip the lookups. */
+/**
+ * READ looks for holes only while the file may have some: fully written files skip the lookups. CACHE is advertised
+ * only in the modes where it reads into the page cache.
+ */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class FileExportTest {
     @TempDir
@@ -36,6 +45,31 @@ class FileExportTest {
         try (FileExport export = FileExport.open(other, CacheMode.WRITEBACK, false)) {
             export.zero(0, 65536, true, false, false);
             assertTrue(export.mayHaveHoles(), "zeroing may punch a hole");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(CacheMode.class)
+    void cacheIsAdvertisedExactlyWhereItFillsThePageCache(CacheMode mode) throws Exception {
+        if (!Native.isAvailable()) ExternalTools.unavailable("native library not loaded", "residency is read with mincore");
+        Path path = dir.resolve("cache.raw");
+        byte[] data = new byte[8 << 20];
+        new java.util.Random(4).nextBytes(data);
+        Files.write(path, data);
+        PageCache.evict(path);
+        try (FileExport export = FileExport.open(path, mode, true)) {
+            boolean advertised = (Handshake.transmissionFlags(export, true) & Protocol.TF_SEND_CACHE) != 0;
+            boolean bypassesCache = export.file().cacheMode().isDirect() || export.file().cacheMode() == CacheMode.DONTCACHE;
+            assertEquals(!bypassesCache, advertised, "SEND_CACHE for " + export.file().cacheMode());
+            long before = PageCache.residency(path).residentPages();
+            export.cache(0, 4 << 20); // what NBD_CMD_CACHE runs
+            // WILLNEED starts readahead; its pages arrive shortly after.
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(advertised ? 5000 : 300);
+            long after = before;
+            while (System.nanoTime() < deadline && (after = PageCache.residency(path).residentPages()) == before) {
+                Thread.sleep(10);
+            }
+            assertEquals(advertised, after > before, mode + ": " + before + " then " + after + " pages resident after CACHE");
         }
     }
 

@@ -28,6 +28,25 @@ class LibnbdProtocolTest {
     }
 
     @Test
+    void listShowsDescriptionsToLibnbd() throws Exception {
+        String python = ExternalTools.python();
+        try (TestServer server = TestServer.start(dir, 1 << 20, CacheMode.WRITEBACK, false,
+                b -> b.export("second", "the second disk", new MemoryExport(1 << 20, false)))) {
+            String script = String.join("\n",
+                    "import os, nbd",
+                    "h = nbd.NBD()",
+                    "h.set_opt_mode(True)",
+                    "h.connect_uri(os.environ['uri'])",
+                    "h.opt_list(lambda name, description: print(repr(name), repr(description)))",
+                    "h.opt_abort()",
+                    "");
+            ExternalTools.Result result = ExternalTools.run(java.util.Map.of("uri", server.uri()), 30, python, "-c", script)
+                    .assertOk("opt_list");
+            assertEquals("'' 'test disk'\n'second' 'the second disk'\n", result.stdout());
+        }
+    }
+
+    @Test
     void everyCommandFlagAndErrorWorks() throws Exception {
         ExternalTools.python();
         try (TestServer server = TestServer.start(dir, 64 << 20, CacheMode.WRITEBACK)) {

@@ -89,6 +89,35 @@ class NbdServerTest {
         }
     }
 
+    @Test
+    void listSendsEachExportsNameAndDescription() throws Exception {
+        try (NbdServer server = NbdServer.builder().export("", "the default disk", new MemoryExport(1 << 20, false))
+                .export("second", new MemoryExport(1 << 20, true)).tcp(InetAddress.getLoopbackAddress(), 0)
+                .log(message -> { }).start();
+             SocketChannel channel = SocketChannel.open(server.address())) {
+            read(channel, 18);
+            channel.write(ByteBuffer.allocate(4).putInt(Protocol.CLIENT_FIXED_NEWSTYLE | Protocol.CLIENT_NO_ZEROES).flip());
+            channel.write(ByteBuffer.allocate(16).putLong(Protocol.IHAVEOPT).putInt(Protocol.OPT_LIST).putInt(0).flip());
+            java.util.List<String> replies = new java.util.ArrayList<>();
+            while (true) {
+                ByteBuffer head = read(channel, 20);
+                assertEquals(Protocol.OPTION_REPLY_MAGIC, head.getLong());
+                assertEquals(Protocol.OPT_LIST, head.getInt());
+                int type = head.getInt();
+                ByteBuffer data = read(channel, head.getInt());
+                if (type == Protocol.REP_ACK) break;
+                assertEquals(Protocol.REP_SERVER, type);
+                byte[] name = new byte[data.getInt()];
+                data.get(name);
+                byte[] description = new byte[data.remaining()];
+                data.get(description);
+                replies.add(new String(name, java.nio.charset.StandardCharsets.UTF_8) + "|"
+                        + new String(description, java.nio.charset.StandardCharsets.UTF_8));
+            }
+            assertEquals(java.util.List.of("|the default disk", "second|"), replies);
+        }
+    }
+
     /** A read-only export whose reads wait at a gate, counting how many are inside at once. */
     private static final class GatedExport implements Export {
         final java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
