@@ -229,9 +229,7 @@ class EvictResidencyTest {
 
     @Test
     void dontcacheFallsBackToEvictWhereUnsupported() throws IOException {
-        Path shm = Path.of("/dev/shm");
-        if (!Files.isDirectory(shm)) return;
-        Path file = Files.createTempFile(shm, "pagewise-dontcache", ".raw");
+        Path file = Files.createTempFile(ExternalTools.tmpfs(), "pagewise-dontcache", ".raw");
         try {
             Files.write(file, new byte[8192]);
             try (StorageFile f = StorageFile.open(file, CacheMode.DONTCACHE, READ, WRITE)) {

@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.CacheMode;
 import io.pagewise.Extent;
-import io.pagewise.Native;
 import io.pagewise.PageCache;
 import io.pagewise.StorageFile;
 import io.pagewise.testing.ExternalTools;
@@ -209,7 +208,7 @@ class CopierTest {
 
     @Test
     void evictModesLeaveTheDestinationUncached() throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeTrue(Native.isAvailable(), "needs the native library");
+        ExternalTools.requireNativeLibrary();
         Path src = dir.resolve("random.img");
         byte[] data = new byte[(int) (64 * MiB)];
         new Random(5).nextBytes(data);
