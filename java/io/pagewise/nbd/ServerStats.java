@@ -2,9 +2,10 @@ package io.pagewise.nbd;
 
 import java.io.PrintStream;
 import java.util.Locale;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 
-/** Counts of what a server did: per command, requests, bytes and errors; plus connections. */
+/** Counts of what a server did: per command, requests, bytes and errors; plus connections and requests in flight. */
 public final class ServerStats {
     private static final int COMMANDS = Protocol.CMD_BLOCK_STATUS + 1;
 
@@ -16,6 +17,8 @@ public final class ServerStats {
     private final LongAdder rejectedConnections = new LongAdder();
     private final LongAdder protocolErrors = new LongAdder();
     private final LongAdder handshakeTimeouts = new LongAdder();
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private final AtomicInteger mostInFlight = new AtomicInteger();
 
     private static LongAdder[] adders() {
         LongAdder[] adders = new LongAdder[COMMANDS + 1];
@@ -40,6 +43,13 @@ public final class ServerStats {
         }
     }
 
+    /** A request was read: it is in flight until {@link #requestAnswered()}. */
+    void requestReceived() {
+        mostInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
+    }
+
+    void requestAnswered() { inFlight.decrementAndGet(); }
+
     void connectionAccepted() { connections.increment(); }
 
     void connectionRejected() { rejectedConnections.increment(); }
@@ -63,6 +73,9 @@ public final class ServerStats {
     /** Connections dropped because their handshake did not finish in time. */
     public long handshakeTimeouts() { return handshakeTimeouts.sum(); }
 
+    /** The most requests read and not yet answered at one time, over all connections. */
+    public int mostInFlight() { return mostInFlight.get(); }
+
     public double elapsedSeconds() { return (System.nanoTime() - startNanos) / 1e9; }
 
     private static int code(String command) {
@@ -75,8 +88,9 @@ public final class ServerStats {
     /** A human-readable report: elapsed time, then one line per command used. */
     public void print(PrintStream out) {
         double seconds = elapsedSeconds();
-        out.printf(Locale.ROOT, "elapsed: %.3f s, connections: %d (%d refused, %d handshake timeouts), protocol errors: %d%n",
-                seconds, connections(), rejectedConnections(), handshakeTimeouts(), protocolErrors());
+        out.printf(Locale.ROOT, "elapsed: %.3f s, connections: %d (%d refused, %d handshake timeouts), protocol errors: %d, "
+                + "most requests in flight: %d%n",
+                seconds, connections(), rejectedConnections(), handshakeTimeouts(), protocolErrors(), mostInFlight());
         out.printf(Locale.ROOT, "%-13s %10s %14s %12s %8s%n", "command", "ops", "bytes", "MiB/s", "errors");
         for (int i = 0; i <= COMMANDS; i++) {
             long n = ops[i].sum();

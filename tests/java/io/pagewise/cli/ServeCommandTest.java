@@ -203,6 +203,7 @@ class ServeCommandTest {
             assertFalse(Files.exists(socket), "socket file left behind");
             String err = Files.readString(dir.resolve("stderr.txt"));
             assertTrue(err.contains("elapsed:") && err.contains("WRITE"), err);
+            assertTrue(err.contains("most requests in flight: 1\n"), err);
             assertEquals('k', Files.readAllBytes(file)[8192]);
         } finally {
             server.destroyForcibly();
