@@ -11,6 +11,7 @@ import io.pagewise.nbd.FileExport;
 import io.pagewise.nbd.NbdServer;
 import io.pagewise.testing.ExternalTools;
 import io.pagewise.testing.NbdChildServer;
+import io.pagewise.testing.ResidencyCheck;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -383,13 +384,13 @@ class CopyCommandTest {
         double before = io.pagewise.PageCache.residency(src).percent();
         copyOk(src.toString(), dst.toString());
         assertTrue(io.pagewise.PageCache.residency(src).percent() >= before - 1, "cached source was evicted");
-        assertTrue(io.pagewise.PageCache.residency(dst).percent() <= 2, "destination left in the cache");
+        ResidencyCheck.assertAtMostOnePercent(dst, "destination");
         // Not cached before: not cached after.
         io.pagewise.PageCache.evict(src);
         Files.delete(dst);
         copyOk(src.toString(), dst.toString());
-        assertTrue(io.pagewise.PageCache.residency(src).percent() <= 2, "source left in the cache");
-        assertTrue(io.pagewise.PageCache.residency(dst).percent() <= 2, "destination left in the cache");
+        ResidencyCheck.assertAtMostOnePercent(src, "source");
+        ResidencyCheck.assertAtMostOnePercent(dst, "destination");
         cmp(src, dst);
     }
 

@@ -8,9 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.CacheMode;
 import io.pagewise.Extent;
-import io.pagewise.PageCache;
 import io.pagewise.StorageFile;
 import io.pagewise.testing.ExternalTools;
+import io.pagewise.testing.ResidencyCheck;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
@@ -218,8 +218,7 @@ class CopierTest {
              CopyDestination d = FileEndpoint.openDestination(dst, CacheMode.EVICT, s.size())) {
             new Copier(new CopyOptions()).copy(s, d);
         }
-        double resident = PageCache.residency(dst).percent();
-        assertTrue(resident <= 5, "destination " + resident + " % resident");
+        ResidencyCheck.assertAtMostOnePercent(dst, "destination");
         assertArrayEquals(data, Files.readAllBytes(dst));
     }
 }
