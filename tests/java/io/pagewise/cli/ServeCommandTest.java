@@ -122,6 +122,8 @@ class ServeCommandTest {
                 "nbdinfo --size \"$uri\"", file.toString());
         assertEquals(0, outcome.status(), outcome.err());
         assertEquals(8 << 20, Files.size(file));
+        String blocks = ExternalTools.run(10, "stat", "-c", "%b", file.toString()).assertOk("stat").stdout().strip();
+        assertEquals("0", blocks, "blocks allocated to the file --create made");
         String text = Files.readString(stats);
         assertTrue(text.contains("elapsed:") && text.contains("connections: 1 "), text);
         assertEquals(io.pagewise.Native.isAvailable(), text.contains("page cache:"), text);
