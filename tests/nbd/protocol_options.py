@@ -80,7 +80,8 @@ h.opt_go()
 assert h.get_size() == 64 << 20
 h.shutdown()
 
-# EXPORT_NAME, without NO_ZEROES (the server then sends 124 zero bytes) and without structured replies
+# GO without NO_ZEROES and without structured replies: simple replies from then on. (libnbd sends GO here, never
+# EXPORT_NAME, to a server that knows GO; ExportNameReplyTest checks EXPORT_NAME's reply on a raw socket.)
 h = nbd.NBD()
 h.set_request_structured_replies(False)
 h.set_handshake_flags(nbd.HANDSHAKE_FLAG_FIXED_NEWSTYLE)

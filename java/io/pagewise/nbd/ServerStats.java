@@ -2,10 +2,11 @@ package io.pagewise.nbd;
 
 import java.io.PrintStream;
 import java.util.Locale;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
-/** Counts of what a server did: per command, requests, bytes and errors; plus connections. */
+/** Counts of what a server did: per command, requests, bytes and errors; plus connections and requests in flight. */
 public final class ServerStats {
     private static final int COMMANDS = Protocol.CMD_BLOCK_STATUS + 1;
 
@@ -17,6 +18,8 @@ public final class ServerStats {
     private final LongAdder rejectedConnections = new LongAdder();
     private final LongAdder protocolErrors = new LongAdder();
     private final LongAdder handshakeTimeouts = new LongAdder();
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private final AtomicInteger mostInFlight = new AtomicInteger();
     private final AtomicLong payloadBytesHeld = new AtomicLong();
     private final AtomicLong peakPayloadBytesHeld = new AtomicLong();
 
@@ -45,6 +48,13 @@ public final class ServerStats {
             errors[i].increment();
         }
     }
+
+    /** A request was read: it is in flight until {@link #requestAnswered()}. */
+    void requestReceived() {
+        mostInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
+    }
+
+    void requestAnswered() { inFlight.decrementAndGet(); }
 
     void connectionAccepted() { connections.increment(); }
 
@@ -95,6 +105,9 @@ public final class ServerStats {
     /** {@return the connections dropped because their handshake did not finish in time} */
     public long handshakeTimeouts() { return handshakeTimeouts.sum(); }
 
+    /** {@return the most requests read and not yet answered at one time, over all connections} */
+    public int mostInFlight() { return mostInFlight.get(); }
+
     /** {@return the bytes of payload buffers held by requests in flight now} */
     public long payloadBytesHeld() { return payloadBytesHeld.get(); }
 
@@ -118,8 +131,9 @@ public final class ServerStats {
      */
     public void print(PrintStream out) {
         double seconds = elapsedSeconds();
-        out.printf(Locale.ROOT, "elapsed: %.3f s, connections: %d (%d refused, %d handshake timeouts), protocol errors: %d%n",
-                seconds, connections(), rejectedConnections(), handshakeTimeouts(), protocolErrors());
+        out.printf(Locale.ROOT, "elapsed: %.3f s, connections: %d (%d refused, %d handshake timeouts), protocol errors: %d, "
+                + "most requests in flight: %d%n",
+                seconds, connections(), rejectedConnections(), handshakeTimeouts(), protocolErrors(), mostInFlight());
         out.printf(Locale.ROOT, "payload buffers: at most %d bytes held at once%n", peakPayloadBytesHeld());
         out.printf(Locale.ROOT, "%-13s %10s %14s %12s %8s%n", "command", "ops", "bytes", "MiB/s", "errors");
         for (int i = 0; i <= COMMANDS; i++) {

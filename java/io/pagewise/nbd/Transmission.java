@@ -87,12 +87,14 @@ final class Transmission {
         Request request = new Request();
         try {
             while (receive(request)) {
+                context.stats().requestReceived();
                 if (request.refusal != null) {
                     request.refused();
                 } else {
                     request.run();
                 }
                 send(request);
+                context.stats().requestAnswered();
                 release(request);
             }
         } finally {

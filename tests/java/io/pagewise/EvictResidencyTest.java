@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.testing.ExternalTools;
+import io.pagewise.testing.ResidencyCheck;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -21,8 +22,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -41,7 +40,6 @@ import org.junit.jupiter.params.provider.ValueSource;
 class EvictResidencyTest {
     private static final long SIZE = 1L << 30;
     private static final int CHUNK = 1 << 20;
-    private static final double LIMIT_PERCENT = 1.0;
     private static Path dir;
     private static Path image;
 
@@ -214,7 +212,7 @@ class EvictResidencyTest {
         Residency headAfter = PageCache.residency(image, 0, cachedBefore);
         Residency rest = PageCache.residency(image, cachedBefore, SIZE - cachedBefore);
         assertEquals(head.residentPages(), headAfter.residentPages(), "pages cached before open stay cached");
-        assertTrue(rest.percent() <= LIMIT_PERCENT, "rest of the file evicted, got " + rest);
+        assertTrue(rest.percent() <= ResidencyCheck.LIMIT_PERCENT, "rest of the file evicted, got " + rest);
     }
 
     @ParameterizedTest
@@ -229,9 +227,7 @@ class EvictResidencyTest {
 
     @Test
     void dontcacheFallsBackToEvictWhereUnsupported() throws IOException {
-        Path shm = Path.of("/dev/shm");
-        if (!Files.isDirectory(shm)) return;
-        Path file = Files.createTempFile(shm, "pagewise-dontcache", ".raw");
+        Path file = Files.createTempFile(ExternalTools.tmpfs(), "pagewise-dontcache", ".raw");
         try {
             Files.write(file, new byte[8192]);
             try (StorageFile f = StorageFile.open(file, CacheMode.DONTCACHE, READ, WRITE)) {
@@ -282,17 +278,6 @@ class EvictResidencyTest {
     }
 
     private static void assertResidentAtMostOnePercent(Path path) throws IOException {
-        Residency ours = PageCache.residency(path);
-        assertTrue(ours.percent() <= LIMIT_PERCENT, "mincore: " + path + " is " + ours.percent() + " % resident");
-        ExternalTools.require("vmtouch");
-        long vmtouchPages = vmtouchResidentPages(path);
-        assertTrue(vmtouchPages <= ours.totalPages() / 100, "vmtouch: " + vmtouchPages + " pages resident");
-    }
-
-    private static long vmtouchResidentPages(Path path) throws IOException {
-        String output = ExternalTools.run(60, "vmtouch", path.toString()).assertOk("vmtouch").stdout();
-        Matcher m = Pattern.compile("Resident Pages: (\\d+)/(\\d+)").matcher(output);
-        assertTrue(m.find(), "vmtouch output: " + output);
-        return Long.parseLong(m.group(1));
+        ResidencyCheck.assertAtMostOnePercent(path, "left in the page cache");
     }
 }

@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.Fixtures.BufferKind;
 import io.pagewise.Fixtures.Model;
+import io.pagewise.testing.ExternalTools;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -91,9 +92,7 @@ class FuaAndFlushTest {
     /** tmpfs does not take RWF_DONTCACHE: DONTCACHE must fall back to EVICT and still write each byte once. */
     @Test
     void dontcacheFallsBackToEvictWhereTheFilesystemRefusesIt() throws Exception {
-        Path shm = Path.of("/dev/shm");
-        assertEquals("tmpfs", Files.getFileStore(shm).type(), "this test needs /dev/shm on tmpfs");
-        Path tmp = Files.createTempDirectory(shm, "pagewise-test-");
+        Path tmp = Files.createTempDirectory(ExternalTools.tmpfs(), "pagewise-test-");
         try {
             Path empty = tmp.resolve("empty");
             Model model = new Model();

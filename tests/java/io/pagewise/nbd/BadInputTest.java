@@ -2,6 +2,7 @@ package io.pagewise.nbd;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.CacheMode;
@@ -363,14 +364,17 @@ class BadInputTest {
     @Test
     @Timeout(value = 30, unit = TimeUnit.SECONDS)
     void aClientThatStopsReadingHoldsOnlyItsShareOfTheInflightBudget() throws Exception {
-        server(b -> b.threads(8).maxInflightBytes(16L << 20));
+        // 8 threads x 1 MiB reads would hold twice the 4 MiB budget; the per-connection cap (a quarter) leaves 3 MiB.
+        server(b -> b.threads(8).maxInflightBytes(4L << 20));
         Client stuck = stuckReader(64, 1 << 20);
         try (Client other = new Client().transmitting()) {
             letItJam();
             byte[] data = new byte[1 << 20];
             java.util.Arrays.fill(data, (byte) 0x3c);
-            other.writeAt(0, data);
-            assertArrayEquals(data, other.readAt(0, data.length));
+            assertTimeoutPreemptively(java.time.Duration.ofSeconds(10), () -> {
+                other.writeAt(0, data);
+                assertArrayEquals(data, other.readAt(0, data.length));
+            }, "the stuck client holds the whole in-flight budget");
         } finally {
             stuck.close();
         }

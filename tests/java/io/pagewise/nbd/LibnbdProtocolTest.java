@@ -5,8 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.CacheMode;
+import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.util.concurrent.BrokenBarrierException;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -54,8 +59,62 @@ class LibnbdProtocolTest {
             result.assertOk("protocol_commands.py");
             assertTrue(result.stdout().contains("commands ok"), result.stdout());
             ServerStats stats = server.server.stats();
-            assertTrue(stats.ops("WRITE") >= 128, "writes: " + stats.ops("WRITE"));
             assertTrue(stats.errors("READ") >= 4, "read errors: " + stats.errors("READ"));
+            assertEquals(0, stats.protocolErrors());
+        }
+    }
+
+    /** A memory export whose reads and writes each wait until {@code crowd} of them are inside (or 15 s pass). */
+    private static final class CrowdingExport implements Export {
+        private final MemoryExport memory = new MemoryExport(1 << 20, false);
+        private final CyclicBarrier crowd;
+
+        CrowdingExport(int crowd) {
+            this.crowd = new CyclicBarrier(crowd);
+        }
+
+        private void waitForTheCrowd() {
+            try {
+                crowd.await(15, TimeUnit.SECONDS);
+            } catch (InterruptedException | BrokenBarrierException | TimeoutException e) {
+                // go on: the test then sees fewer requests in flight than it expects
+            }
+        }
+
+        @Override
+        public long size() {
+            return memory.size();
+        }
+
+        @Override
+        public void read(ByteBuffer dst, long offset) {
+            waitForTheCrowd();
+            memory.read(dst, offset);
+        }
+
+        @Override
+        public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
+            waitForTheCrowd();
+            memory.write(src, offset, fua);
+        }
+
+        @Override
+        public boolean canWrite() {
+            return true;
+        }
+    }
+
+    @Test
+    void aHundredAndTwentyEightRequestsAreInFlightOnTheServerAtOnce() throws Exception {
+        ExternalTools.python();
+        int requests = 128;
+        try (NbdServer server = NbdServer.builder().export("", new CrowdingExport(requests))
+                .unixSocket(dir.resolve("nbd.sock")).threads(requests).log(System.err::println).start()) {
+            ExternalTools.pythonScript("in_flight.py", server.uri(), 60).assertOk("in_flight.py");
+            ServerStats stats = server.stats();
+            assertEquals(requests, stats.ops("WRITE"));
+            assertEquals(requests, stats.ops("READ"));
+            assertEquals(requests, stats.mostInFlight(), "requests the server held at once");
         }
     }
 }

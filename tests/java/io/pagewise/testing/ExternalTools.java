@@ -2,6 +2,7 @@ package io.pagewise.testing;
 
 import static org.junit.jupiter.api.Assertions.fail;
 
+import io.pagewise.Native;
 import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -13,8 +14,9 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 
 /**
- * External programs the tests drive (NBD clients, vmtouch). A missing client skips the test with a message, except under {@code CI=true},
- * where it fails it: CI must run everything.
+ * External programs the tests drive (NBD clients, vmtouch) and other prerequisites (the native library, IPv6).
+ * Whatever is missing skips the test with a message, except under {@code CI=true}, where it fails it: CI must run
+ * everything. Tests skip only through {@link #unavailable}, never with a bare assumption or an early return.
  */
 public final class ExternalTools {
     private static String python;
@@ -34,6 +36,22 @@ public final class ExternalTools {
         for (String program : programs) {
             if (findOnPath(program) == null) missing(program + " (not on PATH)");
         }
+    }
+
+    /** Skips (or, on CI, fails) the calling test unless the native library is loaded. */
+    public static void requireNativeLibrary() {
+        if (!Native.isAvailable()) {
+            unavailable("native library not loaded: " + Native.loadError(), "the native library must build and load");
+        }
+    }
+
+    /** /dev/shm, a tmpfs (which refuses RWF_DONTCACHE), or skips/fails. */
+    public static Path tmpfs() throws IOException {
+        Path shm = Path.of("/dev/shm");
+        if (!Files.isDirectory(shm) || !"tmpfs".equals(Files.getFileStore(shm).type())) {
+            unavailable(shm + " is not a tmpfs", "the fallback from RWF_DONTCACHE must be tested");
+        }
+        return shm;
     }
 
     /** A python3 that can {@code import nbd} (python3-libnbd), or skips/fails. */
