@@ -13,7 +13,8 @@ h.pwrite(b"", 4096)
 h.trim(0, 4096)
 h.zero(0, 4096)
 h.zero(0, 4096, nbd.CMD_FLAG_NO_HOLE)
-h.cache(0, 4096)
+if h.can_cache():  # not advertised where it would fill no cache (DIRECT, DONTCACHE)
+    h.cache(0, 4096)
 
 # Every BLOCK_STATUS descriptor MUST have a nonzero length, so a zero-length query is an error.
 entries = []
