@@ -41,8 +41,8 @@ static int open_flags(jint flags)
 }
 
 /* Opens a NUL-terminated native path; returns the descriptor or -errno. */
-JNIEXPORT jint JNICALL
-Java_io_pagewise_jni_FileDescriptors_open0(JNIEnv *env, jclass cls, jbyteArray path, jint flags, jint mode)
+static jint
+open0(JNIEnv *env, jclass cls, jbyteArray path, jint flags, jint mode)
 {
     (void) cls;
     if (path == NULL || (flags & ~PW_OPEN_ALL) != 0)
@@ -67,8 +67,8 @@ Java_io_pagewise_jni_FileDescriptors_open0(JNIEnv *env, jclass cls, jbyteArray p
 }
 
 /* Closes a descriptor. EINTR is not retried: on Linux the descriptor is gone either way. */
-JNIEXPORT jint JNICALL
-Java_io_pagewise_jni_FileDescriptors_close0(JNIEnv *env, jclass cls, jint fd)
+static jint
+close0(JNIEnv *env, jclass cls, jint fd)
 {
     (void) env; (void) cls;
     if (close(fd) < 0 && errno != EINTR)
@@ -78,8 +78,8 @@ Java_io_pagewise_jni_FileDescriptors_close0(JNIEnv *env, jclass cls, jint fd)
 
 /* Fills out[0..5] with size, type (0 regular, 1 block device, 2 other), logical block size,
  * allocated bytes, and the major and minor number of the device holding the data. */
-JNIEXPORT jint JNICALL
-Java_io_pagewise_jni_FileDescriptors_stat0(JNIEnv *env, jclass cls, jint fd, jlongArray out)
+static jint
+stat0(JNIEnv *env, jclass cls, jint fd, jlongArray out)
 {
     (void) cls;
     if (out == NULL || (*env)->GetArrayLength(env, out) < 6)
@@ -111,8 +111,8 @@ Java_io_pagewise_jni_FileDescriptors_stat0(JNIEnv *env, jclass cls, jint fd, jlo
     return 0;
 }
 
-JNIEXPORT jint JNICALL
-Java_io_pagewise_jni_FileDescriptors_ftruncate0(JNIEnv *env, jclass cls, jint fd, jlong length)
+static jint
+ftruncate0(JNIEnv *env, jclass cls, jint fd, jlong length)
 {
     (void) env; (void) cls;
     if (length < 0)
@@ -124,8 +124,8 @@ Java_io_pagewise_jni_FileDescriptors_ftruncate0(JNIEnv *env, jclass cls, jint fd
 
 /* O_DIRECT alignment: out[0] = memory alignment, out[1] = offset/length alignment.
  * Uses statx(STATX_DIOALIGN) (Linux >= 6.1), then the logical block size, then 4096. */
-JNIEXPORT jint JNICALL
-Java_io_pagewise_jni_FileDescriptors_directAlignment0(JNIEnv *env, jclass cls, jint fd, jintArray out)
+static jint
+directAlignment0(JNIEnv *env, jclass cls, jint fd, jintArray out)
 {
     (void) cls;
     if (out == NULL || (*env)->GetArrayLength(env, out) < 2)
@@ -151,4 +151,18 @@ Java_io_pagewise_jni_FileDescriptors_directAlignment0(JNIEnv *env, jclass cls, j
     }
     (*env)->SetIntArrayRegion(env, out, 0, 2, values);
     return 0;
+}
+
+/* Name and JNI signature of each native method of FileDescriptors. */
+static const JNINativeMethod METHODS[] = {
+    { "open0", "([BII)I", (void *) open0 },
+    { "close0", "(I)I", (void *) close0 },
+    { "stat0", "(I[J)I", (void *) stat0 },
+    { "ftruncate0", "(IJ)I", (void *) ftruncate0 },
+    { "directAlignment0", "(I[I)I", (void *) directAlignment0 },
+};
+
+int pw_register_fd(JNIEnv *env)
+{
+    return pw_register(env, PW_CLASS("FileDescriptors"), METHODS, PW_COUNT(METHODS));
 }
