@@ -39,7 +39,7 @@ enum {
 /* The natives are bound by RegisterNatives when the library loads (JNI_OnLoad in common.c), not by symbol name:
  * the C functions stay static, and a library that does not match its Java classes fails to load, naming the
  * method, instead of failing at the first call. PW_CLASS names a topic's Java class. */
-#define PW_CLASS(name) "io/pagewise/jni/" name
+#define PW_CLASS(name) "io/pagewise/internal/" name
 #define PW_COUNT(array) ((jint) (sizeof (array) / sizeof (array)[0]))
 
 /* Binds count methods of the named class; 0, or -1 with the Java error (class or method not found) pending. */

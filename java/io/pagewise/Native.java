@@ -1,6 +1,6 @@
 package io.pagewise;
 
-import io.pagewise.jni.Mincore;
+import io.pagewise.internal.Mincore;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;

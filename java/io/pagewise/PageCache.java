@@ -1,10 +1,10 @@
 package io.pagewise;
 
+import io.pagewise.internal.Advice;
+import io.pagewise.internal.FileDescriptors;
+import io.pagewise.internal.Mincore;
 import io.pagewise.internal.NativeRawFile;
 import io.pagewise.internal.RawFile;
-import io.pagewise.jni.Advice;
-import io.pagewise.jni.FileDescriptors;
-import io.pagewise.jni.Mincore;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;

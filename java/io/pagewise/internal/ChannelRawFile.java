@@ -1,7 +1,6 @@
 package io.pagewise.internal;
 
 import io.pagewise.Alignment;
-import io.pagewise.jni.Space;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;

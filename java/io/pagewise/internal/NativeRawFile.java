@@ -1,12 +1,6 @@
 package io.pagewise.internal;
 
 import io.pagewise.Alignment;
-import io.pagewise.jni.Advice;
-import io.pagewise.jni.Errno;
-import io.pagewise.jni.FileDescriptors;
-import io.pagewise.jni.Mincore;
-import io.pagewise.jni.PositionalIo;
-import io.pagewise.jni.Space;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.Charset;

@@ -1,4 +1,4 @@
-package io.pagewise.jni;
+package io.pagewise.internal;
 
 /** Pairs with {@code native/mincore.c}: page-cache residency of file ranges, mapped in bounded chunks. */
 public final class Mincore {

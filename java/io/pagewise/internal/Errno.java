@@ -1,4 +1,4 @@
-package io.pagewise.jni;
+package io.pagewise.internal;
 
 import io.pagewise.NativeIOException;
 import java.nio.file.Path;

@@ -1,4 +1,4 @@
-package io.pagewise.jni;
+package io.pagewise.internal;
 
 /** Pairs with {@code native/advice.c}: posix_fadvise, readahead, sync_file_range, fdatasync, fsync. */
 public final class Advice {

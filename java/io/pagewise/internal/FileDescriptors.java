@@ -1,4 +1,4 @@
-package io.pagewise.jni;
+package io.pagewise.internal;
 
 /** Pairs with {@code native/fd.c}: open, close, stat, truncate, O_DIRECT alignment. Results are {@code -errno} on failure. */
 public final class FileDescriptors {

@@ -1,4 +1,4 @@
-package io.pagewise.jni;
+package io.pagewise.internal;
 
 import java.nio.ByteBuffer;
 

@@ -1,4 +1,4 @@
-package io.pagewise.jni;
+package io.pagewise.internal;
 
 /** Pairs with {@code native/space.c}: fallocate and SEEK_DATA/SEEK_HOLE. */
 public final class Space {
