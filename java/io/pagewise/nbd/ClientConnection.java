@@ -1,8 +1,9 @@
 package io.pagewise.nbd;
 
-import static io.pagewise.nbd.Protocol.*;
+import static io.pagewise.nbd.wire.Protocol.*;
 
 import io.pagewise.Extent;
+import io.pagewise.nbd.wire.SocketIo;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;

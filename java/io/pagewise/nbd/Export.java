@@ -1,6 +1,7 @@
 package io.pagewise.nbd;
 
 import io.pagewise.Extent;
+import io.pagewise.nbd.wire.Protocol;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;

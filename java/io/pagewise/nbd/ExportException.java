@@ -1,5 +1,6 @@
 package io.pagewise.nbd;
 
+import io.pagewise.nbd.wire.Protocol;
 import java.io.IOException;
 
 /** An export's way to answer a request with a specific NBD error (EINVAL, ENOSPC, ENOTSUP...). */

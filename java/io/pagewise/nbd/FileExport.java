@@ -3,6 +3,7 @@ package io.pagewise.nbd;
 import io.pagewise.CacheMode;
 import io.pagewise.Extent;
 import io.pagewise.StorageFile;
+import io.pagewise.nbd.wire.Protocol;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.OpenOption;

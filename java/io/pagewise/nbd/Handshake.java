@@ -1,7 +1,8 @@
 package io.pagewise.nbd;
 
-import static io.pagewise.nbd.Protocol.*;
+import static io.pagewise.nbd.wire.Protocol.*;
 
+import io.pagewise.nbd.wire.SocketIo;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ByteChannel;

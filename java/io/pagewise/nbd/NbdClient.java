@@ -1,6 +1,6 @@
 package io.pagewise.nbd;
 
-import static io.pagewise.nbd.Protocol.*;
+import static io.pagewise.nbd.wire.Protocol.*;
 
 import io.pagewise.Extent;
 import java.io.Closeable;

@@ -1,5 +1,6 @@
 package io.pagewise.nbd;
 
+import io.pagewise.nbd.wire.Protocol;
 import java.io.Closeable;
 import java.io.EOFException;
 import java.io.IOException;

@@ -1,5 +1,6 @@
 package io.pagewise.nbd;
 
+import io.pagewise.nbd.wire.Protocol;
 import java.io.PrintStream;
 import java.util.Locale;
 import java.util.concurrent.atomic.LongAdder;

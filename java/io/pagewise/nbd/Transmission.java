@@ -1,10 +1,11 @@
 package io.pagewise.nbd;
 
-import static io.pagewise.nbd.Protocol.*;
+import static io.pagewise.nbd.wire.Protocol.*;
 
 import io.pagewise.Extent;
 import io.pagewise.NativeIOException;
 import io.pagewise.internal.Uninterruptibly;
+import io.pagewise.nbd.wire.SocketIo;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
