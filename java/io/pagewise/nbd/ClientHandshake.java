@@ -2,6 +2,7 @@ package io.pagewise.nbd;
 
 import static io.pagewise.nbd.wire.Protocol.*;
 
+import io.pagewise.nbd.server.Handshake;
 import io.pagewise.nbd.wire.SocketIo;
 import java.io.IOException;
 import java.nio.ByteBuffer;

@@ -1,5 +1,12 @@
 package io.pagewise.nbd;
 
+import io.pagewise.nbd.server.ByteBudget;
+import io.pagewise.nbd.server.ExportEntry;
+import io.pagewise.nbd.server.Handshake;
+import io.pagewise.nbd.server.PayloadBuffers;
+import io.pagewise.nbd.server.ServerContext;
+import io.pagewise.nbd.server.Session;
+import io.pagewise.nbd.server.Transmission;
 import io.pagewise.nbd.wire.Protocol;
 import java.io.Closeable;
 import java.io.EOFException;

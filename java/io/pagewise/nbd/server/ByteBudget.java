@@ -1,26 +1,26 @@
-package io.pagewise.nbd;
+package io.pagewise.nbd.server;
 
 /**
  * A cap on the payload bytes held by requests in flight. A connection's reader takes its share before reading a
  * request's payload or buffering its reply, so a full budget stops it reading its socket: back-pressure.
  */
-final class ByteBudget {
+public final class ByteBudget {
     private final long capacity;
     private long used;
 
-    ByteBudget(long capacity) {
+    public ByteBudget(long capacity) {
         this.capacity = capacity;
     }
 
     /** Takes n bytes (at most the whole capacity, so one huge request cannot wait forever), blocking until free. */
-    synchronized long acquire(long n) throws InterruptedException {
+    public synchronized long acquire(long n) throws InterruptedException {
         long take = Math.min(n, capacity);
         while (used + take > capacity) wait();
         used += take;
         return take;
     }
 
-    synchronized void release(long taken) {
+    public synchronized void release(long taken) {
         used -= taken;
         notifyAll();
     }

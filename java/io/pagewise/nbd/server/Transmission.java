@@ -1,10 +1,12 @@
-package io.pagewise.nbd;
+package io.pagewise.nbd.server;
 
 import static io.pagewise.nbd.wire.Protocol.*;
 
 import io.pagewise.Extent;
 import io.pagewise.NativeIOException;
 import io.pagewise.internal.Uninterruptibly;
+import io.pagewise.nbd.Export;
+import io.pagewise.nbd.ExportException;
 import io.pagewise.nbd.wire.SocketIo;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -24,7 +26,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * its payload buffer is still in that CPU's cache when it is copied to the file or the socket, and no request
  * waits for a hand-off to another thread. A client that stops reading replies blocks only its own threads.
  */
-final class Transmission {
+public final class Transmission {
     /** Content chunks in one structured READ reply; extents beyond that are sent as data. */
     private static final int MAX_CHUNKS = 64;
     private static final int MAX_DESCRIPTORS = 256;
@@ -50,7 +52,7 @@ final class Transmission {
     /** Guarded by sending. */
     private boolean sendFailed;
 
-    Transmission(SocketChannel channel, Session session, String who, ServerContext context) {
+    public Transmission(SocketChannel channel, Session session, String who, ServerContext context) {
         this.channel = channel;
         this.session = session;
         this.export = session.entry().export();
@@ -60,7 +62,7 @@ final class Transmission {
     }
 
     /** Serves requests until the client disconnects or breaks the protocol; returns once nothing is in flight. */
-    void serve() throws IOException {
+    public void serve() throws IOException {
         String name = Thread.currentThread().getName();
         Thread[] helpers = new Thread[context.threadsPerConnection() - 1];
         for (int i = 0; i < helpers.length; i++) {

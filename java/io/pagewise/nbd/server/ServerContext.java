@@ -1,10 +1,11 @@
-package io.pagewise.nbd;
+package io.pagewise.nbd.server;
 
+import io.pagewise.nbd.ServerStats;
 import java.util.function.Consumer;
 
 /**
  * What every connection of one server shares; connectionInflightBytes is each connection's cap within budget, and
  * threadsPerConnection how many requests of one connection run at once.
  */
-record ServerContext(int threadsPerConnection, ByteBudget budget, long connectionInflightBytes, PayloadBuffers buffers,
+public record ServerContext(int threadsPerConnection, ByteBudget budget, long connectionInflightBytes, PayloadBuffers buffers,
                      ServerStats stats, Consumer<String> log, boolean verbose, int maxPayload) {}
