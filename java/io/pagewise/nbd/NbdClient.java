@@ -3,6 +3,8 @@ package io.pagewise.nbd;
 import static io.pagewise.nbd.wire.Protocol.*;
 
 import io.pagewise.Extent;
+import io.pagewise.nbd.client.ClientConnection;
+import io.pagewise.nbd.client.ClientHandshake;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InterruptedIOException;

@@ -1,8 +1,10 @@
-package io.pagewise.nbd;
+package io.pagewise.nbd.client;
 
 import static io.pagewise.nbd.wire.Protocol.*;
 
 import io.pagewise.Extent;
+import io.pagewise.nbd.ExportInfo;
+import io.pagewise.nbd.NbdException;
 import io.pagewise.nbd.wire.SocketIo;
 import java.io.EOFException;
 import java.io.IOException;
@@ -19,7 +21,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * One transmission-phase connection: any thread sends requests, one reader thread matches replies to them by
  * cookie and completes their futures.
  */
-final class ClientConnection {
+public final class ClientConnection {
     private static final ByteBuffer ZEROES = ByteBuffer.allocateDirect(64 * 1024).asReadOnlyBuffer();
 
     private final SocketChannel channel;
@@ -34,7 +36,7 @@ final class ClientConnection {
     private volatile boolean closing;
 
     /** A request waiting for its reply. */
-    static final class Request {
+    public static final class Request {
         final int command;
         final long offset;
         final long length;
@@ -43,7 +45,7 @@ final class ClientConnection {
         final CompletableFuture<Void> done = new CompletableFuture<>();
         NbdException error;
 
-        Request(int command, long offset, long length, ByteBuffer readInto, List<Extent> extents) {
+        public Request(int command, long offset, long length, ByteBuffer readInto, List<Extent> extents) {
             this.command = command;
             this.offset = offset;
             this.length = length;
@@ -56,7 +58,7 @@ final class ClientConnection {
         }
     }
 
-    ClientConnection(SocketChannel channel, ExportInfo info, String server, int index) {
+    public ClientConnection(SocketChannel channel, ExportInfo info, String server, int index) {
         this.channel = channel;
         this.info = info;
         this.server = server;
@@ -70,7 +72,7 @@ final class ClientConnection {
     }
 
     /** Sends a request; the future completes when its reply has been read (and, for READ, stored). */
-    CompletableFuture<Void> submit(Request request, int flags, ByteBuffer payload) {
+    public CompletableFuture<Void> submit(Request request, int flags, ByteBuffer payload) {
         long cookie = cookies.incrementAndGet();
         IOException failure = broken;
         if (failure != null) return failed(request, failure);
@@ -249,7 +251,7 @@ final class ClientConnection {
     }
 
     /** Sends DISC when the connection is healthy, then closes it and waits for the reader. */
-    void close() throws IOException {
+    public void close() throws IOException {
         closing = true;
         if (broken == null) {
             try {
