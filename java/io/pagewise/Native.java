@@ -57,7 +57,8 @@ public final class Native {
             } else {
                 loadFromJar();
             }
-            Mincore.pageSize0(); // proves the symbols link, not just that the file loaded
+            // Loading binds every native (JNI_OnLoad); a file without that, such as another build, binds none.
+            Mincore.pageSize();
             return null;
         } catch (Throwable e) {
             return e;

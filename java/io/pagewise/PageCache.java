@@ -18,7 +18,7 @@ public final class PageCache {
     /** The system page size. */
     public static int pageSize() {
         Native.require("PageCache");
-        return Mincore.pageSize0();
+        return Mincore.pageSize();
     }
 
     /** How much of a file is in the page cache. */
@@ -36,7 +36,7 @@ public final class PageCache {
     }
 
     static Residency residency(RawFile file, long offset, long length) throws IOException {
-        int page = Mincore.pageSize0();
+        int page = Mincore.pageSize();
         long end = Math.min(file.size(), length > Long.MAX_VALUE - offset ? Long.MAX_VALUE : offset + length);
         if (end <= offset) return new Residency(0, 0, page); // empty once clipped, even inside the last page
         long start = offset - offset % page;

@@ -1,6 +1,9 @@
 package io.pagewise.internal;
 
-/** Pairs with {@code native/advice.c}: posix_fadvise, readahead, sync_file_range, fdatasync, fsync. */
+/**
+ * Pairs with {@code native/advice.c}: posix_fadvise, readahead, sync_file_range, fdatasync. The calls take a
+ * descriptor, so only this package makes them; they return 0 or {@code -errno}.
+ */
 public final class Advice {
     public static final int NORMAL = 0;
     public static final int SEQUENTIAL = 1;
@@ -16,13 +19,33 @@ public final class Advice {
     private Advice() {}
 
     /** @param length 0 means to the end of the file */
-    public static native int fadvise0(int fd, long offset, long length, int advice);
+    static int fadvise(int fd, long offset, long length, int advice) {
+        if (advice < NORMAL || advice > DONTNEED) throw new IllegalArgumentException("unknown advice " + advice);
+        return fadvise0(fd, offset, length, advice);
+    }
 
-    public static native int readahead0(int fd, long offset, long length);
+    static int readahead(int fd, long offset, long length) {
+        return readahead0(fd, offset, length);
+    }
 
-    public static native int syncFileRange0(int fd, long offset, long length, int flags);
+    static int syncFileRange(int fd, long offset, long length, int flags) {
+        if ((flags & ~(SYNC_WAIT_BEFORE | SYNC_WRITE | SYNC_WAIT_AFTER)) != 0) {
+            throw new IllegalArgumentException("unknown sync_file_range flags 0x" + Integer.toHexString(flags));
+        }
+        return syncFileRange0(fd, offset, length, flags);
+    }
 
-    public static native int fdatasync0(int fd);
+    static int fdatasync(int fd) {
+        return fdatasync0(fd);
+    }
 
-    public static native int fsync0(int fd);
+    private static native int fadvise0(int fd, long offset, long length, int advice);
+
+    private static native int readahead0(int fd, long offset, long length);
+
+    private static native int syncFileRange0(int fd, long offset, long length, int flags);
+
+    private static native int fdatasync0(int fd);
+
+    private static native int fsync0(int fd);
 }
