@@ -24,17 +24,6 @@ fadvise0(JNIEnv *env, jclass cls, jint fd, jlong offset, jlong length, jint advi
     return -rc;
 }
 
-static jint
-readahead0(JNIEnv *env, jclass cls, jint fd, jlong offset, jlong length)
-{
-    (void) env; (void) cls;
-    if (offset < 0 || length < 0)
-        return -EINVAL;
-    ssize_t rc;
-    PW_RETRY(rc, readahead(fd, (off64_t) offset, (size_t) length));
-    return rc < 0 ? -errno : 0;
-}
-
 /* flags: any combination of SYNC_FILE_RANGE_WAIT_BEFORE (1), WRITE (2), WAIT_AFTER (4). */
 static jint
 syncFileRange0(JNIEnv *env, jclass cls, jint fd, jlong offset, jlong length, jint flags)
@@ -57,22 +46,11 @@ fdatasync0(JNIEnv *env, jclass cls, jint fd)
     return rc < 0 ? -errno : 0;
 }
 
-static jint
-fsync0(JNIEnv *env, jclass cls, jint fd)
-{
-    (void) env; (void) cls;
-    int rc;
-    PW_RETRY(rc, fsync(fd));
-    return rc < 0 ? -errno : 0;
-}
-
 /* Name and JNI signature of each native method of Advice. */
 static const JNINativeMethod METHODS[] = {
     { "fadvise0", "(IJJI)I", (void *) fadvise0 },
-    { "readahead0", "(IJJ)I", (void *) readahead0 },
     { "syncFileRange0", "(IJJI)I", (void *) syncFileRange0 },
     { "fdatasync0", "(I)I", (void *) fdatasync0 },
-    { "fsync0", "(I)I", (void *) fsync0 },
 };
 
 int pw_register_advice(JNIEnv *env)

@@ -20,13 +20,7 @@ enum { PW_TYPE_REGULAR = 0, PW_TYPE_BLOCK = 1, PW_TYPE_OTHER = 2 };
 
 static int open_flags(jint flags)
 {
-    int result = O_CLOEXEC;
-    if (flags & PW_OPEN_READ_WRITE)
-        result |= O_RDWR;
-    else if (flags & PW_OPEN_WRITE_ONLY)
-        result |= O_WRONLY;
-    else
-        result |= O_RDONLY;
+    int result = O_CLOEXEC | ((flags & PW_OPEN_READ_WRITE) ? O_RDWR : O_RDONLY);
     if (flags & PW_OPEN_CREATE)
         result |= O_CREAT;
     if (flags & PW_OPEN_EXCLUSIVE)

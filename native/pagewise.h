@@ -20,8 +20,7 @@ enum {
     PW_OPEN_TRUNCATE = 8,
     PW_OPEN_DIRECT = 16,
     PW_OPEN_DSYNC = 32,
-    PW_OPEN_WRITE_ONLY = 64,
-    PW_OPEN_ALL = 127
+    PW_OPEN_ALL = 63
 };
 
 enum {

@@ -1,7 +1,7 @@
 package io.pagewise.internal;
 
 /**
- * Pairs with {@code native/advice.c}: posix_fadvise, readahead, sync_file_range, fdatasync. The calls take a
+ * Pairs with {@code native/advice.c}: posix_fadvise, sync_file_range, fdatasync. The calls take a
  * descriptor, so only this package makes them; they return 0 or {@code -errno}.
  */
 public final class Advice {
@@ -24,10 +24,6 @@ public final class Advice {
         return fadvise0(fd, offset, length, advice);
     }
 
-    static int readahead(int fd, long offset, long length) {
-        return readahead0(fd, offset, length);
-    }
-
     static int syncFileRange(int fd, long offset, long length, int flags) {
         if ((flags & ~(SYNC_WAIT_BEFORE | SYNC_WRITE | SYNC_WAIT_AFTER)) != 0) {
             throw new IllegalArgumentException("unknown sync_file_range flags 0x" + Integer.toHexString(flags));
@@ -41,11 +37,7 @@ public final class Advice {
 
     private static native int fadvise0(int fd, long offset, long length, int advice);
 
-    private static native int readahead0(int fd, long offset, long length);
-
     private static native int syncFileRange0(int fd, long offset, long length, int flags);
 
     private static native int fdatasync0(int fd);
-
-    private static native int fsync0(int fd);
 }

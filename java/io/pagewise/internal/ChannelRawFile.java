@@ -61,8 +61,6 @@ public final class ChannelRawFile implements RawFile {
 
     @Override public void advise(long offset, long length, int advice) {}
 
-    @Override public void readahead(long offset, long length) {}
-
     @Override public void syncRange(long offset, long length, int flags) {}
 
     @Override public long size() throws IOException { return channel.size(); }

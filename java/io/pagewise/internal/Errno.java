@@ -10,14 +10,10 @@ import java.nio.file.Path;
 public final class Errno {
     public static final int EPERM = 1;
     public static final int ENOENT = 2;
-    public static final int EINTR = 4;
     public static final int EIO = 5;
     public static final int ENXIO = 6;
-    public static final int EBADF = 9;
-    public static final int EAGAIN = 11;
     public static final int ENOMEM = 12;
     public static final int EACCES = 13;
-    public static final int EFAULT = 14;
     public static final int EEXIST = 17;
     public static final int EINVAL = 22;
     public static final int EFBIG = 27;

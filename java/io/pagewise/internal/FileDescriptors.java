@@ -14,8 +14,7 @@ public final class FileDescriptors {
     public static final int TRUNCATE = 8;
     public static final int DIRECT = 16;
     public static final int DSYNC = 32;
-    public static final int WRITE_ONLY = 64;
-    private static final int ALL_FLAGS = 127;
+    private static final int ALL_FLAGS = 63;
 
     static final int TYPE_REGULAR = 0;
     static final int TYPE_BLOCK_DEVICE = 1;

@@ -153,11 +153,6 @@ public final class NativeRawFile implements RawFile {
     }
 
     @Override
-    public void readahead(long offset, long length) throws IOException {
-        Errno.check(Advice.readahead(fd, offset, length), "readahead", path, offset, length);
-    }
-
-    @Override
     public void syncRange(long offset, long length, int flags) throws IOException {
         Errno.check(Advice.syncFileRange(fd, offset, length, flags), "sync_file_range", path, offset, length);
     }

@@ -37,8 +37,6 @@ public interface RawFile extends java.io.Closeable {
     /** posix_fadvise with an {@link Advice} code; length 0 = to end of file. */
     void advise(long offset, long length, int advice) throws IOException;
 
-    void readahead(long offset, long length) throws IOException;
-
     /** sync_file_range with {@link Advice} SYNC_* flags. */
     void syncRange(long offset, long length, int flags) throws IOException;
 

@@ -67,10 +67,6 @@ public final class ClientConnection {
         reader.start();
     }
 
-    int inFlight() {
-        return inFlight.size();
-    }
-
     /** Sends a request; the future completes when its reply has been read (and, for READ, stored). */
     public CompletableFuture<Void> submit(Request request, int flags, ByteBuffer payload) {
         long cookie = cookies.incrementAndGet();

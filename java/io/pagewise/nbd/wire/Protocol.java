@@ -55,7 +55,6 @@ public final class Protocol {
     public static final int TF_READ_ONLY = 1 << 1;
     public static final int TF_SEND_FLUSH = 1 << 2;
     public static final int TF_SEND_FUA = 1 << 3;
-    public static final int TF_ROTATIONAL = 1 << 4;
     public static final int TF_SEND_TRIM = 1 << 5;
     public static final int TF_SEND_WRITE_ZEROES = 1 << 6;
     public static final int TF_SEND_DF = 1 << 7;
