@@ -4,8 +4,10 @@ import io.pagewise.NativeIOException;
 import java.nio.file.Path;
 
 /**
- * Pairs with {@code native/errors.c}: turns {@code -errno} results into {@link NativeIOException}s.
- * Names and descriptions are read from the C library once, so failing paths never re-enter JNI.
+ * The one errno table, paired with {@code native/errors.c}: the errno numbers the library decides on, their names
+ * and descriptions (read from the C library once, so failing paths never re-enter JNI), the subset the NBD protocol
+ * carries with the protocol's names, and the NBD error a failed call answers. It turns {@code -errno} results into
+ * {@link NativeIOException}s. The NBD part is plain Java: the client and server use it without the native library.
  */
 public final class Errno {
     public static final int EPERM = 1;
@@ -14,16 +16,16 @@ public final class Errno {
     public static final int ENXIO = 6;
     public static final int ENOMEM = 12;
     public static final int EACCES = 13;
-    public static final int EEXIST = 17;
+    public static final int ENODEV = 19;
     public static final int EINVAL = 22;
     public static final int EFBIG = 27;
     public static final int ENOSPC = 28;
-    public static final int ESPIPE = 29;
     public static final int EROFS = 30;
-    public static final int ENODEV = 19;
     public static final int ENOSYS = 38;
     public static final int EOVERFLOW = 75;
     public static final int EOPNOTSUPP = 95;
+    public static final int ESHUTDOWN = 108;
+    public static final int EDQUOT = 122;
 
     private static final int MAX = 256;
     private static final String[] NAMES = new String[MAX];
@@ -59,6 +61,37 @@ public final class Errno {
         if (!loaded) load();
         String text = errno > 0 && errno < MAX ? DESCRIPTIONS[errno] : null;
         return text != null ? text : "Unknown error " + errno;
+    }
+
+    /**
+     * The NBD protocol's name for one of its error values, which are errno numbers ({@code doc/proto.md}, "Error
+     * values"): EPERM, EIO, ENOMEM, EINVAL, ENOSPC, EOVERFLOW, ENOTSUP (the C library's EOPNOTSUPP) and ESHUTDOWN.
+     */
+    public static String nbdName(int error) {
+        switch (error) {
+            case EPERM: return "EPERM";
+            case EIO: return "EIO";
+            case ENOMEM: return "ENOMEM";
+            case EINVAL: return "EINVAL";
+            case ENOSPC: return "ENOSPC";
+            case EOVERFLOW: return "EOVERFLOW";
+            case EOPNOTSUPP: return "ENOTSUP";
+            case ESHUTDOWN: return "ESHUTDOWN";
+            default: return "error " + error;
+        }
+    }
+
+    /**
+     * The NBD error a server answers when a call failed with errno: the same value where the protocol has it, ENOSPC
+     * for a full quota or a too large file (as the spec asks), EPERM for any refusal, else EIO.
+     */
+    public static int toNbd(int errno) {
+        switch (errno) {
+            case EPERM: case EACCES: case EROFS: return EPERM;
+            case ENOSPC: case EDQUOT: case EFBIG: return ENOSPC;
+            case EIO: case ENOMEM: case EINVAL: case EOVERFLOW: case EOPNOTSUPP: case ESHUTDOWN: return errno;
+            default: return EIO;
+        }
     }
 
     /** An exception for a failed operation on a range; offset {@code -1} means no range. */

@@ -1,7 +1,6 @@
 package io.pagewise.nbd;
 
 import io.pagewise.Extent;
-import io.pagewise.nbd.wire.Protocol;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -12,8 +11,9 @@ import java.util.List;
  * the {@code can*} queries and never calls an operation whose query says no. Implementations must be thread-safe:
  * requests from every connection run at once, each connection on threads of its own.
  *
- * <p>Operations signal an NBD error with {@link ExportException}; any other {@link IOException} is reported as EIO
- * (ENOSPC when the message says so), {@link java.nio.file.AccessDeniedException} as EPERM.
+ * <p>Operations signal an NBD error with {@link NbdException}. A {@link io.pagewise.NativeIOException} is answered
+ * with the NBD error nearest its errno, {@link java.nio.file.AccessDeniedException} with EPERM, any other
+ * {@link IOException} with EIO (ENOSPC when the message says so).
  */
 public interface Export extends Closeable {
     /** The size in bytes; fixed while the export is served. */
@@ -24,7 +24,7 @@ public interface Export extends Closeable {
 
     /** Writes all of src at offset; with fua, durably before returning. */
     default void write(ByteBuffer src, long offset, boolean fua) throws IOException {
-        throw new ExportException(Protocol.EPERM, "export is read-only");
+        throw new NbdException(NbdException.EPERM, "export is read-only");
     }
 
     /** Makes every write completed so far durable. */
@@ -38,7 +38,7 @@ public interface Export extends Closeable {
      * as writing the zeros.
      */
     default void zero(long offset, long length, boolean mayTrim, boolean fast, boolean fua) throws IOException {
-        throw new ExportException(Protocol.EINVAL, "export cannot write zeros");
+        throw new NbdException(NbdException.EINVAL, "export cannot write zeros");
     }
 
     /** The data and hole runs of the range, in order; may cover only a prefix of it. */

@@ -234,7 +234,7 @@ public final class NbdClient implements Closeable {
     }
 
     private <T> CompletableFuture<T> refused(int command, long offset, long length, String why) {
-        return CompletableFuture.failedFuture(new NbdException(commandName(command), offset, length, ENOTSUP, why,
+        return CompletableFuture.failedFuture(new NbdException(commandName(command), offset, length, NbdException.ENOTSUP, why,
                 uri.text()));
     }
 

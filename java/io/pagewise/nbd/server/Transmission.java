@@ -1,12 +1,18 @@
 package io.pagewise.nbd.server;
 
+import static io.pagewise.nbd.NbdException.EINVAL;
+import static io.pagewise.nbd.NbdException.EIO;
+import static io.pagewise.nbd.NbdException.ENOSPC;
+import static io.pagewise.nbd.NbdException.EPERM;
+import static io.pagewise.nbd.NbdException.ESHUTDOWN;
 import static io.pagewise.nbd.wire.Protocol.*;
 
 import io.pagewise.Extent;
 import io.pagewise.NativeIOException;
+import io.pagewise.internal.Errno;
 import io.pagewise.internal.Uninterruptibly;
 import io.pagewise.nbd.Export;
-import io.pagewise.nbd.ExportException;
+import io.pagewise.nbd.NbdException;
 import io.pagewise.nbd.wire.SocketIo;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -350,7 +356,7 @@ public final class Transmission {
                 blockStatus(r);
                 return;
             default:
-                throw new ExportException(EINVAL, "unknown command " + r.type);
+                throw new NbdException(EINVAL, "unknown command " + r.type);
         }
         prepareOk(r);
     }
@@ -523,18 +529,11 @@ public final class Transmission {
 
     /** The NBD error for a failure. */
     static int errorOf(Throwable e) {
-        if (e instanceof ExportException) return ((ExportException) e).nbdError();
+        if (e instanceof NbdException) return ((NbdException) e).error();
         if (e instanceof AccessDeniedException) return EPERM;
         if (e instanceof ClosedChannelException) return ESHUTDOWN;
         if (e instanceof IllegalArgumentException) return EINVAL;
-        if (e instanceof NativeIOException) {
-            switch (((NativeIOException) e).errnoName()) {
-                case "EPERM": case "EACCES": case "EROFS": return EPERM;
-                case "ENOSPC": case "EDQUOT": case "EFBIG": return ENOSPC;
-                case "EINVAL": return EINVAL;
-                default: return EIO;
-            }
-        }
+        if (e instanceof NativeIOException) return Errno.toNbd(((NativeIOException) e).errno());
         String message = String.valueOf(e.getMessage());
         if (message.contains("No space left")) return ENOSPC;
         return EIO;

@@ -92,15 +92,6 @@ public final class Protocol {
     public static final int REPLY_TYPE_BLOCK_STATUS = 5;
     public static final int REPLY_TYPE_ERROR = 0x8000 | 1;
 
-    public static final int EPERM = 1;
-    public static final int EIO = 5;
-    public static final int ENOMEM = 12;
-    public static final int EINVAL = 22;
-    public static final int ENOSPC = 28;
-    public static final int EOVERFLOW = 75;
-    public static final int ENOTSUP = 95;
-    public static final int ESHUTDOWN = 108;
-
     /** Payloads below this size must not be treated as abuse (spec: 2^25). */
     public static final int MIN_MAX_PAYLOAD = 32 << 20;
 
