@@ -4,6 +4,7 @@ import io.pagewise.nbd.server.ByteBudget;
 import io.pagewise.nbd.server.ExportEntry;
 import io.pagewise.nbd.server.Handshake;
 import io.pagewise.nbd.server.PayloadBuffers;
+import io.pagewise.nbd.server.ProtocolViolation;
 import io.pagewise.nbd.server.ServerContext;
 import io.pagewise.nbd.server.Session;
 import io.pagewise.nbd.server.Transmission;
@@ -109,7 +110,7 @@ public final class NbdServer implements Closeable {
         ByteBudget budget = new ByteBudget(b.maxInflightBytes);
         long perConnection = b.maxInflightBytesPerConnection > 0 ? Math.min(b.maxInflightBytesPerConnection, b.maxInflightBytes)
                 : Math.max(PayloadBuffers.SMALL, b.maxInflightBytes / 4);
-        context = new ServerContext(b.threads, budget, perConnection, new PayloadBuffers(b.maxInflightBytes), stats, log,
+        context = new ServerContext(b.threads, budget, perConnection, new PayloadBuffers(b.maxInflightBytes), stats::request, log,
                 b.verbose, Protocol.MIN_MAX_PAYLOAD);
         handshakeTimer = new ScheduledThreadPoolExecutor(1, r -> daemon(r, "nbd-handshake-timer"));
         handshakeTimer.setRemoveOnCancelPolicy(true);
@@ -269,7 +270,7 @@ public final class NbdServer implements Closeable {
                             + (session.structuredReplies() ? ", structured replies" : ""));
                 }
                 new Transmission(channel, session, who, context).serve();
-            } catch (Handshake.ProtocolViolation e) {
+            } catch (ProtocolViolation e) {
                 stats.protocolError();
                 log.accept(who + ": dropped: " + e.getMessage());
             } catch (EOFException e) {

@@ -28,7 +28,7 @@ public final class ServerStats {
         return command >= 0 && command < COMMANDS ? command : COMMANDS;
     }
 
-    public void request(int command, long length, boolean failed) {
+    void request(int command, long length, boolean failed) {
         int i = index(command);
         ops[i].increment();
         if (!failed) {

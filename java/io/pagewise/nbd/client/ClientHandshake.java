@@ -3,7 +3,6 @@ package io.pagewise.nbd.client;
 import static io.pagewise.nbd.wire.Protocol.*;
 
 import io.pagewise.nbd.ExportInfo;
-import io.pagewise.nbd.server.Handshake;
 import io.pagewise.nbd.wire.SocketIo;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -145,7 +144,7 @@ public final class ClientHandshake {
         if (answered != option) {
             throw failure("answered option " + optionName(answered) + " while " + optionName(option) + " was asked");
         }
-        if (length < 0 || length > Handshake.MAX_OPTION_LENGTH) {
+        if (length < 0 || length > MAX_OPTION_LENGTH) {
             throw failure("sent an option reply of " + Integer.toUnsignedString(length) + " bytes");
         }
         return new Reply(type, read(length));

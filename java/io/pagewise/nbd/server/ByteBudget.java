@@ -13,14 +13,14 @@ public final class ByteBudget {
     }
 
     /** Takes n bytes (at most the whole capacity, so one huge request cannot wait forever), blocking until free. */
-    public synchronized long acquire(long n) throws InterruptedException {
+    synchronized long acquire(long n) throws InterruptedException {
         long take = Math.min(n, capacity);
         while (used + take > capacity) wait();
         used += take;
         return take;
     }
 
-    public synchronized void release(long taken) {
+    synchronized void release(long taken) {
         used -= taken;
         notifyAll();
     }

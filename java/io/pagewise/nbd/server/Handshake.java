@@ -16,17 +16,8 @@ import java.util.function.BooleanSupplier;
  * ends (ABORT, end of stream, protocol violation).
  */
 public final class Handshake {
-    /** Options longer than this are refused without being stored; every legitimate one is far smaller. */
-    public static final int MAX_OPTION_LENGTH = 64 * 1024;
     /** Oversized options up to this length are read and dropped; longer ones close the connection. */
     static final long MAX_DISCARDED_OPTION_LENGTH = 16L << 20;
-
-    /** The client broke the protocol in a way that ends the connection. */
-    public static final class ProtocolViolation extends IOException {
-        ProtocolViolation(String message) {
-            super(message);
-        }
-    }
 
     private final ByteChannel channel;
     private final Map<String, ExportEntry> exports;

@@ -1,6 +1,5 @@
 package io.pagewise.nbd.server;
 
-import io.pagewise.nbd.ServerStats;
 import java.util.function.Consumer;
 
 /**
@@ -8,4 +7,4 @@ import java.util.function.Consumer;
  * threadsPerConnection how many requests of one connection run at once.
  */
 public record ServerContext(int threadsPerConnection, ByteBudget budget, long connectionInflightBytes, PayloadBuffers buffers,
-                     ServerStats stats, Consumer<String> log, boolean verbose, int maxPayload) {}
+                     RequestStats stats, Consumer<String> log, boolean verbose, int maxPayload) {}

@@ -134,7 +134,7 @@ public final class Transmission {
         head.flip();
         int magic = head.getInt();
         if (magic != REQUEST_MAGIC) {
-            throw new Handshake.ProtocolViolation("bad request magic 0x" + Integer.toHexString(magic));
+            throw new ProtocolViolation("bad request magic 0x" + Integer.toHexString(magic));
         }
         int flags = head.getShort() & 0xffff;
         int type = head.getShort() & 0xffff;

@@ -92,6 +92,12 @@ public final class Protocol {
     public static final int REPLY_TYPE_BLOCK_STATUS = 5;
     public static final int REPLY_TYPE_ERROR = 0x8000 | 1;
 
+    /**
+     * This implementation's limit on option data and option replies, both ways: longer ones are refused without being
+     * stored; every legitimate one is far smaller.
+     */
+    public static final int MAX_OPTION_LENGTH = 64 * 1024;
+
     /** Payloads below this size must not be treated as abuse (spec: 2^25). */
     public static final int MIN_MAX_PAYLOAD = 32 << 20;
 
