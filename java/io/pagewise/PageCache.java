@@ -1,7 +1,6 @@
 package io.pagewise;
 
 import io.pagewise.internal.Advice;
-import io.pagewise.internal.FileDescriptors;
 import io.pagewise.internal.Mincore;
 import io.pagewise.internal.NativeRawFile;
 import io.pagewise.internal.RawFile;
