@@ -1,4 +1,4 @@
-/* errors.c: errno names and descriptions, read once by Java at class init (Java: Errno). */
+/* errors.c: errno names and descriptions, read once by Java when the library loads (Java: Errno). */
 #include "pagewise.h"
 
 #include <string.h>

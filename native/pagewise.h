@@ -37,7 +37,8 @@ enum {
 
 /* The natives are bound by RegisterNatives when the library loads (JNI_OnLoad in common.c), not by symbol name:
  * the C functions stay static, and a library that does not match its Java classes fails to load, naming the
- * method, instead of failing at the first call. PW_CLASS names a topic's Java class. */
+ * method, instead of failing at the first call. PW_CLASS names a topic's Java class. FindClass initializes the
+ * class, before its natives are bound: a topic class's static initializer must not call a native. */
 #define PW_CLASS(name) "io/pagewise/internal/" name
 #define PW_COUNT(array) ((jint) (sizeof (array) / sizeof (array)[0]))
 

@@ -1,6 +1,6 @@
 package io.pagewise;
 
-import io.pagewise.internal.Mincore;
+import io.pagewise.internal.Errno;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -57,8 +57,9 @@ public final class Native {
             } else {
                 loadFromJar();
             }
-            // Loading binds every native (JNI_OnLoad); a file without that, such as another build, binds none.
-            Mincore.pageSize();
+            // Loading binds every native (JNI_OnLoad); a file without that, such as another build, binds none, and
+            // this first call fails.
+            Errno.readNames();
             return null;
         } catch (Throwable e) {
             return e;

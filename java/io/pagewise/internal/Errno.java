@@ -5,8 +5,8 @@ import java.nio.file.Path;
 
 /**
  * The one errno table, paired with {@code native/errors.c}: the errno numbers the library decides on, their names
- * and descriptions (read from the C library once, so failing paths never re-enter JNI), the subset the NBD protocol
- * carries with the protocol's names, and the NBD error a failed call answers. It turns {@code -errno} results into
+ * and descriptions (read from the C library once, when it loads, so failing paths never re-enter JNI), the NBD
+ * protocol's subset with its names, and the NBD error a failed call answers. It turns {@code -errno} results into
  * {@link NativeIOException}s. The NBD part is plain Java: the client and server use it without the native library.
  */
 public final class Errno {
@@ -30,7 +30,6 @@ public final class Errno {
     private static final int MAX = 256;
     private static final String[] NAMES = new String[MAX];
     private static final String[] DESCRIPTIONS = new String[MAX];
-    private static volatile boolean loaded;
 
     private Errno() {}
 
@@ -38,27 +37,26 @@ public final class Errno {
 
     private static native String description0(int errno);
 
-    private static void load() {
-        synchronized (NAMES) {
-            if (loaded) return;
-            for (int i = 1; i < MAX; i++) {
-                NAMES[i] = name0(i);
-                DESCRIPTIONS[i] = description0(i);
-            }
-            loaded = true;
+    /**
+     * Reads every errno's name and text from the C library. {@link io.pagewise.Native} calls it as soon as the library
+     * is loaded, before any call can fail, so that a failing call never re-enters JNI to describe itself. Not done at
+     * class init: loading the library initializes this class (JNI_OnLoad's FindClass) before its natives are bound.
+     */
+    public static void readNames() {
+        for (int i = 1; i < MAX; i++) {
+            NAMES[i] = name0(i);
+            DESCRIPTIONS[i] = description0(i);
         }
     }
 
-    /** The symbolic name, such as {@code ENOSPC}. */
+    /** The symbolic name, such as {@code ENOSPC}; {@code errno N} when unknown or without the native library. */
     public static String name(int errno) {
-        if (!loaded) load();
         String name = errno > 0 && errno < MAX ? NAMES[errno] : null;
         return name != null ? name : "errno " + errno;
     }
 
     /** The C library's text, such as {@code No space left on device}. */
     public static String description(int errno) {
-        if (!loaded) load();
         String text = errno > 0 && errno < MAX ? DESCRIPTIONS[errno] : null;
         return text != null ? text : "Unknown error " + errno;
     }

@@ -26,6 +26,15 @@ class ErrnoTest {
         assertEquals("errno -3", Errno.name(-3));
     }
 
+    /** The names are read when the library loads, so that no failing call has to re-enter JNI to describe itself. */
+    @Test
+    void namesAreReadWhenTheLibraryLoadsNotOnTheFailingPath() throws Exception {
+        assertTrue(Native.isAvailable(), "the names come from the native library: " + Native.loadError());
+        Field names = Errno.class.getDeclaredField("NAMES");
+        names.setAccessible(true);
+        assertEquals("ENOSPC", ((String[]) names.get(null))[Errno.ENOSPC], "read before any name was asked for");
+    }
+
     /** doc/proto.md, "Error values": the eight values and their names; 95 is ENOTSUP there, EOPNOTSUPP in glibc. */
     @Test
     void nbdNamesAreTheSpecs() {
