@@ -11,8 +11,8 @@ static const int ADVICE[] = {
 };
 
 /* posix_fadvise returns the error number instead of setting errno. */
-JNIEXPORT jint JNICALL
-Java_io_pagewise_jni_Advice_fadvise0(JNIEnv *env, jclass cls, jint fd, jlong offset, jlong length, jint advice)
+static jint
+fadvise0(JNIEnv *env, jclass cls, jint fd, jlong offset, jlong length, jint advice)
 {
     (void) env; (void) cls;
     if (offset < 0 || length < 0 || advice < 0 || advice >= (jint) (sizeof ADVICE / sizeof ADVICE[0]))
@@ -24,20 +24,9 @@ Java_io_pagewise_jni_Advice_fadvise0(JNIEnv *env, jclass cls, jint fd, jlong off
     return -rc;
 }
 
-JNIEXPORT jint JNICALL
-Java_io_pagewise_jni_Advice_readahead0(JNIEnv *env, jclass cls, jint fd, jlong offset, jlong length)
-{
-    (void) env; (void) cls;
-    if (offset < 0 || length < 0)
-        return -EINVAL;
-    ssize_t rc;
-    PW_RETRY(rc, readahead(fd, (off64_t) offset, (size_t) length));
-    return rc < 0 ? -errno : 0;
-}
-
 /* flags: any combination of SYNC_FILE_RANGE_WAIT_BEFORE (1), WRITE (2), WAIT_AFTER (4). */
-JNIEXPORT jint JNICALL
-Java_io_pagewise_jni_Advice_syncFileRange0(JNIEnv *env, jclass cls, jint fd, jlong offset, jlong length, jint flags)
+static jint
+syncFileRange0(JNIEnv *env, jclass cls, jint fd, jlong offset, jlong length, jint flags)
 {
     (void) env; (void) cls;
     if (offset < 0 || length < 0 || (flags & ~(SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
@@ -48,8 +37,8 @@ Java_io_pagewise_jni_Advice_syncFileRange0(JNIEnv *env, jclass cls, jint fd, jlo
     return rc < 0 ? -errno : 0;
 }
 
-JNIEXPORT jint JNICALL
-Java_io_pagewise_jni_Advice_fdatasync0(JNIEnv *env, jclass cls, jint fd)
+static jint
+fdatasync0(JNIEnv *env, jclass cls, jint fd)
 {
     (void) env; (void) cls;
     int rc;
@@ -57,11 +46,14 @@ Java_io_pagewise_jni_Advice_fdatasync0(JNIEnv *env, jclass cls, jint fd)
     return rc < 0 ? -errno : 0;
 }
 
-JNIEXPORT jint JNICALL
-Java_io_pagewise_jni_Advice_fsync0(JNIEnv *env, jclass cls, jint fd)
+/* Name and JNI signature of each native method of Advice. */
+static const JNINativeMethod METHODS[] = {
+    { "fadvise0", "(IJJI)I", (void *) fadvise0 },
+    { "syncFileRange0", "(IJJI)I", (void *) syncFileRange0 },
+    { "fdatasync0", "(I)I", (void *) fdatasync0 },
+};
+
+int pw_register_advice(JNIEnv *env)
 {
-    (void) env; (void) cls;
-    int rc;
-    PW_RETRY(rc, fsync(fd));
-    return rc < 0 ? -errno : 0;
+    return pw_register(env, PW_CLASS("Advice"), METHODS, PW_COUNT(METHODS));
 }

@@ -20,13 +20,7 @@ enum { PW_TYPE_REGULAR = 0, PW_TYPE_BLOCK = 1, PW_TYPE_OTHER = 2 };
 
 static int open_flags(jint flags)
 {
-    int result = O_CLOEXEC;
-    if (flags & PW_OPEN_READ_WRITE)
-        result |= O_RDWR;
-    else if (flags & PW_OPEN_WRITE_ONLY)
-        result |= O_WRONLY;
-    else
-        result |= O_RDONLY;
+    int result = O_CLOEXEC | ((flags & PW_OPEN_READ_WRITE) ? O_RDWR : O_RDONLY);
     if (flags & PW_OPEN_CREATE)
         result |= O_CREAT;
     if (flags & PW_OPEN_EXCLUSIVE)
@@ -41,8 +35,8 @@ static int open_flags(jint flags)
 }
 
 /* Opens a NUL-terminated native path; returns the descriptor or -errno. */
-JNIEXPORT jint JNICALL
-Java_io_pagewise_jni_FileDescriptors_open0(JNIEnv *env, jclass cls, jbyteArray path, jint flags, jint mode)
+static jint
+open0(JNIEnv *env, jclass cls, jbyteArray path, jint flags, jint mode)
 {
     (void) cls;
     if (path == NULL || (flags & ~PW_OPEN_ALL) != 0)
@@ -67,8 +61,8 @@ Java_io_pagewise_jni_FileDescriptors_open0(JNIEnv *env, jclass cls, jbyteArray p
 }
 
 /* Closes a descriptor. EINTR is not retried: on Linux the descriptor is gone either way. */
-JNIEXPORT jint JNICALL
-Java_io_pagewise_jni_FileDescriptors_close0(JNIEnv *env, jclass cls, jint fd)
+static jint
+close0(JNIEnv *env, jclass cls, jint fd)
 {
     (void) env; (void) cls;
     if (close(fd) < 0 && errno != EINTR)
@@ -79,8 +73,8 @@ Java_io_pagewise_jni_FileDescriptors_close0(JNIEnv *env, jclass cls, jint fd)
 /* Fills out[0..5] with size, type (0 regular, 1 block device, 2 other), block size (the logical block size,
  * BLKSSZGET, of a block device; st_blksize otherwise), allocated bytes, and the major and minor number of the
  * device holding the data. */
-JNIEXPORT jint JNICALL
-Java_io_pagewise_jni_FileDescriptors_stat0(JNIEnv *env, jclass cls, jint fd, jlongArray out)
+static jint
+stat0(JNIEnv *env, jclass cls, jint fd, jlongArray out)
 {
     (void) cls;
     if (out == NULL || (*env)->GetArrayLength(env, out) < 6)
@@ -112,8 +106,8 @@ Java_io_pagewise_jni_FileDescriptors_stat0(JNIEnv *env, jclass cls, jint fd, jlo
     return 0;
 }
 
-JNIEXPORT jint JNICALL
-Java_io_pagewise_jni_FileDescriptors_ftruncate0(JNIEnv *env, jclass cls, jint fd, jlong length)
+static jint
+ftruncate0(JNIEnv *env, jclass cls, jint fd, jlong length)
 {
     (void) env; (void) cls;
     if (length < 0)
@@ -124,8 +118,8 @@ Java_io_pagewise_jni_FileDescriptors_ftruncate0(JNIEnv *env, jclass cls, jint fd
 }
 
 /* 1 when fd is a terminal, else 0 (isatty sets errno to ENOTTY or EBADF, neither of which matters here). */
-JNIEXPORT jint JNICALL
-Java_io_pagewise_jni_FileDescriptors_isTerminal0(JNIEnv *env, jclass cls, jint fd)
+static jint
+isTerminal0(JNIEnv *env, jclass cls, jint fd)
 {
     (void) env; (void) cls;
     return isatty(fd) ? 1 : 0;
@@ -133,8 +127,8 @@ Java_io_pagewise_jni_FileDescriptors_isTerminal0(JNIEnv *env, jclass cls, jint f
 
 /* O_DIRECT alignment from statx(STATX_DIOALIGN) (Linux >= 6.1): out[0] = memory alignment, out[1] = offset and
  * length alignment; both 0 where the kernel or file system does not report it (Java then falls back). */
-JNIEXPORT jint JNICALL
-Java_io_pagewise_jni_FileDescriptors_directAlignment0(JNIEnv *env, jclass cls, jint fd, jintArray out)
+static jint
+directAlignment0(JNIEnv *env, jclass cls, jint fd, jintArray out)
 {
     (void) cls;
     if (out == NULL || (*env)->GetArrayLength(env, out) < 2)
@@ -150,4 +144,19 @@ Java_io_pagewise_jni_FileDescriptors_directAlignment0(JNIEnv *env, jclass cls, j
     }
     (*env)->SetIntArrayRegion(env, out, 0, 2, values);
     return 0;
+}
+
+/* Name and JNI signature of each native method of FileDescriptors. */
+static const JNINativeMethod METHODS[] = {
+    { "open0", "([BII)I", (void *) open0 },
+    { "close0", "(I)I", (void *) close0 },
+    { "stat0", "(I[J)I", (void *) stat0 },
+    { "ftruncate0", "(IJ)I", (void *) ftruncate0 },
+    { "isTerminal0", "(I)I", (void *) isTerminal0 },
+    { "directAlignment0", "(I[I)I", (void *) directAlignment0 },
+};
+
+int pw_register_fd(JNIEnv *env)
+{
+    return pw_register(env, PW_CLASS("FileDescriptors"), METHODS, PW_COUNT(METHODS));
 }

@@ -39,9 +39,8 @@ static ssize_t write_once(int fd, const char *from, size_t length, off_t offset,
 
 /* Reads length bytes at offset into the direct buffer, retrying short reads and EINTR.
  * Returns the bytes read (less than length only at end of file) or -errno. */
-JNIEXPORT jint JNICALL
-Java_io_pagewise_jni_PositionalIo_pread0(JNIEnv *env, jclass cls, jint fd, jobject buffer,
-                                         jint position, jint length, jlong offset, jint flags)
+static jint
+pread0(JNIEnv *env, jclass cls, jint fd, jobject buffer, jint position, jint length, jlong offset, jint flags)
 {
     (void) cls;
     if (offset < 0 || (flags & ~PW_RW_ALL) != 0)
@@ -69,9 +68,8 @@ Java_io_pagewise_jni_PositionalIo_pread0(JNIEnv *env, jclass cls, jint fd, jobje
 
 /* Writes length bytes from the direct buffer at offset, retrying short writes and EINTR.
  * Returns length or -errno. */
-JNIEXPORT jint JNICALL
-Java_io_pagewise_jni_PositionalIo_pwrite0(JNIEnv *env, jclass cls, jint fd, jobject buffer,
-                                          jint position, jint length, jlong offset, jint flags)
+static jint
+pwrite0(JNIEnv *env, jclass cls, jint fd, jobject buffer, jint position, jint length, jlong offset, jint flags)
 {
     (void) cls;
     if (offset < 0 || (flags & ~PW_RW_ALL) != 0)
@@ -93,4 +91,15 @@ Java_io_pagewise_jni_PositionalIo_pwrite0(JNIEnv *env, jclass cls, jint fd, jobj
         done += (jint) n;
     }
     return done;
+}
+
+/* Name and JNI signature of each native method of PositionalIo. */
+static const JNINativeMethod METHODS[] = {
+    { "pread0", "(ILjava/nio/ByteBuffer;IIJI)I", (void *) pread0 },
+    { "pwrite0", "(ILjava/nio/ByteBuffer;IIJI)I", (void *) pwrite0 },
+};
+
+int pw_register_io(JNIEnv *env)
+{
+    return pw_register(env, PW_CLASS("PositionalIo"), METHODS, PW_COUNT(METHODS));
 }

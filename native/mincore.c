@@ -60,8 +60,8 @@ static void count_resident(void *state, const unsigned char *vector, size_t page
 }
 
 /* Counts resident pages of [offset, offset + length); offset must be page aligned. */
-JNIEXPORT jlong JNICALL
-Java_io_pagewise_jni_Mincore_residentPages0(JNIEnv *env, jclass cls, jint fd, jlong offset, jlong length)
+static jlong
+residentPages0(JNIEnv *env, jclass cls, jint fd, jlong offset, jlong length)
 {
     (void) env; (void) cls;
     jlong count = 0;
@@ -82,9 +82,8 @@ static void fill_bitmap(void *state, const unsigned char *vector, size_t pages, 
 }
 
 /* Sets bit i of out (little-endian within each byte) when page i of the range is resident. */
-JNIEXPORT jint JNICALL
-Java_io_pagewise_jni_Mincore_residentBitmap0(JNIEnv *env, jclass cls, jint fd, jlong offset, jlong length,
-                                             jbyteArray out)
+static jint
+residentBitmap0(JNIEnv *env, jclass cls, jint fd, jlong offset, jlong length, jbyteArray out)
 {
     (void) cls;
     long page = page_size();
@@ -104,9 +103,21 @@ Java_io_pagewise_jni_Mincore_residentBitmap0(JNIEnv *env, jclass cls, jint fd, j
     return rc;
 }
 
-JNIEXPORT jint JNICALL
-Java_io_pagewise_jni_Mincore_pageSize0(JNIEnv *env, jclass cls)
+static jint
+pageSize0(JNIEnv *env, jclass cls)
 {
     (void) env; (void) cls;
     return (jint) page_size();
+}
+
+/* Name and JNI signature of each native method of Mincore. */
+static const JNINativeMethod METHODS[] = {
+    { "residentPages0", "(IJJ)J", (void *) residentPages0 },
+    { "residentBitmap0", "(IJJ[B)I", (void *) residentBitmap0 },
+    { "pageSize0", "()I", (void *) pageSize0 },
+};
+
+int pw_register_mincore(JNIEnv *env)
+{
+    return pw_register(env, PW_CLASS("Mincore"), METHODS, PW_COUNT(METHODS));
 }

@@ -20,8 +20,7 @@ enum {
     PW_OPEN_TRUNCATE = 8,
     PW_OPEN_DIRECT = 16,
     PW_OPEN_DSYNC = 32,
-    PW_OPEN_WRITE_ONLY = 64,
-    PW_OPEN_ALL = 127
+    PW_OPEN_ALL = 63
 };
 
 enum {
@@ -35,6 +34,24 @@ enum {
     PW_FALLOC_PUNCH_HOLE = 1,
     PW_FALLOC_ZERO_RANGE = 2
 };
+
+/* The natives are bound by RegisterNatives when the library loads (JNI_OnLoad in common.c), not by symbol name:
+ * the C functions stay static, and a library that does not match its Java classes fails to load, naming the
+ * method, instead of failing at the first call. PW_CLASS names a topic's Java class. FindClass initializes the
+ * class, before its natives are bound: a topic class's static initializer must not call a native. */
+#define PW_CLASS(name) "io/pagewise/internal/" name
+#define PW_COUNT(array) ((jint) (sizeof (array) / sizeof (array)[0]))
+
+/* Binds count methods of the named class; 0, or -1 with the Java error (class or method not found) pending. */
+int pw_register(JNIEnv *env, const char *class_name, const JNINativeMethod *methods, jint count);
+
+/* One per topic file: binds the natives of that topic's Java class. */
+int pw_register_advice(JNIEnv *env);
+int pw_register_errors(JNIEnv *env);
+int pw_register_fd(JNIEnv *env);
+int pw_register_io(JNIEnv *env);
+int pw_register_mincore(JNIEnv *env);
+int pw_register_space(JNIEnv *env);
 
 /* Resolves the address of bytes [position, position + length) of a direct ByteBuffer,
  * or NULL when the buffer is not direct or the range is out of its bounds. */

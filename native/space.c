@@ -5,8 +5,8 @@
 #include <linux/falloc.h>
 #include <unistd.h>
 
-JNIEXPORT jint JNICALL
-Java_io_pagewise_jni_Space_fallocate0(JNIEnv *env, jclass cls, jint fd, jint mode, jlong offset, jlong length)
+static jint
+fallocate0(JNIEnv *env, jclass cls, jint fd, jint mode, jlong offset, jlong length)
 {
     (void) env; (void) cls;
     if (offset < 0 || length <= 0)
@@ -24,12 +24,23 @@ Java_io_pagewise_jni_Space_fallocate0(JNIEnv *env, jclass cls, jint fd, jint mod
 }
 
 /* whence: 0 = SEEK_DATA, 1 = SEEK_HOLE. Returns the offset found or -errno (-ENXIO: none). */
-JNIEXPORT jlong JNICALL
-Java_io_pagewise_jni_Space_seek0(JNIEnv *env, jclass cls, jint fd, jlong offset, jint whence)
+static jlong
+seek0(JNIEnv *env, jclass cls, jint fd, jlong offset, jint whence)
 {
     (void) env; (void) cls;
     if (offset < 0 || (whence != 0 && whence != 1))
         return -EINVAL;
     off_t rc = lseek(fd, (off_t) offset, whence == 0 ? SEEK_DATA : SEEK_HOLE);
     return rc < 0 ? -errno : (jlong) rc;
+}
+
+/* Name and JNI signature of each native method of Space. */
+static const JNINativeMethod METHODS[] = {
+    { "fallocate0", "(IIJJ)I", (void *) fallocate0 },
+    { "seek0", "(IJI)J", (void *) seek0 },
+};
+
+int pw_register_space(JNIEnv *env)
+{
+    return pw_register(env, PW_CLASS("Space"), METHODS, PW_COUNT(METHODS));
 }

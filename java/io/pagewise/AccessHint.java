@@ -1,6 +1,6 @@
 package io.pagewise;
 
-import io.pagewise.jni.Advice;
+import io.pagewise.internal.Advice;
 
 /**
  * Advice about how data will be accessed, passed to {@code posix_fadvise}. NORMAL, SEQUENTIAL, RANDOM and

@@ -1,6 +1,6 @@
 package io.pagewise;
 
-import io.pagewise.jni.Mincore;
+import io.pagewise.internal.Errno;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -57,7 +57,9 @@ public final class Native {
             } else {
                 loadFromJar();
             }
-            Mincore.pageSize0(); // proves the symbols link, not just that the file loaded
+            // Loading binds every native (JNI_OnLoad); a file without that, such as another build, binds none, and
+            // this first call fails.
+            Errno.readNames();
             return null;
         } catch (Throwable e) {
             return e;

@@ -1,10 +1,9 @@
 package io.pagewise;
 
+import io.pagewise.internal.Advice;
+import io.pagewise.internal.Mincore;
 import io.pagewise.internal.NativeRawFile;
 import io.pagewise.internal.RawFile;
-import io.pagewise.jni.Advice;
-import io.pagewise.jni.FileDescriptors;
-import io.pagewise.jni.Mincore;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -22,7 +21,7 @@ public final class PageCache {
      */
     public static int pageSize() {
         Native.require("PageCache");
-        return Mincore.pageSize0();
+        return Mincore.pageSize();
     }
 
     /**
@@ -55,7 +54,7 @@ public final class PageCache {
     }
 
     static Residency residency(RawFile file, long offset, long length) throws IOException {
-        int page = Mincore.pageSize0();
+        int page = Mincore.pageSize();
         long end = Math.min(file.size(), length > Long.MAX_VALUE - offset ? Long.MAX_VALUE : offset + length);
         if (end <= offset) return new Residency(0, 0, page); // empty once clipped, even inside the last page
         long start = offset - offset % page;

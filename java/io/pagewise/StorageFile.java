@@ -1,11 +1,11 @@
 package io.pagewise;
 
+import io.pagewise.internal.Advice;
 import io.pagewise.internal.ChannelRawFile;
+import io.pagewise.internal.FileDescriptors;
 import io.pagewise.internal.NativeRawFile;
 import io.pagewise.internal.RawFile;
-import io.pagewise.jni.Advice;
-import io.pagewise.jni.FileDescriptors;
-import io.pagewise.jni.Space;
+import io.pagewise.internal.Space;
 import io.pagewise.policy.CachePolicy;
 import java.io.Closeable;
 import java.io.IOException;

@@ -2,16 +2,16 @@ package io.pagewise.cli;
 
 import io.pagewise.CacheMode;
 import io.pagewise.Native;
+import io.pagewise.copy.Copier;
 import io.pagewise.copy.CopyDestination;
 import io.pagewise.copy.CopyOptions;
 import io.pagewise.copy.CopyProgress;
 import io.pagewise.copy.CopyResult;
 import io.pagewise.copy.CopySource;
-import io.pagewise.copy.Copier;
 import io.pagewise.copy.FileEndpoint;
 import io.pagewise.copy.NbdEndpoint;
 import io.pagewise.copy.SyntheticEndpoints;
-import io.pagewise.jni.FileDescriptors;
+import io.pagewise.internal.FileDescriptors;
 import io.pagewise.nbd.NbdUri;
 import java.io.FileOutputStream;
 import java.io.IOException;
@@ -343,7 +343,7 @@ public final class CopyCommand {
          * leads (System.console() looks at stdin and stdout instead, and on JDK 22+ is there without a terminal).
          */
         static boolean stderrIsTerminal() {
-            if (Native.isAvailable()) return FileDescriptors.isTerminal0(2) == 1;
+            if (Native.isAvailable()) return FileDescriptors.isTerminal(2);
             try {
                 String target = Files.readSymbolicLink(Path.of("/proc/self/fd/2")).toString();
                 return target.startsWith("/dev/pts/") || target.startsWith("/dev/tty") || target.equals("/dev/console");

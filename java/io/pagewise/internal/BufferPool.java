@@ -14,7 +14,7 @@ public final class BufferPool {
 
     private final ArrayBlockingQueue<ByteBuffer> free;
 
-    public BufferPool(int capacity) {
+    private BufferPool(int capacity) {
         free = new ArrayBlockingQueue<>(capacity);
     }
 

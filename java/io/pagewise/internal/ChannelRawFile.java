@@ -1,7 +1,6 @@
 package io.pagewise.internal;
 
 import io.pagewise.Alignment;
-import io.pagewise.jni.Space;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -61,8 +60,6 @@ public final class ChannelRawFile implements RawFile {
     @Override public void dataSync() throws IOException { channel.force(false); }
 
     @Override public void advise(long offset, long length, int advice) {}
-
-    @Override public void readahead(long offset, long length) {}
 
     @Override public void syncRange(long offset, long length, int flags) {}
 

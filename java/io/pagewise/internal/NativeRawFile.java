@@ -1,24 +1,20 @@
 package io.pagewise.internal;
 
 import io.pagewise.Alignment;
-import io.pagewise.jni.Advice;
-import io.pagewise.jni.Errno;
-import io.pagewise.jni.FileDescriptors;
-import io.pagewise.jni.Mincore;
-import io.pagewise.jni.PositionalIo;
-import io.pagewise.jni.Space;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.charset.Charset;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicBoolean;
 
-/** A file descriptor and the JNI calls on it. Not guarded against use after close: StorageFile does that. */
+/**
+ * An open file descriptor, owned: the only holder of it, the only caller of the JNI calls on it, and the one that
+ * closes it, once. Not guarded against I/O racing with close: StorageFile does that.
+ */
 public final class NativeRawFile implements RawFile {
-    private static final Charset PATH_CHARSET = Charset.forName(System.getProperty("sun.jnu.encoding", "UTF-8"));
-
     private final Path path;
     private final int fd;
+    private final AtomicBoolean closed = new AtomicBoolean();
     private final boolean blockDevice;
     private final boolean cached;
     private final Alignment alignment;
@@ -40,7 +36,7 @@ public final class NativeRawFile implements RawFile {
 
     /** @param flags {@link FileDescriptors} open flags */
     public static NativeRawFile open(Path path, int flags) throws IOException {
-        int fd = FileDescriptors.open0(path.toString().getBytes(PATH_CHARSET), flags, 0644);
+        int fd = FileDescriptors.open(path, flags);
         if (fd < 0) {
             String operation = (flags & FileDescriptors.DIRECT) != 0 ? "open (O_DIRECT)" : "open";
             if (fd == -Errno.EINVAL && (flags & FileDescriptors.DIRECT) != 0) {
@@ -49,14 +45,14 @@ public final class NativeRawFile implements RawFile {
             throw Errno.exception(fd, operation, path, -1, 0);
         }
         try {
-            long[] stat = new long[6];
-            Errno.check(FileDescriptors.stat0(fd, stat), "fstat", path);
+            long[] stat = new long[FileDescriptors.STAT_FIELDS];
+            Errno.check(FileDescriptors.stat(fd, stat), "fstat", path);
             int[] direct = new int[2];
-            Errno.check(FileDescriptors.directAlignment0(fd, direct), "statx", path);
+            Errno.check(FileDescriptors.directAlignment(fd, direct), "statx", path);
             return new NativeRawFile(path, fd, stat[1] == FileDescriptors.TYPE_BLOCK_DEVICE,
                     stat[1] != FileDescriptors.TYPE_OTHER, alignment(direct, stat), stat[4], stat[5]);
         } catch (IOException | RuntimeException e) {
-            FileDescriptors.close0(fd);
+            FileDescriptors.close(fd);
             throw e;
         }
     }
@@ -124,19 +120,18 @@ public final class NativeRawFile implements RawFile {
     @Override
     public int read(ByteBuffer dst, long offset, int flags) throws IOException {
         if (dst.isDirect()) {
-            int n = PositionalIo.pread0(fd, dst, dst.position(), dst.remaining(), offset, flags);
-            Errno.check(n, operation("pread", flags), path, offset, dst.remaining());
-            dst.position(dst.position() + n);
-            return n;
+            int length = dst.remaining();
+            return (int) Errno.check(PositionalIo.read(fd, dst, offset, flags), operation("pread", flags), path, offset,
+                    length);
         }
         ByteBuffer bounce = BufferPool.shared().take();
         try {
             int total = 0;
             while (dst.hasRemaining()) {
                 int want = Math.min(dst.remaining(), bounce.capacity());
-                int n = PositionalIo.pread0(fd, bounce, 0, want, offset + total, flags);
+                int n = PositionalIo.read(fd, bounce.clear().limit(want), offset + total, flags);
                 Errno.check(n, operation("pread", flags), path, offset + total, want);
-                dst.put(bounce.clear().limit(n));
+                dst.put(bounce.flip());
                 total += n;
                 if (n < want) break;
             }
@@ -149,9 +144,8 @@ public final class NativeRawFile implements RawFile {
     @Override
     public void write(ByteBuffer src, long offset, int flags) throws IOException {
         if (src.isDirect()) {
-            int n = PositionalIo.pwrite0(fd, src, src.position(), src.remaining(), offset, flags);
-            Errno.check(n, operation("pwrite", flags), path, offset, src.remaining());
-            src.position(src.position() + n);
+            int length = src.remaining();
+            Errno.check(PositionalIo.write(fd, src, offset, flags), operation("pwrite", flags), path, offset, length);
             return;
         }
         ByteBuffer bounce = BufferPool.shared().take();
@@ -159,9 +153,8 @@ public final class NativeRawFile implements RawFile {
             long at = offset;
             while (src.hasRemaining()) {
                 int chunk = Math.min(src.remaining(), bounce.capacity());
-                bounce.clear().put(0, src, src.position(), chunk);
-                int n = PositionalIo.pwrite0(fd, bounce, 0, chunk, at, flags);
-                Errno.check(n, operation("pwrite", flags), path, at, chunk);
+                bounce.clear().put(0, src, src.position(), chunk).limit(chunk);
+                Errno.check(PositionalIo.write(fd, bounce, at, flags), operation("pwrite", flags), path, at, chunk);
                 src.position(src.position() + chunk);
                 at += chunk;
             }
@@ -179,39 +172,34 @@ public final class NativeRawFile implements RawFile {
 
     @Override
     public void dataSync() throws IOException {
-        Errno.check(Advice.fdatasync0(fd), "fdatasync", path);
+        Errno.check(Advice.fdatasync(fd), "fdatasync", path);
     }
 
     @Override
     public void advise(long offset, long length, int advice) throws IOException {
-        Errno.check(Advice.fadvise0(fd, offset, length, advice), "posix_fadvise", path, offset, length);
-    }
-
-    @Override
-    public void readahead(long offset, long length) throws IOException {
-        Errno.check(Advice.readahead0(fd, offset, length), "readahead", path, offset, length);
+        Errno.check(Advice.fadvise(fd, offset, length, advice), "posix_fadvise", path, offset, length);
     }
 
     @Override
     public void syncRange(long offset, long length, int flags) throws IOException {
-        Errno.check(Advice.syncFileRange0(fd, offset, length, flags), "sync_file_range", path, offset, length);
+        Errno.check(Advice.syncFileRange(fd, offset, length, flags), "sync_file_range", path, offset, length);
     }
 
     @Override
     public long size() throws IOException {
-        long[] stat = new long[6];
-        Errno.check(FileDescriptors.stat0(fd, stat), "fstat", path);
+        long[] stat = new long[FileDescriptors.STAT_FIELDS];
+        Errno.check(FileDescriptors.stat(fd, stat), "fstat", path);
         return stat[0];
     }
 
     @Override
     public void truncate(long size) throws IOException {
-        Errno.check(FileDescriptors.ftruncate0(fd, size), "ftruncate", path, size, 0);
+        Errno.check(FileDescriptors.ftruncate(fd, size), "ftruncate", path, size, 0);
     }
 
     @Override
     public boolean fallocate(int mode, long offset, long length) throws IOException {
-        int rc = Space.fallocate0(fd, mode, offset, length);
+        int rc = Space.fallocate(fd, mode, offset, length);
         if (rc == -Errno.EOPNOTSUPP || rc == -Errno.ENOSYS) return false;
         String operation = mode == Space.PUNCH_HOLE ? "fallocate (PUNCH_HOLE)" : "fallocate (ZERO_RANGE)";
         Errno.check(rc, operation, path, offset, length);
@@ -220,18 +208,18 @@ public final class NativeRawFile implements RawFile {
 
     @Override
     public long seek(long offset, int whence) throws IOException {
-        long rc = Space.seek0(fd, offset, whence);
+        long rc = Space.seek(fd, offset, whence);
         if (rc == -Errno.ENXIO) return -1;
         return Errno.check(rc, whence == Space.SEEK_DATA ? "lseek (SEEK_DATA)" : "lseek (SEEK_HOLE)", path, offset, 0);
     }
 
     @Override
     public byte[] residentBitmap(long offset, long length) throws IOException {
-        int pageSize = Mincore.pageSize0();
+        int pageSize = Mincore.pageSize();
         long pages = (length + pageSize - 1) / pageSize;
         if (pages > Integer.MAX_VALUE * 8L - 64) throw new IllegalArgumentException("range too large: " + length);
         byte[] bits = new byte[(int) ((pages + 7) / 8)];
-        int rc = Mincore.residentBitmap0(fd, offset, length, bits);
+        int rc = Mincore.residentBitmap(fd, offset, length, bits);
         if (rc == -Errno.EACCES || rc == -Errno.ENODEV) return null; // write-only or unmappable file
         Errno.check(rc, "mincore", path, offset, length);
         return bits;
@@ -239,11 +227,12 @@ public final class NativeRawFile implements RawFile {
 
     @Override
     public long residentPages(long offset, long length) throws IOException {
-        return Errno.check(Mincore.residentPages0(fd, offset, length), "mincore", path, offset, length);
+        return Errno.check(Mincore.residentPages(fd, offset, length), "mincore", path, offset, length);
     }
 
     @Override
     public void close() throws IOException {
-        Errno.check(FileDescriptors.close0(fd), "close", path);
+        if (!closed.compareAndSet(false, true)) return; // a second close could hit a descriptor reused since
+        Errno.check(FileDescriptors.close(fd), "close", path);
     }
 }

@@ -11,11 +11,11 @@ import java.nio.file.Path;
  */
 public interface RawFile extends java.io.Closeable {
     /** Per-call flag: RWF_DONTCACHE. */
-    int DONTCACHE = io.pagewise.jni.PositionalIo.DONTCACHE;
+    int DONTCACHE = PositionalIo.DONTCACHE;
     /** Per-call flag: RWF_DSYNC, durable before return. */
-    int DSYNC = io.pagewise.jni.PositionalIo.DSYNC;
+    int DSYNC = PositionalIo.DSYNC;
     /** Per-call flag: a short read means end of file (O_DIRECT cannot continue at an unaligned offset). */
-    int SHORT_IS_EOF = io.pagewise.jni.PositionalIo.SHORT_IS_EOF;
+    int SHORT_IS_EOF = PositionalIo.SHORT_IS_EOF;
 
     /** Readahead assumed where the device's is unknown: 8 MiB, as on this project's test machines. */
     long DEFAULT_READAHEAD = 8L << 20;
@@ -34,19 +34,17 @@ public interface RawFile extends java.io.Closeable {
 
     void dataSync() throws IOException;
 
-    /** posix_fadvise with an {@link io.pagewise.jni.Advice} code; length 0 = to end of file. */
+    /** posix_fadvise with an {@link Advice} code; length 0 = to end of file. */
     void advise(long offset, long length, int advice) throws IOException;
 
-    void readahead(long offset, long length) throws IOException;
-
-    /** sync_file_range with {@link io.pagewise.jni.Advice} SYNC_* flags. */
+    /** sync_file_range with {@link Advice} SYNC_* flags. */
     void syncRange(long offset, long length, int flags) throws IOException;
 
     long size() throws IOException;
 
     void truncate(long size) throws IOException;
 
-    /** fallocate with a {@link io.pagewise.jni.Space} mode; false when the file or filesystem cannot. */
+    /** fallocate with a {@link Space} mode; false when the file or filesystem cannot. */
     boolean fallocate(int mode, long offset, long length) throws IOException;
 
     /** SEEK_DATA / SEEK_HOLE; -1 when there is no more data (or hole) after offset. */

@@ -11,8 +11,9 @@ import java.util.List;
  * the {@code can*} queries and never calls an operation whose query says no. Implementations must be thread-safe:
  * requests from every connection run at once, each connection on threads of its own.
  *
- * <p>Operations signal an NBD error with {@link ExportException}; any other {@link IOException} is reported as EIO
- * (ENOSPC when the message says so), {@link java.nio.file.AccessDeniedException} as EPERM.
+ * <p>Operations signal an NBD error with {@link NbdException}. A {@link io.pagewise.NativeIOException} is answered
+ * with the NBD error nearest its errno, {@link java.nio.file.AccessDeniedException} with EPERM, any other
+ * {@link IOException} with EIO (ENOSPC when the message says so).
  */
 public interface Export extends Closeable {
     /**
@@ -27,7 +28,7 @@ public interface Export extends Closeable {
      *
      * @param dst    the buffer to fill
      * @param offset where in the export to read from
-     * @throws IOException when it fails; an {@link ExportException} names the NBD error to answer with
+     * @throws IOException when it fails; an {@link NbdException} names the NBD error to answer with
      */
     void read(ByteBuffer dst, long offset) throws IOException;
 
@@ -37,16 +38,16 @@ public interface Export extends Closeable {
      * @param src    the bytes to write (all of its remaining bytes)
      * @param offset where in the export to write them
      * @param fua    when true the data must be durable before this returns (force unit access)
-     * @throws IOException when it fails; an {@link ExportException} names the NBD error to answer with
+     * @throws IOException when it fails; an {@link NbdException} names the NBD error to answer with
      */
     default void write(ByteBuffer src, long offset, boolean fua) throws IOException {
-        throw new ExportException(Protocol.EPERM, "export is read-only");
+        throw new NbdException(NbdException.EPERM, "export is read-only");
     }
 
     /**
      * Makes every write completed so far durable. The default does nothing.
      *
-     * @throws IOException when it fails; an {@link ExportException} names the NBD error to answer with
+     * @throws IOException when it fails; an {@link NbdException} names the NBD error to answer with
      */
     default void flush() throws IOException {}
 
@@ -56,7 +57,7 @@ public interface Export extends Closeable {
      * @param offset the start of the range
      * @param length the length of the range
      * @param fua    when true the change must be durable before this returns
-     * @throws IOException when it fails; an {@link ExportException} names the NBD error to answer with
+     * @throws IOException when it fails; an {@link NbdException} names the NBD error to answer with
      */
     default void trim(long offset, long length, boolean fua) throws IOException {}
 
@@ -68,10 +69,10 @@ public interface Export extends Closeable {
      * @param mayTrim true when the range may become a hole
      * @param fast    true when it must fail with ENOTSUP rather than be as slow as writing the zeros
      * @param fua     when true the change must be durable before this returns
-     * @throws IOException when it fails; an {@link ExportException} names the NBD error to answer with
+     * @throws IOException when it fails; an {@link NbdException} names the NBD error to answer with
      */
     default void zero(long offset, long length, boolean mayTrim, boolean fast, boolean fua) throws IOException {
-        throw new ExportException(Protocol.EINVAL, "export cannot write zeros");
+        throw new NbdException(NbdException.EINVAL, "export cannot write zeros");
     }
 
     /**
@@ -80,7 +81,7 @@ public interface Export extends Closeable {
      * @param offset the start of the range
      * @param length the length of the range
      * @return the runs in order from offset; they may cover only a prefix of the range, but at least one byte
-     * @throws IOException when it fails; an {@link ExportException} names the NBD error to answer with
+     * @throws IOException when it fails; an {@link NbdException} names the NBD error to answer with
      */
     default List<Extent> extents(long offset, long length) throws IOException {
         return List.of(new Extent(offset, length, false));
@@ -91,7 +92,7 @@ public interface Export extends Closeable {
      *
      * @param offset the start of the range
      * @param length the length of the range
-     * @throws IOException when it fails; an {@link ExportException} names the NBD error to answer with
+     * @throws IOException when it fails; an {@link NbdException} names the NBD error to answer with
      */
     default void cache(long offset, long length) throws IOException {}
 

@@ -1,5 +1,7 @@
 package io.pagewise.nbd;
 
+import io.pagewise.nbd.wire.Protocol;
+
 /**
  * What a server told the client about an export during the handshake.
  *

@@ -110,7 +110,7 @@ public final class FileExport implements Export {
 
     @Override
     public void zero(long offset, long length, boolean mayTrim, boolean fast, boolean fua) throws IOException {
-        if (fast && !canFastZero()) throw new ExportException(Protocol.ENOTSUP, "zeroing would not be fast");
+        if (fast && !canFastZero()) throw new NbdException(NbdException.ENOTSUP, "zeroing would not be fast");
         holes = true; // ZERO_RANGE may also leave unwritten extents that SEEK_HOLE reports as holes
         file.zero(offset, length, mayTrim);
         if (fua) file.flush();

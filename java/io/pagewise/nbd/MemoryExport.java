@@ -31,7 +31,7 @@ public final class MemoryExport implements Export {
 
     @Override
     public synchronized void write(ByteBuffer src, long offset, boolean fua) throws IOException {
-        if (readOnly) throw new ExportException(Protocol.EPERM, "export is read-only");
+        if (readOnly) throw new NbdException(NbdException.EPERM, "export is read-only");
         src.get(data, (int) offset, src.remaining());
     }
 

@@ -1,8 +1,10 @@
 package io.pagewise.nbd;
 
-import static io.pagewise.nbd.Protocol.*;
+import static io.pagewise.nbd.wire.Protocol.*;
 
 import io.pagewise.Extent;
+import io.pagewise.nbd.client.ClientConnection;
+import io.pagewise.nbd.client.ClientHandshake;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -358,7 +360,7 @@ public final class NbdClient implements Closeable {
     }
 
     private <T> CompletableFuture<T> refused(int command, long offset, long length, String why) {
-        return CompletableFuture.failedFuture(new NbdException(commandName(command), offset, length, ENOTSUP, why,
+        return CompletableFuture.failedFuture(new NbdException(commandName(command), offset, length, NbdException.ENOTSUP, why,
                 uri.text()));
     }
 

@@ -1,5 +1,15 @@
 package io.pagewise.nbd;
 
+import io.pagewise.nbd.server.ByteBudget;
+import io.pagewise.nbd.server.ExportEntry;
+import io.pagewise.nbd.server.Handshake;
+import io.pagewise.nbd.server.PayloadBuffers;
+import io.pagewise.nbd.server.ProtocolViolation;
+import io.pagewise.nbd.server.RequestStats;
+import io.pagewise.nbd.server.ServerContext;
+import io.pagewise.nbd.server.Session;
+import io.pagewise.nbd.server.Transmission;
+import io.pagewise.nbd.wire.Protocol;
 import java.io.Closeable;
 import java.io.EOFException;
 import java.io.IOException;
@@ -103,7 +113,8 @@ public final class NbdServer implements Closeable {
         ByteBudget budget = new ByteBudget(b.maxInflightBytes);
         long perConnection = b.maxInflightBytesPerConnection > 0 ? Math.min(b.maxInflightBytesPerConnection, b.maxInflightBytes)
                 : Math.max(PayloadBuffers.SMALL, b.maxInflightBytes / 4);
-        context = new ServerContext(b.threads, budget, perConnection, new PayloadBuffers(b.maxInflightBytes, stats), stats,
+        RequestStats counters = stats.counters();
+        context = new ServerContext(b.threads, budget, perConnection, new PayloadBuffers(b.maxInflightBytes, counters), counters,
                 log, b.verbose, Protocol.MIN_MAX_PAYLOAD, PayloadBuffers.longestWithin(perConnection, Protocol.MIN_MAX_PAYLOAD));
         handshakeTimer = new ScheduledThreadPoolExecutor(1, r -> daemon(r, "nbd-handshake-timer"));
         handshakeTimer.setRemoveOnCancelPolicy(true);
@@ -276,7 +287,7 @@ public final class NbdServer implements Closeable {
                             + (session.structuredReplies() ? ", structured replies" : ""));
                 }
                 new Transmission(channel, session, who, context).serve();
-            } catch (Handshake.ProtocolViolation e) {
+            } catch (ProtocolViolation e) {
                 stats.protocolError();
                 log.accept(who + ": dropped: " + e.getMessage());
             } catch (EOFException e) {

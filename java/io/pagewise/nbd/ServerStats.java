@@ -1,5 +1,7 @@
 package io.pagewise.nbd;
 
+import io.pagewise.nbd.server.RequestStats;
+import io.pagewise.nbd.wire.Protocol;
 import java.io.PrintStream;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -25,6 +27,23 @@ public final class ServerStats {
 
     /** Only a server makes these ({@link NbdServer#stats()}). */
     ServerStats() {}
+
+    /** What the server engine counts through: these counting methods, reached from its non-exported package. */
+    RequestStats counters() {
+        return new RequestStats() {
+            @Override public void requestReceived() { ServerStats.this.requestReceived(); }
+
+            @Override public void requestAnswered() { ServerStats.this.requestAnswered(); }
+
+            @Override public void request(int command, long length, boolean failed) {
+                ServerStats.this.request(command, length, failed);
+            }
+
+            @Override public void payloadBuffersTaken(long bytes) { ServerStats.this.payloadBuffersTaken(bytes); }
+
+            @Override public void payloadBuffersGiven(long bytes) { ServerStats.this.payloadBuffersGiven(bytes); }
+        };
+    }
 
     private static LongAdder[] adders() {
         LongAdder[] adders = new LongAdder[COMMANDS + 1];

@@ -1,8 +1,8 @@
 package io.pagewise.policy;
 
 import io.pagewise.CacheMode;
+import io.pagewise.internal.Advice;
 import io.pagewise.internal.RawFile;
-import io.pagewise.jni.Advice;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 
@@ -38,7 +38,7 @@ public interface CachePolicy {
     }
 
     /**
-     * fallocate ({@link io.pagewise.jni.Space} mode) for zeroing and trimming; false where the file cannot. Policies
+     * fallocate ({@link io.pagewise.internal.Space} mode) for zeroing and trimming; false where the file cannot. Policies
      * that read-modify-write partial blocks make it atomic with respect to their writes.
      */
     default boolean fallocate(int mode, long offset, long length) throws IOException {
@@ -64,11 +64,11 @@ public interface CachePolicy {
         }
     }
 
-    /** Extra {@link io.pagewise.jni.FileDescriptors} open flags a mode needs. */
+    /** Extra {@link io.pagewise.internal.FileDescriptors} open flags a mode needs. */
     static int openFlags(CacheMode mode) {
         switch (mode) {
-            case DIRECT: return io.pagewise.jni.FileDescriptors.DIRECT;
-            case DIRECTSYNC: return io.pagewise.jni.FileDescriptors.DIRECT | io.pagewise.jni.FileDescriptors.DSYNC;
+            case DIRECT: return io.pagewise.internal.FileDescriptors.DIRECT;
+            case DIRECTSYNC: return io.pagewise.internal.FileDescriptors.DIRECT | io.pagewise.internal.FileDescriptors.DSYNC;
             default: return 0;
         }
     }

@@ -2,8 +2,8 @@ package io.pagewise.policy;
 
 import io.pagewise.CacheMode;
 import io.pagewise.NativeIOException;
+import io.pagewise.internal.Errno;
 import io.pagewise.internal.RawFile;
-import io.pagewise.jni.Errno;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 

@@ -1,8 +1,8 @@
 package io.pagewise.policy;
 
 import io.pagewise.CacheMode;
+import io.pagewise.internal.Advice;
 import io.pagewise.internal.RawFile;
-import io.pagewise.jni.Advice;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;

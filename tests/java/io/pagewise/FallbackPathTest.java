@@ -15,6 +15,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.pagewise.Fixtures.BufferKind;
 import io.pagewise.Fixtures.Model;
 import io.pagewise.cli.Main;
+import io.pagewise.nbd.Export;
+import io.pagewise.nbd.FileExport;
+import io.pagewise.nbd.NbdClient;
+import io.pagewise.nbd.NbdException;
+import io.pagewise.nbd.NbdServer;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.ByteBuffer;
@@ -25,6 +30,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.ExecutorService;
@@ -237,6 +243,39 @@ class FallbackPathTest {
         assertThrows(ClosedChannelException.class, closed::flush);
         assertThrows(IllegalArgumentException.class,
                 () -> StorageFile.open(path, CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.APPEND, WRITE));
+    }
+
+    /** The NBD server and client, and the NBD errors they name, need no native library. */
+    @Test
+    void nbdServesAndNamesItsErrorsWithoutTheNativeLibrary() throws Exception {
+        Path path = dir.resolve("served");
+        byte[] data = new byte[1 << 16];
+        new Random(7).nextBytes(data);
+        Files.write(path, data);
+        Export full = new Export() {
+            @Override public long size() { return 1 << 16; }
+
+            @Override public void read(ByteBuffer dst, long offset) { dst.put(data, (int) offset, dst.remaining()); }
+
+            @Override
+            public void write(ByteBuffer src, long offset, boolean fua) throws NbdException {
+                throw new NbdException(NbdException.ENOSPC, "full");
+            }
+
+            @Override public boolean canWrite() { return true; }
+        };
+        try (FileExport file = FileExport.open(path, CacheMode.WRITEBACK, true);
+             NbdServer server = NbdServer.builder().export("", file).export("full", full)
+                     .unixSocket(dir.resolve("nbd.sock")).log(message -> { }).start();
+             NbdClient fromFile = NbdClient.connect(server.uri(""));
+             NbdClient toFull = NbdClient.connect(server.uri("full"))) {
+            ByteBuffer back = ByteBuffer.allocate(4096);
+            fromFile.read(back, 8192);
+            assertArrayEquals(Arrays.copyOfRange(data, 8192, 8192 + 4096), back.array());
+            NbdException e = assertThrows(NbdException.class, () -> toFull.write(ByteBuffer.allocate(512), 0, false));
+            assertEquals(NbdException.ENOSPC, e.error());
+            assertTrue(e.getMessage().contains("WRITE at 0 (+512) failed: ENOSPC (full)"), e.getMessage());
+        }
     }
 
     @Test

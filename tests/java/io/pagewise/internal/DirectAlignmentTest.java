@@ -5,10 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.Alignment;
 import io.pagewise.Native;
-import io.pagewise.jni.FileDescriptors;
 import io.pagewise.testing.ExternalTools;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -27,13 +25,13 @@ class DirectAlignmentTest {
         if (!Native.isAvailable()) ExternalTools.unavailable("native library not loaded", "O_DIRECT needs it");
         Path file = dir.resolve("direct.img");
         Files.write(file, new byte[1 << 20]);
-        int fd = FileDescriptors.open0(file.toString().getBytes(StandardCharsets.UTF_8), FileDescriptors.DIRECT, 0644);
+        int fd = FileDescriptors.open(file, FileDescriptors.DIRECT);
         assertTrue(fd >= 0, "open O_DIRECT: " + fd);
         try {
             long[] stat = new long[6];
-            assertEquals(0, FileDescriptors.stat0(fd, stat));
+            assertEquals(0, FileDescriptors.stat(fd, stat));
             int[] reported = new int[2];
-            assertEquals(0, FileDescriptors.directAlignment0(fd, reported));
+            assertEquals(0, FileDescriptors.directAlignment(fd, reported));
             Alignment fallback = NativeRawFile.alignment(new int[2], stat);
             if (reported[1] > 0) {
                 assertEquals(reported[1], fallback.offset(), "offset alignment: statx says " + reported[1]);
@@ -45,9 +43,9 @@ class DirectAlignmentTest {
             int block = fallback.offset();
             ByteBuffer buffer = BufferPool.aligned(4 * block);
             assertEquals(0, buffer.alignmentOffset(0, fallback.memory()));
-            assertEquals(2 * block, io.pagewise.jni.PositionalIo.pread0(fd, buffer, 0, 2 * block, block, 0));
+            assertEquals(2 * block, PositionalIo.read(fd, buffer.limit(2 * block), block, 0));
         } finally {
-            FileDescriptors.close0(fd);
+            FileDescriptors.close(fd);
         }
     }
 }

@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.pagewise.CacheMode;
 import io.pagewise.Native;
 import io.pagewise.PageCache;
+import io.pagewise.nbd.server.Handshake;
+import io.pagewise.nbd.wire.Protocol;
 import io.pagewise.testing.ExternalTools;
 import java.io.IOException;
 import java.io.RandomAccessFile;

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.CacheMode;
+import io.pagewise.nbd.wire.Protocol;
 import io.pagewise.testing.ExternalTools;
 import java.io.EOFException;
 import java.io.IOException;

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.nbd.wire.Protocol;
 import java.io.EOFException;
 import java.io.IOException;
 import java.net.InetAddress;

@@ -1,7 +1,9 @@
-package io.pagewise.nbd;
+package io.pagewise.nbd.server;
 
-import static io.pagewise.nbd.Protocol.*;
+import static io.pagewise.nbd.wire.Protocol.*;
 
+import io.pagewise.nbd.Export;
+import io.pagewise.nbd.wire.SocketIo;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ByteChannel;
@@ -13,18 +15,9 @@ import java.util.function.BooleanSupplier;
  * The fixed-newstyle handshake on one connection, up to the moment it enters transmission (GO or EXPORT_NAME) or
  * ends (ABORT, end of stream, protocol violation).
  */
-final class Handshake {
-    /** Options longer than this are refused without being stored; every legitimate one is far smaller. */
-    static final int MAX_OPTION_LENGTH = 64 * 1024;
+public final class Handshake {
     /** Oversized options up to this length are read and dropped; longer ones close the connection. */
     static final long MAX_DISCARDED_OPTION_LENGTH = 16L << 20;
-
-    /** The client broke the protocol in a way that ends the connection. */
-    static final class ProtocolViolation extends IOException {
-        ProtocolViolation(String message) {
-            super(message);
-        }
-    }
 
     private final ByteChannel channel;
     private final Map<String, ExportEntry> exports;
@@ -37,7 +30,7 @@ final class Handshake {
     /** The export name SET_META_CONTEXT selected base:allocation for, or null. */
     private String allocationContextFor;
 
-    Handshake(ByteChannel channel, Map<String, ExportEntry> exports, int maxPayload, BooleanSupplier stopping) {
+    public Handshake(ByteChannel channel, Map<String, ExportEntry> exports, int maxPayload, BooleanSupplier stopping) {
         this.channel = channel;
         this.exports = exports;
         this.maxPayload = maxPayload;
@@ -45,7 +38,7 @@ final class Handshake {
     }
 
     /** Runs the handshake; the session to serve, or null when the client left without choosing an export. */
-    Session negotiate() throws IOException {
+    public Session negotiate() throws IOException {
         ByteBuffer greeting = ByteBuffer.allocate(18);
         greeting.putLong(NBDMAGIC).putLong(IHAVEOPT).putShort((short) (FLAG_FIXED_NEWSTYLE | FLAG_NO_ZEROES)).flip();
         SocketIo.writeFully(channel, greeting);
@@ -234,7 +227,7 @@ final class Handshake {
     }
 
     /** The transmission flags an export earns from its capabilities. */
-    static int transmissionFlags(Export export, boolean structuredReplies) {
+    public static int transmissionFlags(Export export, boolean structuredReplies) {
         int flags = TF_HAS_FLAGS;
         if (!export.canWrite()) {
             flags |= TF_READ_ONLY;

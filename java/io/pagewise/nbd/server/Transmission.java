@@ -1,10 +1,19 @@
-package io.pagewise.nbd;
+package io.pagewise.nbd.server;
 
-import static io.pagewise.nbd.Protocol.*;
+import static io.pagewise.nbd.NbdException.EINVAL;
+import static io.pagewise.nbd.NbdException.EIO;
+import static io.pagewise.nbd.NbdException.ENOSPC;
+import static io.pagewise.nbd.NbdException.EPERM;
+import static io.pagewise.nbd.NbdException.ESHUTDOWN;
+import static io.pagewise.nbd.wire.Protocol.*;
 
 import io.pagewise.Extent;
 import io.pagewise.NativeIOException;
+import io.pagewise.internal.Errno;
 import io.pagewise.internal.Uninterruptibly;
+import io.pagewise.nbd.Export;
+import io.pagewise.nbd.NbdException;
+import io.pagewise.nbd.wire.SocketIo;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
@@ -25,7 +34,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * A READ or WRITE longer than {@link ServerContext#payloadPiece()} holds buffers for one piece and is received,
  * executed and answered one piece at a time, so that requests never hold more than the in-flight budget.
  */
-final class Transmission {
+public final class Transmission {
     /** Content chunks in one structured READ reply; extents beyond that are sent as data. */
     private static final int MAX_CHUNKS = 64;
     private static final int MAX_DESCRIPTORS = 256;
@@ -51,7 +60,7 @@ final class Transmission {
     /** Guarded by sending. */
     private boolean sendFailed;
 
-    Transmission(SocketChannel channel, Session session, String who, ServerContext context) {
+    public Transmission(SocketChannel channel, Session session, String who, ServerContext context) {
         this.channel = channel;
         this.session = session;
         this.export = session.entry().export();
@@ -61,7 +70,7 @@ final class Transmission {
     }
 
     /** Serves requests until the client disconnects or breaks the protocol; returns once nothing is in flight. */
-    void serve() throws IOException {
+    public void serve() throws IOException {
         String name = Thread.currentThread().getName();
         Thread[] helpers = new Thread[context.threadsPerConnection() - 1];
         for (int i = 0; i < helpers.length; i++) {
@@ -129,7 +138,7 @@ final class Transmission {
         head.flip();
         int magic = head.getInt();
         if (magic != REQUEST_MAGIC) {
-            throw new Handshake.ProtocolViolation("bad request magic 0x" + Integer.toHexString(magic));
+            throw new ProtocolViolation("bad request magic 0x" + Integer.toHexString(magic));
         }
         int flags = head.getShort() & 0xffff;
         int type = head.getShort() & 0xffff;
@@ -418,7 +427,7 @@ final class Transmission {
                 blockStatus(r);
                 return;
             default:
-                throw new ExportException(EINVAL, "unknown command " + r.type);
+                throw new NbdException(EINVAL, "unknown command " + r.type);
         }
         prepareOk(r);
     }
@@ -688,18 +697,11 @@ final class Transmission {
 
     /** The NBD error for a failure. */
     static int errorOf(Throwable e) {
-        if (e instanceof ExportException) return ((ExportException) e).nbdError();
+        if (e instanceof NbdException) return ((NbdException) e).error();
         if (e instanceof AccessDeniedException) return EPERM;
         if (e instanceof ClosedChannelException) return ESHUTDOWN;
         if (e instanceof IllegalArgumentException) return EINVAL;
-        if (e instanceof NativeIOException) {
-            switch (((NativeIOException) e).errnoName()) {
-                case "EPERM": case "EACCES": case "EROFS": return EPERM;
-                case "ENOSPC": case "EDQUOT": case "EFBIG": return ENOSPC;
-                case "EINVAL": return EINVAL;
-                default: return EIO;
-            }
-        }
+        if (e instanceof NativeIOException) return Errno.toNbd(((NativeIOException) e).errno());
         String message = String.valueOf(e.getMessage());
         if (message.contains("No space left")) return ENOSPC;
         return EIO;

@@ -1,4 +1,4 @@
-package io.pagewise.nbd;
+package io.pagewise.nbd.wire;
 
 import java.io.EOFException;
 import java.io.IOException;
@@ -7,11 +7,11 @@ import java.nio.channels.ByteChannel;
 import java.nio.channels.GatheringByteChannel;
 
 /** Whole-buffer reads and writes on blocking channels. */
-final class SocketIo {
+public final class SocketIo {
     private SocketIo() {}
 
     /** Fills dst; false on end of stream before the first byte, EOFException on end of stream after it. */
-    static boolean readFully(ByteChannel channel, ByteBuffer dst) throws IOException {
+    public static boolean readFully(ByteChannel channel, ByteBuffer dst) throws IOException {
         boolean started = false;
         while (dst.hasRemaining()) {
             int n = channel.read(dst);
@@ -24,14 +24,14 @@ final class SocketIo {
         return true;
     }
 
-    static void readExactly(ByteChannel channel, ByteBuffer dst) throws IOException {
+    public static void readExactly(ByteChannel channel, ByteBuffer dst) throws IOException {
         if (!readFully(channel, dst) && dst.hasRemaining()) {
             throw new EOFException("peer closed the connection");
         }
     }
 
     /** Reads and drops length bytes through scratch, so that nothing of that size is allocated. */
-    static void skip(ByteChannel channel, long length, ByteBuffer scratch) throws IOException {
+    public static void skip(ByteChannel channel, long length, ByteBuffer scratch) throws IOException {
         while (length > 0) {
             scratch.clear().limit((int) Math.min(scratch.capacity(), length));
             readExactly(channel, scratch);
@@ -39,7 +39,7 @@ final class SocketIo {
         }
     }
 
-    static void writeFully(GatheringByteChannel channel, ByteBuffer[] buffers, int count) throws IOException {
+    public static void writeFully(GatheringByteChannel channel, ByteBuffer[] buffers, int count) throws IOException {
         int first = 0;
         while (first < count) {
             channel.write(buffers, first, count - first);
@@ -47,7 +47,7 @@ final class SocketIo {
         }
     }
 
-    static void writeFully(ByteChannel channel, ByteBuffer buffer) throws IOException {
+    public static void writeFully(ByteChannel channel, ByteBuffer buffer) throws IOException {
         while (buffer.hasRemaining()) channel.write(buffer);
     }
 }

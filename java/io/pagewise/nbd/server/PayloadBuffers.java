@@ -1,4 +1,4 @@
-package io.pagewise.nbd;
+package io.pagewise.nbd.server;
 
 import io.pagewise.internal.BufferPool;
 import java.nio.ByteBuffer;
@@ -11,15 +11,15 @@ import java.util.concurrent.LinkedBlockingDeque;
  * The free lists hold at most the in-flight budget's worth, so memory stays bounded. They are stacks: the buffer
  * handed out next is the one given back last, still in cache (a queue cycled through every buffer in the pool).
  */
-final class PayloadBuffers {
-    static final int SMALL = 64 * 1024;
+public final class PayloadBuffers {
+    public static final int SMALL = 64 * 1024;
     static final int LARGE = 256 * 1024;
 
     private final LinkedBlockingDeque<ByteBuffer> small;
     private final LinkedBlockingDeque<ByteBuffer> large;
-    private final ServerStats stats;
+    private final RequestStats stats;
 
-    PayloadBuffers(long budget, ServerStats stats) {
+    public PayloadBuffers(long budget, RequestStats stats) {
         small = new LinkedBlockingDeque<>((int) Math.max(16, Math.min(4096, budget / SMALL)));
         large = new LinkedBlockingDeque<>((int) Math.max(4, Math.min(4096, budget / LARGE)));
         this.stats = stats;
@@ -32,7 +32,7 @@ final class PayloadBuffers {
     }
 
     /** The longest payload, at most max, whose buffers fit in bytes (which is at least {@link #SMALL}). */
-    static int longestWithin(long bytes, int max) {
+    public static int longestWithin(long bytes, int max) {
         return bytes < LARGE ? SMALL : (int) Math.min(max, bytes / LARGE * LARGE);
     }
 

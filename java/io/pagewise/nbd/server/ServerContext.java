@@ -1,4 +1,4 @@
-package io.pagewise.nbd;
+package io.pagewise.nbd.server;
 
 import java.util.function.Consumer;
 
@@ -7,5 +7,5 @@ import java.util.function.Consumer;
  * threadsPerConnection how many requests of one connection run at once. A request holds at most payloadPiece bytes
  * of payload at a time (what fits in a connection's cap): longer READs and WRITEs are served piece by piece.
  */
-record ServerContext(int threadsPerConnection, ByteBudget budget, long connectionInflightBytes, PayloadBuffers buffers,
-                     ServerStats stats, Consumer<String> log, boolean verbose, int maxPayload, int payloadPiece) {}
+public record ServerContext(int threadsPerConnection, ByteBudget budget, long connectionInflightBytes, PayloadBuffers buffers,
+                     RequestStats stats, Consumer<String> log, boolean verbose, int maxPayload, int payloadPiece) {}

@@ -1,8 +1,11 @@
-package io.pagewise.nbd;
+package io.pagewise.nbd.client;
 
-import static io.pagewise.nbd.Protocol.*;
+import static io.pagewise.nbd.wire.Protocol.*;
 
 import io.pagewise.Extent;
+import io.pagewise.nbd.ExportInfo;
+import io.pagewise.nbd.NbdException;
+import io.pagewise.nbd.wire.SocketIo;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -18,7 +21,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * One transmission-phase connection: any thread sends requests, one reader thread matches replies to them by
  * cookie and completes their futures.
  */
-final class ClientConnection {
+public final class ClientConnection {
     private static final ByteBuffer ZEROES = ByteBuffer.allocateDirect(64 * 1024).asReadOnlyBuffer();
 
     private final SocketChannel channel;
@@ -33,7 +36,7 @@ final class ClientConnection {
     private volatile boolean closing;
 
     /** A request waiting for its reply. */
-    static final class Request {
+    public static final class Request {
         final int command;
         final long offset;
         final long length;
@@ -42,7 +45,7 @@ final class ClientConnection {
         final CompletableFuture<Void> done = new CompletableFuture<>();
         NbdException error;
 
-        Request(int command, long offset, long length, ByteBuffer readInto, List<Extent> extents) {
+        public Request(int command, long offset, long length, ByteBuffer readInto, List<Extent> extents) {
             this.command = command;
             this.offset = offset;
             this.length = length;
@@ -55,7 +58,7 @@ final class ClientConnection {
         }
     }
 
-    ClientConnection(SocketChannel channel, ExportInfo info, String server, int index) {
+    public ClientConnection(SocketChannel channel, ExportInfo info, String server, int index) {
         this.channel = channel;
         this.info = info;
         this.server = server;
@@ -64,12 +67,8 @@ final class ClientConnection {
         reader.start();
     }
 
-    int inFlight() {
-        return inFlight.size();
-    }
-
     /** Sends a request; the future completes when its reply has been read (and, for READ, stored). */
-    CompletableFuture<Void> submit(Request request, int flags, ByteBuffer payload) {
+    public CompletableFuture<Void> submit(Request request, int flags, ByteBuffer payload) {
         long cookie = cookies.incrementAndGet();
         IOException failure = broken;
         if (failure != null) return failed(request, failure);
@@ -248,7 +247,7 @@ final class ClientConnection {
     }
 
     /** Sends DISC when the connection is healthy, then closes it and waits for the reader. */
-    void close() throws IOException {
+    public void close() throws IOException {
         closing = true;
         if (broken == null) {
             try {

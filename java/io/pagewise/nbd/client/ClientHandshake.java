@@ -1,7 +1,9 @@
-package io.pagewise.nbd;
+package io.pagewise.nbd.client;
 
-import static io.pagewise.nbd.Protocol.*;
+import static io.pagewise.nbd.wire.Protocol.*;
 
+import io.pagewise.nbd.ExportInfo;
+import io.pagewise.nbd.wire.SocketIo;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ByteChannel;
@@ -11,7 +13,7 @@ import java.nio.charset.StandardCharsets;
  * The client side of the fixed-newstyle handshake: structured replies, {@code base:allocation}, then GO with a
  * block-size request (EXPORT_NAME when the server does not know GO).
  */
-final class ClientHandshake {
+public final class ClientHandshake {
     private static final long OLDSTYLE_MAGIC = 0x00420281861253L;
     private static final int DEFAULT_MAXIMUM_PAYLOAD = MIN_MAX_PAYLOAD;
 
@@ -23,14 +25,14 @@ final class ClientHandshake {
     /** One option reply: its type and data. */
     private record Reply(int type, ByteBuffer data) {}
 
-    ClientHandshake(ByteChannel channel, String server, String exportName) {
+    public ClientHandshake(ByteChannel channel, String server, String exportName) {
         this.channel = channel;
         this.server = server;
         this.exportName = exportName;
         this.exportNameBytes = exportName.getBytes(StandardCharsets.UTF_8);
     }
 
-    ExportInfo negotiate() throws IOException {
+    public ExportInfo negotiate() throws IOException {
         ByteBuffer greeting = read(18);
         if (greeting.getLong() != NBDMAGIC) throw failure("is not an NBD server (bad greeting magic)");
         long second = greeting.getLong();
@@ -142,7 +144,7 @@ final class ClientHandshake {
         if (answered != option) {
             throw failure("answered option " + optionName(answered) + " while " + optionName(option) + " was asked");
         }
-        if (length < 0 || length > Handshake.MAX_OPTION_LENGTH) {
+        if (length < 0 || length > MAX_OPTION_LENGTH) {
             throw failure("sent an option reply of " + Integer.toUnsignedString(length) + " bytes");
         }
         return new Reply(type, read(length));

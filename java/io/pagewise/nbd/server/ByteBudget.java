@@ -1,14 +1,14 @@
-package io.pagewise.nbd;
+package io.pagewise.nbd.server;
 
 /**
  * A cap on the payload bytes held by requests in flight. A connection's reader takes its share before reading a
  * request's payload or buffering its reply, so a full budget stops it reading its socket: back-pressure.
  */
-final class ByteBudget {
+public final class ByteBudget {
     private final long capacity;
     private long used;
 
-    ByteBudget(long capacity) {
+    public ByteBudget(long capacity) {
         this.capacity = capacity;
     }
 

@@ -1,0 +1,22 @@
+package io.pagewise.nbd.server;
+
+/**
+ * Where the engine counts what it does. NbdServer passes its {@link io.pagewise.nbd.ServerStats}, whose counting
+ * methods are not public API.
+ */
+public interface RequestStats {
+    /** A request was read: it is in flight until {@link #requestAnswered()}. */
+    void requestReceived();
+
+    /** A request's answer was sent (or could not be). */
+    void requestAnswered();
+
+    /** A request was answered: failed when the answer was an error, including a request refused before it ran. */
+    void request(int command, long length, boolean failed);
+
+    /** Payload buffers of this many bytes were taken by a request. */
+    void payloadBuffersTaken(long bytes);
+
+    /** Payload buffers of this many bytes were given back. */
+    void payloadBuffersGiven(long bytes);
+}

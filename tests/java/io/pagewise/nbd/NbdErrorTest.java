@@ -1,0 +1,107 @@
+package io.pagewise.nbd;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * One NBD error type on both sides: what an export throws is what the client receives, so an export that forwards to
+ * another server through {@link NbdClient} passes that server's errors on with their values.
+ */
+@Timeout(value = 30, unit = TimeUnit.SECONDS)
+class NbdErrorTest {
+    @TempDir
+    Path dir;
+
+    /** Reads zeros; every write is refused with ENOSPC, as by a full quota. */
+    private static final class FullExport implements Export {
+        @Override public long size() { return 1 << 20; }
+
+        @Override
+        public void read(ByteBuffer dst, long offset) {
+            while (dst.hasRemaining()) dst.put((byte) 0);
+        }
+
+        @Override
+        public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
+            throw new NbdException(NbdException.ENOSPC, "quota reached");
+        }
+
+        @Override public boolean canWrite() { return true; }
+    }
+
+    /** Forwards reads and writes to another server; refuses zeroing with ENOTSUP as a fast-zero-only export would. */
+    private static final class ForwardingExport implements Export {
+        private final NbdClient upstream;
+
+        ForwardingExport(NbdClient upstream) {
+            this.upstream = upstream;
+        }
+
+        @Override public long size() { return upstream.size(); }
+
+        @Override
+        public void read(ByteBuffer dst, long offset) throws IOException {
+            upstream.read(dst, offset);
+        }
+
+        @Override
+        public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
+            upstream.write(src, offset, fua);
+        }
+
+        @Override
+        public void zero(long offset, long length, boolean mayTrim, boolean fast, boolean fua) throws IOException {
+            throw new NbdException(NbdException.ENOTSUP, "this export only zeroes fast, and it cannot");
+        }
+
+        @Override public boolean canWrite() { return true; }
+
+        @Override public boolean canZero() { return true; }
+    }
+
+    @Test
+    void anExportsNbdErrorReachesTheClientWithItsValueEvenFromAnotherServer() throws Exception {
+        try (NbdServer back = NbdServer.builder().export("", new FullExport()).unixSocket(dir.resolve("back.sock"))
+                     .log(message -> { }).start();
+             NbdClient upstream = NbdClient.connect(back.uri());
+             NbdServer front = NbdServer.builder().export("", new ForwardingExport(upstream))
+                     .unixSocket(dir.resolve("front.sock")).log(message -> { }).start();
+             NbdClient nbd = NbdClient.connect(front.uri())) {
+            assertEquals(1 << 20, nbd.size());
+            nbd.read(ByteBuffer.allocate(4096), 0);
+
+            NbdException full = assertThrows(NbdException.class, () -> nbd.write(ByteBuffer.allocate(4096), 8192, false));
+            assertEquals(NbdException.ENOSPC, full.error(), "the back server's ENOSPC, not EIO: " + full.getMessage());
+            assertEquals("WRITE", full.command());
+            assertEquals(8192, full.offset());
+            assertTrue(full.getMessage().startsWith("NBD WRITE at 8192 (+4096) failed: ENOSPC (")
+                    && full.getMessage().contains("quota reached"), full.getMessage());
+
+            NbdException unsupported = assertThrows(NbdException.class, () -> nbd.writeZeroes(4096, 4096, false));
+            assertEquals(95, unsupported.error());
+            assertTrue(unsupported.getMessage().contains("failed: ENOTSUP (this export only zeroes fast"),
+                    unsupported.getMessage());
+        }
+    }
+
+    @Test
+    void anExportsAnswerCarriesItsValueAndMessageAndNoRequest() {
+        NbdException e = new NbdException(NbdException.ENOSPC, "quota reached");
+        assertEquals(28, e.error());
+        assertEquals("quota reached", e.getMessage());
+        assertEquals(null, e.command());
+        assertEquals(-1, e.offset());
+        assertEquals("ENOSPC", NbdException.errorName(e.error()));
+        assertEquals("ENOTSUP", NbdException.errorName(NbdException.ENOTSUP));
+        assertEquals("error 4", NbdException.errorName(4));
+    }
+}
