@@ -1,8 +1,10 @@
 package io.pagewise;
 
 import io.pagewise.internal.Advice;
+import io.pagewise.internal.Buffers;
 import io.pagewise.internal.ChannelRawFile;
 import io.pagewise.internal.FileDescriptors;
+import io.pagewise.internal.IoCounters;
 import io.pagewise.internal.NativeRawFile;
 import io.pagewise.internal.RawFile;
 import io.pagewise.internal.Space;
@@ -29,6 +31,7 @@ import java.util.concurrent.atomic.LongAdder;
  * try (StorageFile file = StorageFile.open(path, CacheMode.EVICT, READ, WRITE)) {
  *     file.write(buffer, 4096);          // whole buffer, at offset 4096
  *     file.read(other, 0);               // fills other, short only at end of file
+ *     file.write(new ByteBuffer[] {header, body}, 8192, true); // one request, durable by itself (FUA)
  *     file.flush();                      // fdatasync
  * }
  * }</pre>
@@ -172,12 +175,37 @@ public final class StorageFile implements Closeable {
      * @throws IllegalArgumentException when dst is read-only
      */
     public int read(ByteBuffer dst, long offset) throws IOException {
+        return (int) readRequest(new ByteBuffer[] {dst}, offset);
+    }
+
+    /**
+     * Reads at position into the remaining bytes of dsts, filling them in order, as one request: one call of the
+     * cache mode's policy and, where the buffers allow (direct, and aligned in DIRECT), one preadv or preadv2.
+     * Each buffer's position moves by the bytes read into it.
+     *
+     * @param dsts     the buffers to fill, in order
+     * @param position where in the file to read from
+     * @return the bytes read: fewer than asked only at end of file; -1 when position is at or past the end of file
+     *         (0 when the buffers have no room)
+     * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
+     * @throws IllegalArgumentException when position is negative, the total length overflows, or a buffer is
+     *         read-only
+     */
+    public long read(ByteBuffer[] dsts, long position) throws IOException {
+        long n = readRequest(dsts, position);
+        return n == 0 && Buffers.remaining(dsts) > 0 ? -1 : n;
+    }
+
+    /** Reads a whole request; 0 at end of file. */
+    private long readRequest(ByteBuffer[] dsts, long position) throws IOException {
         // JNI could fill a read-only direct buffer behind its back; refuse like FileChannel does.
-        if (dst.isReadOnly()) throw new IllegalArgumentException("read into a read-only buffer");
-        checkRange(offset, dst.remaining());
+        for (ByteBuffer dst : dsts) {
+            if (dst.isReadOnly()) throw new IllegalArgumentException("read into a read-only buffer");
+        }
+        checkRange(position, Buffers.remaining(dsts));
         enter();
         try {
-            int n = policy.read(dst, offset);
+            long n = policy.read(dsts, position);
             reads.increment();
             bytesRead.add(n);
             return n;
@@ -196,7 +224,7 @@ public final class StorageFile implements Closeable {
      * @throws java.nio.file.AccessDeniedException when the file is open read-only
      */
     public void write(ByteBuffer src, long offset) throws IOException {
-        write(src, offset, false);
+        write(new ByteBuffer[] {src}, offset, false);
     }
 
     /**
@@ -210,14 +238,48 @@ public final class StorageFile implements Closeable {
      * @throws java.nio.file.AccessDeniedException when the file is open read-only
      */
     public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
-        checkRange(offset, src.remaining());
+        write(new ByteBuffer[] {src}, offset, fua);
+    }
+
+    /**
+     * Writes all remaining bytes of srcs, in order, at position, as {@link #write(ByteBuffer[], long, boolean)}
+     * without FUA.
+     *
+     * @param srcs     the bytes to write, in order
+     * @param position where in the file to write them
+     * @return the bytes written: all of them
+     * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
+     * @throws IllegalArgumentException when position is negative or the end of the write overflows
+     * @throws java.nio.file.AccessDeniedException when the file is open read-only
+     */
+    public long write(ByteBuffer[] srcs, long position) throws IOException {
+        return write(srcs, position, false);
+    }
+
+    /**
+     * Writes all remaining bytes of srcs, in order, at position, as one request: one call of the cache mode's policy
+     * and, where the buffers allow (direct, and aligned in DIRECT), one pwritev or pwritev2. Each buffer's position
+     * moves past the bytes written from it. With fua the write is durable by itself when this returns
+     * ({@code RWF_DSYNC}, or O_DSYNC in DIRECTSYNC); no other data of the file is synced.
+     *
+     * @param srcs     the bytes to write, in order
+     * @param position where in the file to write them
+     * @param fua      when true the data is on stable storage when this returns (force unit access)
+     * @return the bytes written: all of them
+     * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
+     * @throws IllegalArgumentException when position is negative or the end of the write overflows
+     * @throws java.nio.file.AccessDeniedException when the file is open read-only
+     */
+    public long write(ByteBuffer[] srcs, long position, boolean fua) throws IOException {
+        long length = Buffers.remaining(srcs);
+        checkRange(position, length);
         checkWritable("write");
         enter();
         try {
-            int length = src.remaining();
-            policy.write(src, offset, fua);
+            policy.write(srcs, position, fua);
             writes.increment();
             bytesWritten.add(length);
+            return length;
         } finally {
             exit();
         }
@@ -345,7 +407,7 @@ public final class StorageFile implements Closeable {
         ByteBuffer zeros = ByteBuffer.allocateDirect((int) Math.min(length, ZERO_CHUNK));
         for (long done = 0; done < length; ) {
             int chunk = (int) Math.min(zeros.capacity(), length - done);
-            policy.write(zeros.clear().limit(chunk), offset + done, false);
+            policy.write(new ByteBuffer[] {zeros.clear().limit(chunk)}, offset + done, false);
             done += chunk;
         }
     }
@@ -471,8 +533,10 @@ public final class StorageFile implements Closeable {
 
     /** {@return the counts of operations done since the file was opened} */
     public IoStats stats() {
+        IoCounters kernel = file.counters();
         return new IoStats(reads.sum(), bytesRead.sum(), writes.sum(), bytesWritten.sum(), flushes.sum(),
-                zeroes.sum(), bytesZeroed.sum(), trims.sum(), bytesTrimmed.sum());
+                zeroes.sum(), bytesZeroed.sum(), trims.sum(), bytesTrimmed.sum(), kernel.dontcacheReads(),
+                kernel.dontcacheBytesRead(), kernel.dsyncWrites(), kernel.dsyncBytesWritten(), kernel.syncs());
     }
 
     /** {@return false once {@link #close()} has begun} */

@@ -87,17 +87,17 @@ public final class FileEndpoint implements CopySource, CopyDestination {
 
     @Override
     public void read(ByteBuffer dst, long offset) throws IOException {
-        long at = offset;
-        while (dst.hasRemaining()) {
-            int n = file.read(dst, at);
-            if (n <= 0) throw new EOFException(file.path() + " ended at " + at + " while being copied (did it shrink?)");
-            at += n;
+        // One request, as the server's: one policy call and, where the mode allows, one preadv or preadv2.
+        ByteBuffer[] request = {dst};
+        long n = file.read(request, offset);
+        if (dst.hasRemaining()) {
+            throw new EOFException(file.path() + " ended at " + (offset + Math.max(0, n)) + " while being copied (did it shrink?)");
         }
     }
 
     @Override
     public void write(ByteBuffer src, long offset) throws IOException {
-        file.write(src, offset);
+        file.write(new ByteBuffer[] {src}, offset);
     }
 
     @Override

@@ -15,6 +15,7 @@ import java.util.Set;
 public final class ChannelRawFile implements RawFile {
     private final Path path;
     private final FileChannel channel;
+    private final IoCounters counters = new IoCounters();
 
     private ChannelRawFile(Path path, FileChannel channel) {
         this.path = path;
@@ -37,27 +38,38 @@ public final class ChannelRawFile implements RawFile {
 
     @Override public Alignment alignment() { return new Alignment(4096, 4096, 4096); }
 
+    /** FileChannel's scatter read uses the channel's shared position, so each buffer is read at its own offset. */
     @Override
-    public int read(ByteBuffer dst, long offset, int flags) throws IOException {
-        int total = 0;
-        while (dst.hasRemaining()) {
-            int n = channel.read(dst, offset + total);
-            if (n < 0) break;
-            total += n;
+    public long read(ByteBuffer[] dsts, long offset, int flags) throws IOException {
+        long total = 0;
+        for (ByteBuffer dst : dsts) {
+            while (dst.hasRemaining()) {
+                int n = channel.read(dst, offset + total);
+                if (n < 0) return total;
+                total += n;
+            }
         }
         return total;
     }
 
     @Override
-    public void write(ByteBuffer src, long offset, int flags) throws IOException {
+    public void write(ByteBuffer[] srcs, long offset, int flags) throws IOException {
         long at = offset;
-        while (src.hasRemaining()) {
-            at += channel.write(src, at);
+        for (ByteBuffer src : srcs) {
+            while (src.hasRemaining()) at += channel.write(src, at);
         }
-        if ((flags & DSYNC) != 0) channel.force(false);
+        if ((flags & DSYNC) == 0) return;
+        dataSync(); // no RWF_DSYNC here: a sync of the file makes the write durable
+        counters.wrote(flags, at - offset);
     }
 
-    @Override public void dataSync() throws IOException { channel.force(false); }
+    @Override
+    public void dataSync() throws IOException {
+        channel.force(false);
+        counters.synced();
+    }
+
+    @Override public IoCounters counters() { return counters; }
 
     @Override public void advise(long offset, long length, int advice) {}
 

@@ -15,6 +15,7 @@ public final class NativeRawFile implements RawFile {
     private final Path path;
     private final int fd;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final IoCounters counters = new IoCounters();
     private final boolean blockDevice;
     private final boolean cached;
     private final Alignment alignment;
@@ -118,21 +119,25 @@ public final class NativeRawFile implements RawFile {
     @Override public Alignment alignment() { return alignment; }
 
     @Override
-    public int read(ByteBuffer dst, long offset, int flags) throws IOException {
-        if (dst.isDirect()) {
-            int length = dst.remaining();
-            return (int) Errno.check(PositionalIo.read(fd, dst, offset, flags), operation("pread", flags), path, offset,
-                    length);
-        }
+    public long read(ByteBuffer[] dsts, long offset, int flags) throws IOException {
+        long n = Buffers.allDirect(dsts) ? Errno.check(PositionalIo.read(fd, dsts, offset, flags),
+                operation("preadv", flags), path, offset, Buffers.remaining(dsts)) : readBounced(dsts, offset, flags);
+        counters.read(flags, n);
+        return n;
+    }
+
+    /** Heap buffers cannot be handed to the kernel: read into a direct buffer, one bounce buffer at a time. */
+    private long readBounced(ByteBuffer[] dsts, long offset, int flags) throws IOException {
         ByteBuffer bounce = BufferPool.shared().take();
         try {
-            int total = 0;
-            while (dst.hasRemaining()) {
-                int want = Math.min(dst.remaining(), bounce.capacity());
+            long total = 0;
+            for (long left = Buffers.remaining(dsts); left > 0; ) {
+                int want = (int) Math.min(left, bounce.capacity());
                 int n = PositionalIo.read(fd, bounce.clear().limit(want), offset + total, flags);
-                Errno.check(n, operation("pread", flags), path, offset + total, want);
-                dst.put(bounce.flip());
+                Errno.check(n, operation("preadv", flags), path, offset + total, want);
+                Buffers.scatter(bounce.flip(), dsts);
                 total += n;
+                left -= n;
                 if (n < want) break;
             }
             return total;
@@ -142,37 +147,44 @@ public final class NativeRawFile implements RawFile {
     }
 
     @Override
-    public void write(ByteBuffer src, long offset, int flags) throws IOException {
-        if (src.isDirect()) {
-            int length = src.remaining();
-            Errno.check(PositionalIo.write(fd, src, offset, flags), operation("pwrite", flags), path, offset, length);
-            return;
+    public void write(ByteBuffer[] srcs, long offset, int flags) throws IOException {
+        long length = Buffers.remaining(srcs);
+        if (Buffers.allDirect(srcs)) {
+            Errno.check(PositionalIo.write(fd, srcs, offset, flags), operation("pwritev", flags), path, offset, length);
+        } else {
+            writeBounced(srcs, offset, length, flags);
         }
+        counters.wrote(flags, length);
+    }
+
+    private void writeBounced(ByteBuffer[] srcs, long offset, long length, int flags) throws IOException {
         ByteBuffer bounce = BufferPool.shared().take();
         try {
-            long at = offset;
-            while (src.hasRemaining()) {
-                int chunk = Math.min(src.remaining(), bounce.capacity());
-                bounce.clear().put(0, src, src.position(), chunk).limit(chunk);
-                Errno.check(PositionalIo.write(fd, bounce, at, flags), operation("pwrite", flags), path, at, chunk);
-                src.position(src.position() + chunk);
-                at += chunk;
+            for (long done = 0; done < length; ) {
+                int chunk = (int) Math.min(length - done, bounce.capacity());
+                Buffers.gather(srcs, bounce.clear(), 0, chunk);
+                Errno.check(PositionalIo.write(fd, new ByteBuffer[] {bounce.limit(chunk)}, offset + done, flags),
+                        operation("pwritev", flags), path, offset + done, chunk);
+                done += chunk;
             }
         } finally {
             BufferPool.shared().give(bounce);
         }
     }
 
+    /** The syscall as C makes it: preadv/pwritev, or preadv2/pwritev2 with the RWF_ flags. */
     private static String operation(String base, int flags) {
         if ((flags & (DONTCACHE | DSYNC)) == 0) return base;
-        String v2 = base.equals("pread") ? "preadv2" : "pwritev2";
-        if ((flags & DONTCACHE) != 0 && (flags & DSYNC) != 0) return v2 + " (RWF_DONTCACHE|RWF_DSYNC)";
-        return v2 + ((flags & DONTCACHE) != 0 ? " (RWF_DONTCACHE)" : " (RWF_DSYNC)");
+        if ((flags & DONTCACHE) != 0 && (flags & DSYNC) != 0) return base + "2 (RWF_DONTCACHE|RWF_DSYNC)";
+        return base + "2" + ((flags & DONTCACHE) != 0 ? " (RWF_DONTCACHE)" : " (RWF_DSYNC)");
     }
+
+    @Override public IoCounters counters() { return counters; }
 
     @Override
     public void dataSync() throws IOException {
         Errno.check(Advice.fdatasync(fd), "fdatasync", path);
+        counters.synced();
     }
 
     @Override

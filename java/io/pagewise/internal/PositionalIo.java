@@ -3,8 +3,10 @@ package io.pagewise.internal;
 import java.nio.ByteBuffer;
 
 /**
- * Pairs with {@code native/io.c}: full-transfer pread/pwrite (and preadv2/pwritev2 when flags are set) between a
- * direct buffer's remaining bytes and a file; the bounds are checked again in C. Only this package makes the calls.
+ * Pairs with {@code native/io.c}: full-transfer positional scatter/gather I/O (preadv/pwritev, and preadv2/pwritev2
+ * when flags are set) between the remaining bytes of direct buffers, in order, and a file. One call is one syscall
+ * unless the kernel transfers less than asked or the vector is longer than IOV_MAX; C retries those and EINTR, and
+ * checks every buffer's range again. Only this package makes the calls.
  */
 public final class PositionalIo {
     public static final int DONTCACHE = 1;
@@ -16,41 +18,72 @@ public final class PositionalIo {
     private PositionalIo() {}
 
     /**
-     * Reads dst's remaining bytes at offset and advances its position by the bytes read.
+     * Reads at offset into the remaining bytes of dsts, in order, and advances each buffer's position by the bytes
+     * read into it.
      *
-     * @return bytes read (fewer than asked only at end of file) or -errno
+     * @return bytes read (fewer than asked only at end of file, or at a short read with SHORT_IS_EOF) or -errno
      */
-    static int read(int fd, ByteBuffer dst, long offset, int flags) {
+    static long read(int fd, ByteBuffer[] dsts, long offset, int flags) {
         checkFlags(flags);
-        // C could not tell a read-only buffer from a writable one, and would write into it.
-        if (dst.isReadOnly()) throw new IllegalArgumentException("read into a read-only buffer");
-        int n = pread0(fd, direct(dst), dst.position(), dst.remaining(), offset, flags);
-        if (n > 0) dst.position(dst.position() + n);
+        for (ByteBuffer dst : dsts) {
+            // C could not tell a read-only buffer from a writable one, and would write into it.
+            if (dst.isReadOnly()) throw new IllegalArgumentException("read into a read-only buffer");
+        }
+        int[] positions = positions(dsts);
+        long n = preadv0(fd, dsts, positions, lengths(dsts), dsts.length, offset, flags);
+        if (n > 0) advance(dsts, positions, n);
         return n;
+    }
+
+    /** {@link #read(int, ByteBuffer[], long, int)} of one buffer. */
+    static int read(int fd, ByteBuffer dst, long offset, int flags) {
+        return (int) read(fd, new ByteBuffer[] {dst}, offset, flags);
     }
 
     /**
-     * Writes all of src's remaining bytes at offset and advances its position past them.
+     * Writes all remaining bytes of srcs, in order, at offset and advances each buffer's position past them.
      *
      * @return the bytes written or -errno
      */
-    static int write(int fd, ByteBuffer src, long offset, int flags) {
+    static long write(int fd, ByteBuffer[] srcs, long offset, int flags) {
         checkFlags(flags);
-        int n = pwrite0(fd, direct(src), src.position(), src.remaining(), offset, flags);
-        if (n > 0) src.position(src.position() + n);
+        int[] positions = positions(srcs);
+        long n = pwritev0(fd, srcs, positions, lengths(srcs), srcs.length, offset, flags);
+        if (n > 0) advance(srcs, positions, n);
         return n;
     }
 
-    private static ByteBuffer direct(ByteBuffer buffer) {
-        if (!buffer.isDirect()) throw new IllegalArgumentException("native I/O needs a direct buffer");
-        return buffer;
+    private static int[] positions(ByteBuffer[] buffers) {
+        int[] positions = new int[buffers.length];
+        for (int i = 0; i < buffers.length; i++) {
+            if (!buffers[i].isDirect()) throw new IllegalArgumentException("native I/O needs direct buffers");
+            positions[i] = buffers[i].position();
+        }
+        return positions;
+    }
+
+    private static int[] lengths(ByteBuffer[] buffers) {
+        int[] lengths = new int[buffers.length];
+        for (int i = 0; i < buffers.length; i++) lengths[i] = buffers[i].remaining();
+        return lengths;
+    }
+
+    /** Moves the positions forward by n bytes in all, filling the buffers in order. */
+    private static void advance(ByteBuffer[] buffers, int[] positions, long n) {
+        for (int i = 0; i < buffers.length && n > 0; i++) {
+            int moved = (int) Math.min(n, buffers[i].limit() - positions[i]);
+            buffers[i].position(positions[i] + moved);
+            n -= moved;
+        }
     }
 
     private static void checkFlags(int flags) {
         if ((flags & ~ALL_FLAGS) != 0) throw new IllegalArgumentException("unknown I/O flags 0x" + Integer.toHexString(flags));
     }
 
-    private static native int pread0(int fd, ByteBuffer direct, int position, int length, long offset, int flags);
+    private static native long preadv0(int fd, ByteBuffer[] buffers, int[] positions, int[] lengths, int count,
+                                       long offset, int flags);
 
-    private static native int pwrite0(int fd, ByteBuffer direct, int position, int length, long offset, int flags);
+    private static native long pwritev0(int fd, ByteBuffer[] buffers, int[] positions, int[] lengths, int count,
+                                        long offset, int flags);
 }

@@ -7,7 +7,8 @@ import java.nio.file.Path;
 /**
  * The system calls a cache policy is built from, without policy. Two implementations: {@link NativeRawFile}
  * (JNI, every knob) and {@link ChannelRawFile} (FileChannel, where the native library cannot load).
- * Reads and writes move {@code buffer.remaining()} bytes and advance the buffer's position.
+ * A read or write takes a whole request: the remaining bytes of a vector of buffers, in order, at one offset, with
+ * per-call flags; it moves every buffer's position by the bytes transferred to or from it.
  */
 public interface RawFile extends java.io.Closeable {
     /** Per-call flag: RWF_DONTCACHE. */
@@ -27,12 +28,26 @@ public interface RawFile extends java.io.Closeable {
 
     boolean isNative();
 
-    /** @return bytes read; fewer than requested only at end of file */
-    int read(ByteBuffer dst, long offset, int flags) throws IOException;
+    /** @return bytes read; fewer than requested only at end of file (or at a short read, with SHORT_IS_EOF) */
+    long read(ByteBuffer[] dsts, long offset, int flags) throws IOException;
 
-    void write(ByteBuffer src, long offset, int flags) throws IOException;
+    /** {@link #read(ByteBuffer[], long, int)} into one buffer. */
+    default int read(ByteBuffer dst, long offset, int flags) throws IOException {
+        return (int) read(new ByteBuffer[] {dst}, offset, flags);
+    }
+
+    /** Writes every remaining byte of srcs, in order, at offset. */
+    void write(ByteBuffer[] srcs, long offset, int flags) throws IOException;
+
+    /** {@link #write(ByteBuffer[], long, int)} of one buffer. */
+    default void write(ByteBuffer src, long offset, int flags) throws IOException {
+        write(new ByteBuffer[] {src}, offset, flags);
+    }
 
     void dataSync() throws IOException;
+
+    /** What this file asked of the kernel: RWF_DONTCACHE reads, RWF_DSYNC writes, syncs. */
+    IoCounters counters();
 
     /** posix_fadvise with an {@link Advice} code; length 0 = to end of file. */
     void advise(long offset, long length, int advice) throws IOException;

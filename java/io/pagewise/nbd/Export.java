@@ -33,6 +33,45 @@ public interface Export extends Closeable {
     void read(ByteBuffer dst, long offset) throws IOException;
 
     /**
+     * Fills the remaining bytes of dsts, in order, from offset: one READ request (or one data run of it) whole.
+     * The range lies within {@link #size()}. The default reads each buffer with {@link #read(ByteBuffer, long)};
+     * an export that can read a vector at once (as {@link FileExport} does, with one preadv) overrides it.
+     *
+     * @param dsts   the buffers to fill, in order
+     * @param offset where in the export to read from
+     * @throws IOException when it fails; an {@link NbdException} names the NBD error to answer with
+     */
+    default void read(ByteBuffer[] dsts, long offset) throws IOException {
+        long at = offset;
+        for (ByteBuffer dst : dsts) {
+            int length = dst.remaining();
+            read(dst, at);
+            at += length;
+        }
+    }
+
+    /**
+     * Writes the remaining bytes of srcs, in order, at offset: one WRITE request whole; called only when
+     * {@link #canWrite()} says yes. With fua the write must be durable before this returns, by itself: the server
+     * sends no FLUSH after it. The default writes each buffer with {@link #write(ByteBuffer, long, boolean)},
+     * passing fua to each; an export that can write a vector at once (as {@link FileExport} does, with one pwritev)
+     * overrides it.
+     *
+     * @param srcs   the bytes to write, in order
+     * @param offset where in the export to write them
+     * @param fua    when true the data must be durable before this returns (force unit access)
+     * @throws IOException when it fails; an {@link NbdException} names the NBD error to answer with
+     */
+    default void write(ByteBuffer[] srcs, long offset, boolean fua) throws IOException {
+        long at = offset;
+        for (ByteBuffer src : srcs) {
+            int length = src.remaining();
+            write(src, at, fua);
+            at += length;
+        }
+    }
+
+    /**
      * Writes all of src at offset; called only when {@link #canWrite()} says yes. The default refuses with EPERM.
      *
      * @param src    the bytes to write (all of its remaining bytes)

@@ -82,18 +82,28 @@ public final class FileExport implements Export {
 
     @Override
     public void read(ByteBuffer dst, long offset) throws IOException {
-        int wanted = dst.remaining();
-        int n = file.read(dst, offset);
+        read(new ByteBuffer[] {dst}, offset);
+    }
+
+    /** One {@link StorageFile#read(ByteBuffer[], long)}: one policy call, and one preadv where the mode allows. */
+    @Override
+    public void read(ByteBuffer[] dsts, long offset) throws IOException {
+        file.read(dsts, offset);
         // The file may have shrunk under us: the export keeps its size and reads zeros there.
-        while (n < wanted) {
-            dst.put((byte) 0);
-            n++;
+        for (ByteBuffer dst : dsts) {
+            while (dst.hasRemaining()) dst.put((byte) 0);
         }
     }
 
     @Override
     public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
         file.write(src, offset, fua);
+    }
+
+    /** One {@link StorageFile#write(ByteBuffer[], long, boolean)}; FUA makes this write durable, not the file. */
+    @Override
+    public void write(ByteBuffer[] srcs, long offset, boolean fua) throws IOException {
+        file.write(srcs, offset, fua);
     }
 
     @Override

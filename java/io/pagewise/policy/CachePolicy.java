@@ -8,17 +8,18 @@ import java.nio.ByteBuffer;
 
 /**
  * What one {@link CacheMode} does on reads, writes, flushes and close. One instance per open file;
- * implementations are thread-safe. Reads and writes move {@code buffer.remaining()} bytes.
+ * implementations are thread-safe. A read or write is one whole request: the remaining bytes of a vector of
+ * buffers, in order, at one offset; each buffer's position moves by the bytes transferred to or from it.
  */
 public interface CachePolicy {
     /** The mode in effect (DONTCACHE reports EVICT once it has fallen back). */
     CacheMode mode();
 
-    /** @return bytes read; fewer than requested only at end of file */
-    int read(ByteBuffer dst, long offset) throws IOException;
+    /** @return bytes read; fewer than requested only at end of file (0 at or past it) */
+    long read(ByteBuffer[] dsts, long offset) throws IOException;
 
-    /** @param fua the data is durable when this returns */
-    void write(ByteBuffer src, long offset, boolean fua) throws IOException;
+    /** @param fua the data is durable when this returns, by this write alone (RWF_DSYNC), not by a sync of the file */
+    void write(ByteBuffer[] srcs, long offset, boolean fua) throws IOException;
 
     void flush() throws IOException;
 

@@ -3,6 +3,7 @@ package io.pagewise.policy;
 import io.pagewise.Alignment;
 import io.pagewise.CacheMode;
 import io.pagewise.internal.BufferPool;
+import io.pagewise.internal.Buffers;
 import io.pagewise.internal.Errno;
 import io.pagewise.internal.RawFile;
 import java.io.IOException;
@@ -11,9 +12,10 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
- * O_DIRECT I/O (DIRECTSYNC adds O_DSYNC) that accepts any offset, length and buffer. Aligned requests from aligned
- * direct buffers go straight to the kernel; everything else goes through aligned bounce buffers, one chunk at a
- * time, with read-modify-write of the partial blocks at the edges.
+ * O_DIRECT I/O (DIRECTSYNC adds O_DSYNC) that accepts any offset, length and buffers. An aligned request (offset,
+ * and every buffer of the vector direct with an aligned address and length) goes straight to the kernel, one
+ * preadv/pwritev; anything else goes through aligned bounce buffers, one chunk at a time, with read-modify-write
+ * of the partial blocks at the edges.
  *
  * <p>Two writers to different ranges can share an edge block, so read-modify-write holds a lock stripe for each
  * edge block. A write that ends in a partial block reaching past the end of the file pads that block, so it must
@@ -53,32 +55,42 @@ final class DirectPolicy implements CachePolicy {
 
     @Override public RawFile file() { return file; }
 
-    private boolean aligned(ByteBuffer buffer, long offset) {
-        return buffer.isDirect() && offset % block == 0 && buffer.remaining() % block == 0
-                && buffer.alignmentOffset(buffer.position(), memoryAlignment) == 0;
+    /** O_DIRECT takes a vector as is only when the offset and every buffer's address and length are aligned. */
+    private boolean aligned(ByteBuffer[] buffers, long offset) {
+        if (offset % block != 0) return false;
+        for (ByteBuffer buffer : buffers) {
+            if (!buffer.isDirect() || buffer.remaining() % block != 0
+                    || buffer.alignmentOffset(buffer.position(), memoryAlignment) != 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     @Override
-    public int read(ByteBuffer dst, long offset) throws IOException {
-        if (offset + dst.remaining() > maxEnd) {
+    public long read(ByteBuffer[] dsts, long offset) throws IOException {
+        long length = Buffers.remaining(dsts);
+        if (offset + length > maxEnd) {
             // Its aligned span would overflow; no file is that large, so this is past the end of file.
             if (offset >= file.size()) return 0;
-            throw Errno.exception(-Errno.EOVERFLOW, "pread", file.path(), offset, dst.remaining());
+            throw Errno.exception(-Errno.EOVERFLOW, "preadv", file.path(), offset, length);
         }
-        if (aligned(dst, offset)) return file.read(dst, offset, RawFile.SHORT_IS_EOF);
+        if (aligned(dsts, offset)) return file.read(dsts, offset, RawFile.SHORT_IS_EOF);
+        // Any unaligned buffer sends the whole request through the bounce buffer, an aligned span at a time.
         ByteBuffer bounce = BufferPool.shared().take();
         try {
-            int total = 0;
-            while (dst.hasRemaining()) {
+            long total = 0;
+            for (long left = length; left > 0; ) {
                 long at = offset + total;
                 long start = alignDown(at);
-                int want = (int) Math.min(alignUp(at + dst.remaining()) - start, bounce.capacity());
+                int want = (int) Math.min(alignUp(at + left) - start, bounce.capacity());
                 int n = file.read(bounce.clear().limit(want), start, RawFile.SHORT_IS_EOF);
                 int skip = (int) (at - start);
-                int usable = Math.min(n - skip, Math.min(dst.remaining(), want - skip));
+                int usable = (int) Math.min(n - skip, Math.min(left, want - skip));
                 if (usable <= 0) break;
-                dst.put(bounce.clear().position(skip).limit(skip + usable));
+                Buffers.scatter(bounce.clear().position(skip).limit(skip + usable), dsts);
                 total += usable;
+                left -= usable;
                 if (n < want) break;
             }
             return total;
@@ -88,11 +100,12 @@ final class DirectPolicy implements CachePolicy {
     }
 
     @Override
-    public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
-        if (!src.hasRemaining()) return; // nothing to write; must not move knownSize past the real end of file
+    public void write(ByteBuffer[] srcs, long offset, boolean fua) throws IOException {
+        long length = Buffers.remaining(srcs);
+        if (length == 0) return; // nothing to write; must not move knownSize past the real end of file
         int flags = fua ? RawFile.DSYNC : 0;
-        long end = offset + src.remaining();
-        if (end > maxEnd) throw Errno.exception(-Errno.EFBIG, "pwrite", file.path(), offset, src.remaining());
+        long end = offset + length;
+        if (end > maxEnd || end < 0) throw Errno.exception(-Errno.EFBIG, "pwritev", file.path(), offset, length);
         // A write ending inside a block writes that whole block; if the block reaches past the end of the file,
         // the file grows to the block's end and must be cut back. That holds even when end itself is inside the file.
         boolean extending = end % block != 0 && alignUp(end) > knownSize;
@@ -100,7 +113,7 @@ final class DirectPolicy implements CachePolicy {
         if (!extending) {
             shared.lock();
             try {
-                writeLocked(src, offset, flags);
+                writeLocked(srcs, offset, end, flags);
             } finally {
                 shared.unlock();
             }
@@ -110,7 +123,7 @@ final class DirectPolicy implements CachePolicy {
         try {
             long sizeBefore = file.size();
             long sizeAfter = Math.max(sizeBefore, end);
-            writeLocked(src, offset, flags);
+            writeLocked(srcs, offset, end, flags);
             if (file.size() > sizeAfter) file.truncate(sizeAfter); // undo the padding of the last block
             knownSize = sizeAfter;
         } finally {
@@ -118,10 +131,9 @@ final class DirectPolicy implements CachePolicy {
         }
     }
 
-    private void writeLocked(ByteBuffer src, long offset, int flags) throws IOException {
-        long end = offset + src.remaining();
-        if (aligned(src, offset)) {
-            file.write(src, offset, flags);
+    private void writeLocked(ByteBuffer[] srcs, long offset, long end, int flags) throws IOException {
+        if (aligned(srcs, offset)) {
+            file.write(srcs, offset, flags);
             grewTo(end);
             return;
         }
@@ -132,7 +144,7 @@ final class DirectPolicy implements CachePolicy {
                 long start = alignDown(at);
                 long stop = start + Math.min(alignUp(end) - start, bounce.capacity()); // no overflow near 2^63
                 int length = (int) (Math.min(end, stop) - at);
-                writeChunk(bounce, src, at, length, start, stop, flags);
+                writeChunk(bounce, srcs, at, length, start, stop, flags);
                 at += length;
             }
             grewTo(end);
@@ -146,8 +158,8 @@ final class DirectPolicy implements CachePolicy {
         if (end > knownSize) knownSize = end;
     }
 
-    /** Writes length bytes of src at 'at' as the aligned span [start, stop), filling partial edge blocks from disk. */
-    private void writeChunk(ByteBuffer bounce, ByteBuffer src, long at, int length, long start, long stop, int flags)
+    /** Writes the next length bytes of srcs at 'at' as the aligned span [start, stop), filling partial edge blocks from disk. */
+    private void writeChunk(ByteBuffer bounce, ByteBuffer[] srcs, long at, int length, long start, long stop, int flags)
             throws IOException {
         boolean partialHead = at > start;
         boolean partialTail = at + length < stop;
@@ -157,8 +169,7 @@ final class DirectPolicy implements CachePolicy {
             if (partialHead) fillBlock(bounce, start, 0);
             if (partialTail && !(partialHead && span == block)) fillBlock(bounce, stop - block, span - block);
             // fillBlock leaves the limit at the end of the block it filled: reset it before copying the middle in.
-            bounce.clear().put((int) (at - start), src, src.position(), length);
-            src.position(src.position() + length);
+            Buffers.gather(srcs, bounce.clear(), (int) (at - start), length);
             file.write(bounce.clear().limit(span), start, flags);
         } finally {
             unlock(edges);

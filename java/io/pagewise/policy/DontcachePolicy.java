@@ -2,6 +2,7 @@ package io.pagewise.policy;
 
 import io.pagewise.CacheMode;
 import io.pagewise.NativeIOException;
+import io.pagewise.internal.Buffers;
 import io.pagewise.internal.Errno;
 import io.pagewise.internal.RawFile;
 import java.io.IOException;
@@ -58,39 +59,39 @@ final class DontcachePolicy implements CachePolicy {
     @Override public RawFile file() { return file; }
 
     @Override
-    public int read(ByteBuffer dst, long offset) throws IOException {
-        if (fellBack || !wholeWindows(offset, dst.remaining())) return windows.read(dst, offset);
-        int start = dst.position();
-        int n;
+    public long read(ByteBuffer[] dsts, long offset) throws IOException {
+        if (fellBack || !wholeWindows(offset, Buffers.remaining(dsts))) return windows.read(dsts, offset);
+        int[] start = Buffers.positions(dsts);
+        long n;
         try {
-            n = file.read(dst, offset, RawFile.DONTCACHE);
+            n = file.read(dsts, offset, RawFile.DONTCACHE);
         } catch (NativeIOException e) {
             if (!fallBackOn(e)) throw e;
-            dst.position(start);
-            return windows.read(dst, offset);
+            Buffers.restore(dsts, start);
+            return windows.read(dsts, offset);
         }
         windows.touched(offset, n, false);
         return n;
     }
 
-    private static boolean wholeWindows(long offset, int length) {
+    private static boolean wholeWindows(long offset, long length) {
         return length > 0 && offset % EvictPolicy.WINDOW == 0 && length % EvictPolicy.WINDOW == 0;
     }
 
     @Override
-    public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
+    public void write(ByteBuffer[] srcs, long offset, boolean fua) throws IOException {
         if (fellBack) {
-            windows.write(src, offset, fua);
+            windows.write(srcs, offset, fua);
             return;
         }
-        int start = src.position();
-        int length = src.remaining();
+        int[] start = Buffers.positions(srcs);
+        long length = Buffers.remaining(srcs);
         try {
-            file.write(src, offset, RawFile.DONTCACHE | (fua ? RawFile.DSYNC : 0));
+            file.write(srcs, offset, RawFile.DONTCACHE | (fua ? RawFile.DSYNC : 0));
         } catch (NativeIOException e) {
             if (!fallBackOn(e)) throw e;
-            src.position(start);
-            windows.write(src, offset, fua);
+            Buffers.restore(srcs, start);
+            windows.write(srcs, offset, fua);
             return;
         }
         // The kernel already started writeback and drops these folios when it completes.

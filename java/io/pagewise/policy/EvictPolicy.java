@@ -2,6 +2,7 @@ package io.pagewise.policy;
 
 import io.pagewise.CacheMode;
 import io.pagewise.internal.Advice;
+import io.pagewise.internal.Buffers;
 import io.pagewise.internal.RawFile;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -68,16 +69,16 @@ final class EvictPolicy implements CachePolicy {
     @Override public RawFile file() { return file; }
 
     @Override
-    public int read(ByteBuffer dst, long offset) throws IOException {
-        int n = file.read(dst, offset, 0);
+    public long read(ByteBuffer[] dsts, long offset) throws IOException {
+        long n = file.read(dsts, offset, 0);
         touched(offset, n, false);
         return n;
     }
 
     @Override
-    public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
-        int length = src.remaining();
-        file.write(src, offset, fua ? RawFile.DSYNC : 0);
+    public void write(ByteBuffer[] srcs, long offset, boolean fua) throws IOException {
+        long length = Buffers.remaining(srcs);
+        file.write(srcs, offset, fua ? RawFile.DSYNC : 0);
         touched(offset, length, true);
     }
 

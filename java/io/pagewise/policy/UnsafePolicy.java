@@ -14,8 +14,8 @@ final class UnsafePolicy extends WritebackPolicy {
     @Override public CacheMode mode() { return CacheMode.UNSAFE; }
 
     @Override
-    public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
-        file.write(src, offset, 0);
+    public void write(ByteBuffer[] srcs, long offset, boolean fua) throws IOException {
+        file.write(srcs, offset, 0);
     }
 
     @Override

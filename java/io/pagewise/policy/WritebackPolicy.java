@@ -18,13 +18,13 @@ class WritebackPolicy implements CachePolicy {
     @Override public RawFile file() { return file; }
 
     @Override
-    public int read(ByteBuffer dst, long offset) throws IOException {
-        return file.read(dst, offset, 0);
+    public long read(ByteBuffer[] dsts, long offset) throws IOException {
+        return file.read(dsts, offset, 0);
     }
 
     @Override
-    public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
-        file.write(src, offset, fua ? RawFile.DSYNC : 0);
+    public void write(ByteBuffer[] srcs, long offset, boolean fua) throws IOException {
+        file.write(srcs, offset, fua ? RawFile.DSYNC : 0);
     }
 
     @Override

@@ -14,7 +14,7 @@ final class WritethroughPolicy extends WritebackPolicy {
     @Override public CacheMode mode() { return CacheMode.WRITETHROUGH; }
 
     @Override
-    public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
-        file.write(src, offset, RawFile.DSYNC);
+    public void write(ByteBuffer[] srcs, long offset, boolean fua) throws IOException {
+        file.write(srcs, offset, RawFile.DSYNC);
     }
 }

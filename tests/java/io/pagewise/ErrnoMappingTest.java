@@ -67,17 +67,17 @@ class ErrnoMappingTest {
         try (StorageFile file = StorageFile.open(DEV_FULL, WRITE)) {
             NativeIOException e = assertThrows(NativeIOException.class,
                     () -> file.write(ByteBuffer.wrap(new byte[4096]), 0));
-            assertEquals("pwrite /dev/full at 0 (+4096): No space left on device (ENOSPC)", e.getMessage());
+            assertEquals("pwritev /dev/full at 0 (+4096): No space left on device (ENOSPC)", e.getMessage());
             assertEquals(28, e.errno());
             assertEquals("ENOSPC", e.errnoName());
-            assertEquals("pwrite", e.operation());
+            assertEquals("pwritev", e.operation());
             assertEquals(DEV_FULL, e.path());
             assertEquals(0, e.offset());
             assertEquals(4096, e.length());
 
             NativeIOException at = assertThrows(NativeIOException.class,
                     () -> file.write(ByteBuffer.allocateDirect(100), 8192));
-            assertEquals("pwrite /dev/full at 8192 (+100): No space left on device (ENOSPC)", at.getMessage());
+            assertEquals("pwritev /dev/full at 8192 (+100): No space left on device (ENOSPC)", at.getMessage());
             assertEquals(8192, at.offset());
             assertEquals(100, at.length());
             assertEquals(0, file.stats().writes());
@@ -92,7 +92,7 @@ class ErrnoMappingTest {
             NativeIOException e = assertThrows(NativeIOException.class,
                     () -> file.write(ByteBuffer.wrap(new byte[777]), 4096));
             assertEquals(Errno.ENOSPC, e.errno());
-            assertEquals("pwrite /dev/full at 4096 (+777): No space left on device (ENOSPC)", e.getMessage());
+            assertEquals("pwritev /dev/full at 4096 (+777): No space left on device (ENOSPC)", e.getMessage());
         }
     }
 
@@ -132,7 +132,7 @@ class ErrnoMappingTest {
         assertEquals("EISDIR", open.errnoName());
         try (StorageFile file = StorageFile.open(dir)) { // a directory can be opened read-only, not read
             NativeIOException read = assertThrows(NativeIOException.class, () -> file.read(ByteBuffer.allocate(10), 5));
-            assertEquals("pread " + dir + " at 5 (+10): Is a directory (EISDIR)", read.getMessage());
+            assertEquals("preadv " + dir + " at 5 (+10): Is a directory (EISDIR)", read.getMessage());
             assertEquals(21, read.errno());
         }
     }

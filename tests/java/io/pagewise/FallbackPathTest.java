@@ -185,7 +185,8 @@ class FallbackPathTest {
             Fixtures.write(file, 0, new byte[10], BufferKind.HEAP, true);
             file.flush();
             // 3 reads: 302000 + 302000 + 8000 bytes; zero-filling writes made by zero() are not counted as writes.
-            assertEquals(new IoStats(3, 612_000, 1, 10, 1, 3, 78_000, 2, 10_000 + (1 << 20)), file.stats());
+            assertEquals(new IoStats(3, 612_000, 1, 10, 1, 3, 78_000, 2, 10_000 + (1 << 20), 0, 0, 1, 10, 2), file.stats(),
+                    "the FUA write: one write followed by a sync of the file; then the flush");
         }
         assertEquals(8000, Files.size(path));
     }

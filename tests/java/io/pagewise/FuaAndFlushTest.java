@@ -161,7 +161,7 @@ class FuaAndFlushTest {
                 boolean dsync = mode == CacheMode.WRITETHROUGH || (fua && mode != CacheMode.UNSAFE);
                 String expected = mode == CacheMode.DONTCACHE
                         ? (dsync ? "pwritev2 (RWF_DONTCACHE|RWF_DSYNC)" : "pwritev2 (RWF_DONTCACHE)")
-                        : dsync ? "pwritev2 (RWF_DSYNC)" : "pwrite";
+                        : dsync ? "pwritev2 (RWF_DSYNC)" : "pwritev";
                 assertEquals(expected, e.operation(), mode + " fua=" + fua);
                 assertEquals(0, file.stats().writes(), "a failed write is not counted");
             }

@@ -76,7 +76,7 @@ class MisuseTest {
                 IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call.getValue(), call.getKey());
                 assertTrue(e.getMessage().contains("negative") || e.getMessage().contains("overflow"), e.getMessage());
             }
-            assertEquals(new IoStats(0, 0, 0, 0, 0, 0, 0, 0, 0), file.stats(), "nothing was done");
+            assertEquals(opened(mode), file.stats(), "nothing was done");
             assertTrue(file.isOpen());
         }
         assertArrayEquals(before, Files.readAllBytes(path));
@@ -148,7 +148,7 @@ class MisuseTest {
         }
         file.close(); // a second close is fine
         file.close();
-        assertEquals(new IoStats(0, 0, 0, 0, 0, 0, 0, 0, 0), file.stats(), "nothing was done after close");
+        assertEquals(opened(mode), file.stats(), "nothing was done after close");
         assertArrayEquals(before, Files.readAllBytes(path));
     }
 
@@ -197,7 +197,7 @@ class MisuseTest {
             try (StorageFile file = StorageFile.open(path, mode, READ, WRITE)) {
                 NativeIOException e = assertThrows(NativeIOException.class,
                         () -> file.write(ByteBuffer.allocate(10), Long.MAX_VALUE - 10));
-                assertEquals("pwrite " + path + " at " + (Long.MAX_VALUE - 10) + " (+10): File too large (EFBIG)",
+                assertEquals("pwritev " + path + " at " + (Long.MAX_VALUE - 10) + " (+10): File too large (EFBIG)",
                         e.getMessage());
             }
         }
@@ -251,5 +251,11 @@ class MisuseTest {
             }
             Fixtures.assertBytes(content, Fixtures.readFully(file, 0, content.length), "content");
         }
+    }
+
+    /** The stats of a file just opened: nothing, except the one-byte RWF_DONTCACHE probe of a non-empty file. */
+    private static IoStats opened(CacheMode mode) {
+        int probe = mode == CacheMode.DONTCACHE ? 1 : 0;
+        return new IoStats(0, 0, 0, 0, 0, 0, 0, 0, 0, probe, probe, 0, 0, 0);
     }
 }

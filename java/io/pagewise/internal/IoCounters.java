@@ -1,0 +1,41 @@
+package io.pagewise.internal;
+
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * What a {@link RawFile} asked of the kernel, counted where the calls are made: reads with RWF_DONTCACHE, writes
+ * with RWF_DSYNC, and whole-file syncs (fdatasync, or FileChannel.force). A call that failed is not counted.
+ */
+public final class IoCounters {
+    private final LongAdder dontcacheReads = new LongAdder();
+    private final LongAdder dontcacheBytesRead = new LongAdder();
+    private final LongAdder dsyncWrites = new LongAdder();
+    private final LongAdder dsyncBytesWritten = new LongAdder();
+    private final LongAdder syncs = new LongAdder();
+
+    void read(int flags, long bytes) {
+        if ((flags & RawFile.DONTCACHE) == 0) return;
+        dontcacheReads.increment();
+        dontcacheBytesRead.add(bytes);
+    }
+
+    void wrote(int flags, long bytes) {
+        if ((flags & RawFile.DSYNC) == 0) return;
+        dsyncWrites.increment();
+        dsyncBytesWritten.add(bytes);
+    }
+
+    void synced() {
+        syncs.increment();
+    }
+
+    public long dontcacheReads() { return dontcacheReads.sum(); }
+
+    public long dontcacheBytesRead() { return dontcacheBytesRead.sum(); }
+
+    public long dsyncWrites() { return dsyncWrites.sum(); }
+
+    public long dsyncBytesWritten() { return dsyncBytesWritten.sum(); }
+
+    public long syncs() { return syncs.sum(); }
+}

@@ -1,0 +1,155 @@
+package io.pagewise.nbd.server;
+
+import static io.pagewise.nbd.wire.Protocol.*;
+
+import io.pagewise.Extent;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+/**
+ * Encodes replies into a request's segments: headers are carved from its reply area, payload is sliced from its
+ * buffers, nothing is copied. Simple or structured replies, as the session negotiated.
+ */
+final class ReplyEncoder {
+    private static final int MAX_DESCRIPTORS = 256;
+    private static final int MAX_MESSAGE = 256;
+
+    private final boolean structured;
+
+    ReplyEncoder(Session session) {
+        this.structured = session.structuredReplies();
+    }
+
+    /** Success without payload. */
+    void ok(Request r) {
+        start(r);
+        if (structured) {
+            r.addSegment(chunk(r, REPLY_FLAG_DONE, REPLY_TYPE_NONE, 0, 0).flip());
+        } else {
+            r.addSegment(simpleHeader(r, 0));
+        }
+    }
+
+    /** An error, with its message where structured replies can carry one. */
+    void error(Request r, int error, String message) {
+        start(r);
+        if (structured) {
+            byte[] text = message.getBytes(StandardCharsets.UTF_8);
+            int n = Math.min(text.length, MAX_MESSAGE);
+            r.addSegment(chunk(r, REPLY_FLAG_DONE, REPLY_TYPE_ERROR, 6 + n, 6 + n).putInt(error).putShort((short) n)
+                    .put(text, 0, n).flip());
+        } else {
+            r.addSegment(simpleHeader(r, error));
+        }
+    }
+
+    /** A whole READ reply from the request's buffers: one data run after another, holes as OFFSET_HOLE chunks. */
+    void readReply(Request r) {
+        start(r);
+        if (!structured) {
+            r.addSegment(simpleHeader(r, 0));
+            if (r.length > 0) addPayload(r, 0, r.length);
+            return;
+        }
+        if (r.runs == 0) {
+            r.addSegment(chunk(r, REPLY_FLAG_DONE, REPLY_TYPE_NONE, 0, 0).flip());
+            return;
+        }
+        for (int k = 0; k < r.runs; k++) {
+            int done = k == r.runs - 1 ? REPLY_FLAG_DONE : 0;
+            if (r.runHole[k]) {
+                holeChunk(r, done, r.offset + r.runStart[k], r.runLength[k]);
+            } else {
+                dataChunkHeader(r, done, r.offset + r.runStart[k], r.runLength[k]);
+                addPayload(r, r.runStart[k], r.runLength[k]);
+            }
+        }
+    }
+
+    /**
+     * The header that goes before the first part of a READ sent in parts: an OFFSET_DATA chunk for all of it
+     * (structured, but one chunk) or a simple reply header.
+     */
+    void wholeReadHeader(Request r) {
+        if (structured) {
+            dataChunkHeader(r, REPLY_FLAG_DONE, r.offset, r.length);
+        } else {
+            r.addSegment(r.area.slice(r.area.position(), SIMPLE_REPLY_HEADER_SIZE).putInt(SIMPLE_REPLY_MAGIC).putInt(0)
+                    .putLong(r.cookie).flip());
+            r.area.position(r.area.position() + SIMPLE_REPLY_HEADER_SIZE);
+        }
+    }
+
+    /** An OFFSET_HOLE chunk. */
+    void holeChunk(Request r, int flags, long offset, long length) {
+        r.addSegment(chunk(r, flags, REPLY_TYPE_OFFSET_HOLE, 12, 12).putLong(offset).putInt((int) length).flip());
+    }
+
+    /** The header of an OFFSET_DATA chunk whose length bytes of data follow as segments of their own. */
+    void dataChunkHeader(Request r, int flags, long offset, long length) {
+        r.addSegment(chunk(r, flags, REPLY_TYPE_OFFSET_DATA, 8 + length, 8).putLong(offset).flip());
+    }
+
+    /**
+     * A BLOCK_STATUS reply for base:allocation: the extents from r.offset as descriptors, neighbours with the same
+     * status merged, at most one with REQ_ONE; all data when the extents say nothing about r.offset.
+     */
+    void blockStatus(Request r, List<Extent> extents) {
+        int limit = (r.flags & CMD_FLAG_REQ_ONE) != 0 ? 1 : MAX_DESCRIPTORS;
+        ByteBuffer area = r.area.clear();
+        area.position(CHUNK_HEADER_SIZE + 4);
+        int count = 0;
+        long covered = r.offset;
+        int lastStatus = -1;
+        for (Extent extent : extents) {
+            long start = Math.max(extent.offset(), covered);
+            long end = Math.min(extent.end(), r.offset + r.length);
+            if (start != covered || end <= start) break;
+            int status = extent.hole() ? STATE_HOLE | STATE_ZERO : 0;
+            if (count > 0 && status == lastStatus) {
+                int at = area.position() - 8;
+                area.putInt(at, (int) (Integer.toUnsignedLong(area.getInt(at)) + end - start));
+            } else {
+                if (count == limit) break;
+                area.putInt((int) (end - start)).putInt(status);
+                count++;
+                lastStatus = status;
+            }
+            covered = end;
+        }
+        if (count == 0) area.putInt((int) r.length).putInt(0);
+        int payload = area.position() - CHUNK_HEADER_SIZE;
+        area.position(0);
+        chunk(r, REPLY_FLAG_DONE, REPLY_TYPE_BLOCK_STATUS, payload, 4).putInt(BASE_ALLOCATION_ID);
+        r.clearSegments();
+        r.addSegment(area.slice(0, CHUNK_HEADER_SIZE + payload));
+    }
+
+    /** Adds the request's payload bytes [start, start + length) as segments. */
+    void addPayload(Request r, long start, long length) {
+        for (ByteBuffer slice : r.slices(start, length)) r.addSegment(slice);
+    }
+
+    /** Starts a new reply in r: no segments, an empty reply area. */
+    static void start(Request r) {
+        r.clearSegments();
+        r.area.clear();
+    }
+
+    private static ByteBuffer simpleHeader(Request r, int error) {
+        return r.area.putInt(SIMPLE_REPLY_MAGIC).putInt(error).putLong(r.cookie).flip();
+    }
+
+    /**
+     * Carves the next chunk of the request's reply area: a structured reply header, then room for extra bytes of
+     * payload that the caller puts before flipping it.
+     */
+    private static ByteBuffer chunk(Request r, int flags, int type, long payloadLength, int extra) {
+        ByteBuffer area = r.area;
+        ByteBuffer chunk = area.slice(area.position(), CHUNK_HEADER_SIZE + extra);
+        area.position(area.position() + CHUNK_HEADER_SIZE + extra);
+        return chunk.putInt(STRUCTURED_REPLY_MAGIC).putShort((short) flags).putShort((short) type).putLong(r.cookie)
+                .putInt((int) payloadLength);
+    }
+}
