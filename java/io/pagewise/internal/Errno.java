@@ -16,6 +16,7 @@ public final class Errno {
     public static final int ENXIO = 6;
     public static final int ENOMEM = 12;
     public static final int EACCES = 13;
+    public static final int EFAULT = 14;
     public static final int ENODEV = 19;
     public static final int EINVAL = 22;
     public static final int EFBIG = 27;

@@ -1,0 +1,85 @@
+package io.pagewise.internal;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.pagewise.testing.ExternalTools;
+import java.lang.reflect.Method;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Random;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The native scatter/gather calls themselves: C checks every buffer's range whatever Java passes, a read stops at
+ * end of file, and positions move by exactly the bytes each buffer took.
+ */
+class PositionalIoTest {
+    @TempDir
+    Path dir;
+
+    @BeforeEach
+    void nativeLibrary() {
+        ExternalTools.requireNativeLibrary();
+    }
+
+    private static long preadv0(int fd, ByteBuffer[] buffers, int[] positions, int[] lengths, int count, long offset)
+            throws Exception {
+        Method m = PositionalIo.class.getDeclaredMethod("preadv0", int.class, ByteBuffer[].class, int[].class,
+                int[].class, int.class, long.class, int.class);
+        m.setAccessible(true);
+        return (long) m.invoke(null, fd, buffers, positions, lengths, count, offset, 0);
+    }
+
+    @Test
+    void cChecksEveryBufferRangeAndTheCount() throws Exception {
+        Path path = dir.resolve("bounds");
+        Files.write(path, new byte[8192]);
+        int fd = FileDescriptors.open(path, 0);
+        assertTrue(fd >= 0);
+        try {
+            ByteBuffer ok = ByteBuffer.allocateDirect(100);
+            ByteBuffer[] two = {ok, ByteBuffer.allocateDirect(100)};
+            assertEquals(-Errno.EFAULT, preadv0(fd, two, new int[] {0, 50}, new int[] {100, 51}, 2, 0), "past capacity");
+            assertEquals(-Errno.EFAULT, preadv0(fd, two, new int[] {0, -1}, new int[] {100, 10}, 2, 0), "negative position");
+            assertEquals(-Errno.EFAULT, preadv0(fd, two, new int[] {0, 0}, new int[] {100, -1}, 2, 0), "negative length");
+            ByteBuffer[] heap = {ok, ByteBuffer.allocate(100)};
+            assertEquals(-Errno.EFAULT, preadv0(fd, heap, new int[] {0, 0}, new int[] {100, 100}, 2, 0), "heap buffer");
+            ByteBuffer[] withNull = {ok, null};
+            assertEquals(-Errno.EFAULT, preadv0(fd, withNull, new int[] {0, 0}, new int[] {100, 100}, 2, 0), "null buffer");
+            assertEquals(-Errno.EINVAL, preadv0(fd, two, new int[] {0, 0}, new int[] {100, 100}, 3, 0), "count > arrays");
+            assertEquals(-Errno.EINVAL, preadv0(fd, two, new int[] {0, 0}, new int[] {100, 100}, -1, 0), "negative count");
+            assertEquals(-Errno.EINVAL, preadv0(fd, two, new int[] {0, 0}, new int[] {100, 100}, 2, -1), "negative offset");
+            assertEquals(200, preadv0(fd, two, new int[] {0, 0}, new int[] {100, 100}, 2, 0), "in bounds");
+        } finally {
+            FileDescriptors.close(fd);
+        }
+    }
+
+    @Test
+    void readStopsAtEndOfFileAndMovesEachPositionByWhatItTook() throws Exception {
+        Path path = dir.resolve("eof");
+        byte[] data = new byte[1000];
+        new Random(1).nextBytes(data);
+        Files.write(path, data);
+        int fd = FileDescriptors.open(path, 0);
+        try {
+            ByteBuffer[] dsts = {ByteBuffer.allocateDirect(600), ByteBuffer.allocateDirect(600), ByteBuffer.allocateDirect(10)};
+            assertEquals(1000, PositionalIo.read(fd, dsts, 0, 0));
+            assertEquals(600, dsts[0].position());
+            assertEquals(400, dsts[1].position());
+            assertEquals(0, dsts[2].position());
+            byte[] got = new byte[1000];
+            dsts[0].get(0, got, 0, 600);
+            dsts[1].get(0, got, 600, 400);
+            assertArrayEquals(data, got);
+            assertEquals(0, PositionalIo.read(fd, new ByteBuffer[] {ByteBuffer.allocateDirect(10)}, 1000, 0), "at EOF");
+        } finally {
+            FileDescriptors.close(fd);
+        }
+    }
+}
