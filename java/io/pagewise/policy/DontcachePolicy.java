@@ -22,6 +22,11 @@ import java.nio.ByteBuffer;
  * <p>A file or kernel that answers EOPNOTSUPP switches this policy to plain EVICT for good.
  */
 final class DontcachePolicy implements CachePolicy {
+    /**
+     * Which reads use RWF_DONTCACHE: those covering whole 2 MiB windows ("windows", the default), or every read
+     * ("all"). A switch for measuring the two; jmh/dontcache-nbd-reads.sh compares them over NBD.
+     */
+    static final boolean EVERY_READ = "all".equals(System.getProperty("pagewise.dontcache.reads", "windows"));
     private final RawFile file;
     private final EvictPolicy windows;
     private volatile boolean fellBack;
@@ -60,7 +65,7 @@ final class DontcachePolicy implements CachePolicy {
 
     @Override
     public long read(ByteBuffer[] dsts, long offset) throws IOException {
-        if (fellBack || !wholeWindows(offset, Buffers.remaining(dsts))) return windows.read(dsts, offset);
+        if (fellBack || !(EVERY_READ || wholeWindows(offset, Buffers.remaining(dsts)))) return windows.read(dsts, offset);
         int[] start = Buffers.positions(dsts);
         long n;
         try {
