@@ -44,6 +44,7 @@ cleanup() {
 trap cleanup EXIT INT TERM
 src="$work/source.raw"
 head -c "$size" /dev/urandom > "$src"
+echo "# $(date -u +%Y-%m-%dT%H:%MZ), Linux $(uname -r), $(stat -c %s "$src") bytes in $dir"
 
 # user and system seconds of a process so far
 cpu_of() {

@@ -3,13 +3,15 @@
 # there can be checked:  jmh/summarize.sh docs/bench/*
 # Each FILE is recognised by its content:
 #   round,test,config,seconds,...       compare-servers.sh results.csv: median/min/max seconds, median residency and
-#                                       the paired ratio per config, then targets R1, R2, W1, D1
+#                                       the paired ratio per config, then targets R1, R2, W1, D1 and issue 12's C1
+#   round test config wall_s ...        jmh/server-cpu.sh output: the server's CPU (user + system) per GiB, target C2
 #   round,test,server,tool,...          compare-copy.sh copy.csv: pagewise copy vs nbdcopy per test, with the
 #                                       verdict: no slower and leaves <= 1 % of the files it reads or writes
 #   mode,op,sizeMiB,...                 CacheModeBenchmark's CSV (first row of each mode and op is the warm-up)
 #   JMH text output of PositionalIoBenchmark: target J1
 #   jmh/server-memory.sh output: target M1
-#   jmh/dontcache-disk-reads.sh output: printed as it is
+#   jmh/dontcache-disk-reads.sh and jmh/dontcache-nbd-reads.sh output: printed as it is
+# copy.csv rows also get issue 12's target C3: file-file pagewise copy at most 0.7x nbdcopy.
 # Rules: "paired" is the median over rounds of row / reference timed in the same round. A time target is met
 # only when both the ratio of the medians and the median paired ratio are <= 1.00; a residency target only when
 # every run left <= 1 % of the file cached. Reference rows for the server tables: READ_REF (default nbdkit) and
@@ -90,6 +92,19 @@ def servers(path, rows):
     compare("D1 direct reads ≤ qemu-nbd none", "read", "pagewise-direct", "qemu-none", False)
     compare("D1 direct writes ≤ qemu-nbd none", "write", "pagewise-direct", "qemu-none", False)
 
+    # Issue 12: every clean mode at or below the best peer of its kind, leaving <= 1 % cached.
+    read_peers = [c for c in ("nbdkit-none", "qemu-none") if times("read", c)]
+    if read_peers and times("write", "nbdkit-none"):
+        best = min(read_peers, key=lambda c: median(times("read", c)))
+        print(f"\n{path}: issue 12 target C1, clean modes vs the best peer of their kind "
+              f"(reads: {best}, the faster of nbdkit-none and qemu-none by median; writes: nbdkit-none)")
+        print("| target | measured | verdict |")
+        print("|---|---|---|")
+        for mode in ("evict", "dontcache", "direct"):
+            compare(f"C1 {mode} reads", "read", f"pagewise-{mode}", best, True)
+        for mode in ("evict", "dontcache", "direct"):
+            compare(f"C1 {mode} writes", "write", f"pagewise-{mode}", "nbdkit-none", True)
+
 
 def copies(path, rows):
     tests = []
@@ -102,6 +117,7 @@ def copies(path, rows):
     print("| test | pagewise median s | nbdcopy median s | paired ratio | destination resident | source resident "
           "| pagewise ≤ nbdcopy (both medians), its files ≤ 1 % every run |")
     print("|---|---|---|---|---|---|---|")
+    c3 = []
     for test, server in tests:
         runs = {tool: [r for r in rows if r["test"] == test and r["server"] == server and r["tool"] == tool]
                 for tool in ("pagewise", "nbdcopy")}
@@ -118,6 +134,11 @@ def copies(path, rows):
         label = test if server == "none" else f"{test} ({server})"
         print(f"| {label} | {mp:.2f} | {mn:.2f} | {median(ratios):.2f} | {res('dst_resident')} "
               f"| {res('src_resident')} | {verdict(ok)} |")
+        if test == "file-file":
+            c3.append((label, mp / mn, median(ratios), clean))
+    for label, ratio, pair, clean in c3:
+        print(f"C3 (issue 12) {label}: pagewise copy ≤ 0.7× nbdcopy: {ratio:.3f}× by medians, paired {pair:.3f}×; "
+              f"{verdict(ratio <= 0.7 and pair <= 0.7 and clean)}")
 
 
 def cache_modes(path, rows):
@@ -159,6 +180,33 @@ def positional_io(path, text):
     print(f"J1 JNI ≥ FileChannel at every size (by JMH's score): {verdict(all_ok)}")
 
 
+def server_cpu(path, text):
+    rows = [line.split() for line in text.splitlines() if re.match(r"^\d+ (read|write) \S+ [\d.]+ [\d.]+ [\d.]+", line)]
+    size = re.search(r"(\d+) bytes", text)
+    gib = int(size.group(1)) / (1 << 30) if size else None
+    per = "per GiB" if gib else "per run (the file size is not in the output)"
+    cpu = {}
+    for r in rows:
+        cpu.setdefault((r[1], r[2]), {})[r[0]] = (float(r[4]) + float(r[5])) / (gib or 1)
+    print(f"\n{path}: the server's CPU seconds (user + system) {per}, median over rounds")
+    print("| test | config | wall s | CPU s | paired CPU ratio to nbdkit-none |")
+    print("|---|---|---|---|---|")
+    for (test, config), by_round in sorted(cpu.items()):
+        wall = median(float(r[3]) for r in rows if r[1] == test and r[2] == config)
+        ref = cpu.get((test, "nbdkit-none"), {})
+        ratios = [by_round[k] / ref[k] for k in by_round if k in ref and ref[k] > 0]
+        print(f"| {test} | {config} | {wall:.2f} | {median(by_round.values()):.2f} "
+              f"| {f'{median(ratios):.2f}' if ratios else 'n/a'} |")
+    for test in ("read", "write"):
+        mine, theirs = cpu.get((test, "pagewise-evict")), cpu.get((test, "nbdkit-none"))
+        if not mine or not theirs:
+            continue
+        ratio = median(mine.values()) / median(theirs.values())
+        pair = median(mine[k] / theirs[k] for k in mine if k in theirs)
+        print(f"C2 (issue 12) evict {test}s, server CPU ≤ nbdkit-none's: {median(mine.values()):.2f} s vs "
+              f"{median(theirs.values()):.2f} s {per} → {ratio:.3f}×, paired {pair:.3f}×; {verdict(ratio <= 1 and pair <= 1)}")
+
+
 def memory(path, text):
     peaks = [int(kb) for kb in re.findall(r"VmHWM:\s+(\d+) kB", text)]
     peak = median(peaks)
@@ -178,10 +226,14 @@ for path in paths:
         cache_modes(path, list(csv.DictReader(text.splitlines())))
     elif "PositionalIoBenchmark." in text:
         positional_io(path, text)
+    elif header.startswith("round test config wall_s") or "\nround test config wall_s" in text:
+        server_cpu(path, text)
     elif "VmHWM:" in text:
         memory(path, text)
     elif "request_size" in text:
         print(f"\n{path}: disk bytes read / file bytes with RWF_DONTCACHE\n{text.rstrip()}")
+    elif "disk_read/file server_cpu_s" in text:
+        print(f"\n{path}: DONTCACHE reads over NBD, RWF_DONTCACHE on whole windows or on every read\n{text.rstrip()}")
     else:
         print(f"\n{path}: not a results file summarize.sh knows", file=sys.stderr)
 PY
