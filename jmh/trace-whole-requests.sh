@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Shows with strace that NBD requests reach the kernel whole: `pagewise serve --cache=MODE` (default dontcache)
+# is traced while nbdcopy reads the cold file in 2 MiB requests and libnbd's Python binding sends sixteen 4 MiB
+# FUA writes. Prints the preadv/preadv2 and pwritev/pwritev2 calls by flags and size, and the fdatasync/fsync
+# calls made before the server is stopped (the one a server makes at shutdown is not counted).
+#
+# Usage: jmh/trace-whole-requests.sh [-m MODE] [-s SIZE (default 256M)] [-d DIR (default /var/tmp)]
+# Needs: strace, nbdcopy, python3 with the nbd module (python3-libnbd), a built jar (mvn -q package -DskipTests).
+set -euo pipefail
+mode=dontcache size=256M dir=/var/tmp
+while getopts "m:s:d:h" opt; do
+    case $opt in
+        m) mode=$OPTARG ;; s) size=$OPTARG ;; d) dir=$OPTARG ;;
+        h) sed -n '2,8p' "$0"; exit 0 ;; *) sed -n '7,8p' "$0" >&2; exit 2 ;;
+    esac
+done
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d "$dir/pagewise-trace.XXXXXX")
+sock="$work/nbd.sock" log="$work/server.log"
+# shellcheck source=jmh/servers.sh
+source "$root/jmh/servers.sh"
+tracer=
+trap '[ -n "$tracer" ] && kill "$tracer" 2>/dev/null; stop_server; rm -rf "$work"' EXIT INT TERM
+file="$work/data.raw"
+head -c "$size" /dev/urandom > "$file"
+vmtouch -q -e "$file"
+start_server "pagewise-$mode" "$file"
+strace -f -qq -p "$server_pid" -e trace=preadv,preadv2,pwritev,pwritev2,fdatasync,fsync -o "$work/trace.txt" &
+tracer=$!
+sleep 1
+nbdcopy --request-size=2097152 "nbd+unix:///?socket=$sock" null:
+/usr/bin/python3 - "$sock" <<'PY'
+import os, sys, nbd
+h = nbd.NBD()
+h.connect_unix(sys.argv[1])
+data = os.urandom(4 << 20)
+for i in range(16):
+    h.pwrite(data, i * len(data), nbd.CMD_FLAG_FUA)
+h.shutdown()
+PY
+sleep 0.5
+kill "$tracer"; wait "$tracer" 2>/dev/null || true
+tracer=
+echo "# $(date -u +%Y-%m-%dT%H:%MZ), Linux $(uname -r), pagewise serve --cache=$mode, $(stat -c %s "$file") bytes"
+echo "# nbdcopy --request-size=2097152 (read all), then 16 x 4 MiB WRITE with FUA"
+# strace -f splits a call that another thread interrupts into '<unfinished ...>' and '<... resumed>' lines.
+python3 - "$work/trace.txt" <<'PY'
+import collections, re, sys
+pending, calls = {}, collections.Counter()
+for line in open(sys.argv[1]):
+    pid, rest = line.split(" ", 1)
+    if "<unfinished ...>" in rest:
+        pending[pid] = rest.split("<unfinished")[0]
+        continue
+    m = re.match(r"<\.\.\. (\w+) resumed>(.*)", rest)
+    if m:
+        rest = pending.pop(pid, m.group(1) + "(") + m.group(2)
+    m = re.match(r"(\w+)\((.*)\)\s+= (-?\d+)", rest.strip())
+    if not m:
+        continue
+    name, args, result = m.groups()
+    flags = ""
+    if name.endswith("2"):
+        raw = args.rsplit(",", 1)[1].strip()
+        flags = raw.replace("0x80 /* RWF_??? */", "RWF_DONTCACHE").replace("|0x80", "|RWF_DONTCACHE")
+    if name in ("fdatasync", "fsync"):
+        calls[(name, "", "")] += 1
+    else:
+        calls[(name, flags, result)] += 1
+print("calls  syscall  flags  bytes")
+for (name, flags, result), n in sorted(calls.items()):
+    print(n, name, flags or "-", result or "-")
+PY
+stop_server
+echo "resident after the server stopped: $(resident_percent "$file") %"
