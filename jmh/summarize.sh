@@ -10,7 +10,7 @@
 #   mode,op,sizeMiB,...                 CacheModeBenchmark's CSV (first row of each mode and op is the warm-up)
 #   JMH text output of PositionalIoBenchmark: target J1
 #   jmh/server-memory.sh output: target M1
-#   jmh/dontcache-disk-reads.sh and jmh/dontcache-nbd-reads.sh output: printed as it is
+#   jmh/dontcache-disk-reads.sh, dontcache-nbd-reads.sh and trace-whole-requests.sh output: printed as it is
 # copy.csv rows also get issue 12's target C3: file-file pagewise copy at most 0.7x nbdcopy.
 # Rules: "paired" is the median over rounds of row / reference timed in the same round. A time target is met
 # only when both the ratio of the medians and the median paired ratio are <= 1.00; a residency target only when
@@ -232,6 +232,8 @@ for path in paths:
         memory(path, text)
     elif "request_size" in text:
         print(f"\n{path}: disk bytes read / file bytes with RWF_DONTCACHE\n{text.rstrip()}")
+    elif "calls  syscall  flags  bytes" in text:
+        print(f"\n{path}: system calls on the served file per NBD request (jmh/trace-whole-requests.sh)\n{text.rstrip()}")
     elif "disk_read/file server_cpu_s" in text:
         print(f"\n{path}: DONTCACHE reads over NBD, RWF_DONTCACHE on whole windows or on every read\n{text.rstrip()}")
     else:

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Shows with strace that NBD requests reach the kernel whole: `pagewise serve --cache=MODE` (default dontcache)
 # is traced while nbdcopy reads the cold file in 2 MiB requests and libnbd's Python binding sends sixteen 4 MiB
-# FUA writes. Prints the preadv/preadv2 and pwritev/pwritev2 calls by flags and size, and the fdatasync/fsync
-# calls made before the server is stopped (the one a server makes at shutdown is not counted).
+# FUA writes. Prints the pread/preadv/preadv2 and pwrite/pwritev/pwritev2 calls by flags and size, and the fdatasync/fsync
+# calls made on the served file before the server is stopped (the one a server makes at shutdown is not counted).
 #
 # Usage: jmh/trace-whole-requests.sh [-m MODE] [-s SIZE (default 256M)] [-d DIR (default /var/tmp)]
 # Needs: strace, nbdcopy, python3 with the nbd module (python3-libnbd), a built jar (mvn -q package -DskipTests).
@@ -25,9 +25,10 @@ file="$work/data.raw"
 head -c "$size" /dev/urandom > "$file"
 vmtouch -q -e "$file"
 start_server "pagewise-$mode" "$file"
-strace -f -qq -p "$server_pid" -e trace=preadv,preadv2,pwritev,pwritev2,fdatasync,fsync -o "$work/trace.txt" &
+strace -f -qq -p "$server_pid" -e trace=pread64,pwrite64,preadv,preadv2,pwritev,pwritev2,fdatasync,fsync -o "$work/trace.txt" &
 tracer=$!
 sleep 1
+fd=$(for f in /proc/"$server_pid"/fd/*; do [ "$(readlink "$f")" != "$file" ] || basename "$f"; done | head -1)
 nbdcopy --request-size=2097152 "nbd+unix:///?socket=$sock" null:
 /usr/bin/python3 - "$sock" <<'PY'
 import os, sys, nbd
@@ -44,8 +45,9 @@ tracer=
 echo "# $(date -u +%Y-%m-%dT%H:%MZ), Linux $(uname -r), pagewise serve --cache=$mode, $(stat -c %s "$file") bytes"
 echo "# nbdcopy --request-size=2097152 (read all), then 16 x 4 MiB WRITE with FUA"
 # strace -f splits a call that another thread interrupts into '<unfinished ...>' and '<... resumed>' lines.
-python3 - "$work/trace.txt" <<'PY'
+python3 - "$work/trace.txt" "$fd" <<'PY'
 import collections, re, sys
+fd = sys.argv[2]
 pending, calls = {}, collections.Counter()
 for line in open(sys.argv[1]):
     pid, rest = line.split(" ", 1)
@@ -59,6 +61,8 @@ for line in open(sys.argv[1]):
     if not m:
         continue
     name, args, result = m.groups()
+    if args.split(",")[0] != fd:
+        continue  # the JVM reading its own jar and class files
     flags = ""
     if name.endswith("2"):
         raw = args.rsplit(",", 1)[1].strip()
