@@ -29,10 +29,11 @@ public final class FileEndpoint implements CopySource, CopyDestination {
      * @param mode how it uses the page cache
      * @return the source
      * @throws NoSuchFileException when path does not exist
-     * @throws IOException when path is a directory or cannot be opened
+     * @throws IOException when path is a directory or cannot be opened, as {@link StorageFile#open(Path, CacheMode,
+     *         java.nio.file.OpenOption...)} says
      */
     public static FileEndpoint openSource(Path path, CacheMode mode) throws IOException {
-        if (!Files.exists(path)) throw new NoSuchFileException(path.toString(), null, "source does not exist");
+        // A directory opens read-only; a missing path is StorageFile's NoSuchFileException, with its errno.
         if (Files.isDirectory(path)) throw new IOException("source " + path + " is a directory");
         return new FileEndpoint(StorageFile.open(path, mode, StandardOpenOption.READ), false);
     }

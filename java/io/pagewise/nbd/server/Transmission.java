@@ -8,7 +8,7 @@ import static io.pagewise.nbd.NbdException.ESHUTDOWN;
 import static io.pagewise.nbd.wire.Protocol.*;
 
 import io.pagewise.Extent;
-import io.pagewise.NativeIOException;
+import io.pagewise.SystemCallFailure;
 import io.pagewise.internal.Errno;
 import io.pagewise.internal.Uninterruptibly;
 import io.pagewise.nbd.Export;
@@ -698,10 +698,10 @@ public final class Transmission {
     /** The NBD error for a failure. */
     static int errorOf(Throwable e) {
         if (e instanceof NbdException) return ((NbdException) e).error();
+        if (e instanceof SystemCallFailure) return Errno.toNbd(((SystemCallFailure) e).errno());
         if (e instanceof AccessDeniedException) return EPERM;
         if (e instanceof ClosedChannelException) return ESHUTDOWN;
         if (e instanceof IllegalArgumentException) return EINVAL;
-        if (e instanceof NativeIOException) return Errno.toNbd(((NativeIOException) e).errno());
         String message = String.valueOf(e.getMessage());
         if (message.contains("No space left")) return ENOSPC;
         return EIO;
