@@ -121,13 +121,23 @@ final class Fixtures {
     }
 
     /**
-     * Reads up to length bytes at offset through a buffer of the given kind; checks that the buffer advanced by the
-     * count returned and that nothing past that count was touched. Returns the bytes read.
+     * Reads up to length bytes at offset through a buffer of the given kind; checks FileChannel's conventions (the
+     * buffer advanced by the count returned, -1 and not 0 when nothing was read into a buffer with room) and that
+     * nothing past that count was touched. Returns the bytes read: none at or past the end of the file.
      */
     static byte[] read(StorageFile file, long offset, int length, BufferKind kind) throws IOException {
         ByteBuffer buffer = empty(kind, length);
         int start = buffer.position();
         int n = file.read(buffer, offset);
+        if (length > 0) {
+            assertTrue(n == -1 || n > 0, "a read with room returns -1 at end of file, never " + n);
+        } else {
+            assertEquals(0, n, "a read without room returns 0");
+        }
+        if (n == -1) {
+            assertTrue(offset >= file.size(), "-1 at " + offset + ", inside the file of " + file.size() + " bytes");
+            n = 0;
+        }
         assertEquals(start + n, buffer.position(), "read must advance the buffer by the count it returns");
         for (int i = buffer.position(); i < buffer.limit(); i++) {
             if (buffer.get(i) != 0x5A) throw new AssertionError("read wrote past its count at buffer index " + i);
