@@ -81,7 +81,7 @@ public final class FileExport implements Export {
     }
 
     @Override
-    public void read(ByteBuffer dst, long offset) throws IOException {
+    public void readFully(ByteBuffer dst, long offset) throws IOException {
         file.read(dst, offset);
         // The file may have shrunk under us: the export keeps its size and reads zeros there.
         while (dst.hasRemaining()) dst.put((byte) 0);

@@ -317,7 +317,7 @@ class FallbackPathTest {
         Export full = new Export() {
             @Override public long size() { return 1 << 16; }
 
-            @Override public void read(ByteBuffer dst, long offset) { dst.put(data, (int) offset, dst.remaining()); }
+            @Override public void readFully(ByteBuffer dst, long offset) { dst.put(data, (int) offset, dst.remaining()); }
 
             @Override
             public void write(ByteBuffer src, long offset, boolean fua) throws NbdException {
