@@ -3,7 +3,6 @@ package io.pagewise.copy;
 import io.pagewise.CacheMode;
 import io.pagewise.Extent;
 import io.pagewise.StorageFile;
-import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -87,13 +86,8 @@ public final class FileEndpoint implements CopySource, CopyDestination {
     }
 
     @Override
-    public void read(ByteBuffer dst, long offset) throws IOException {
-        long at = offset;
-        while (dst.hasRemaining()) {
-            int n = file.read(dst, at);
-            if (n <= 0) throw new EOFException(file.path() + " ended at " + at + " while being copied (did it shrink?)");
-            at += n;
-        }
+    public void readFully(ByteBuffer dst, long offset) throws IOException {
+        file.readFully(dst, offset);
     }
 
     @Override
