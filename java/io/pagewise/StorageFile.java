@@ -44,7 +44,8 @@ import java.util.concurrent.atomic.LongAdder;
  * FileChannel's, a read is short only at the end of the file, and a write always writes the whole buffer.
  * Failed system calls throw the JDK's exception types where it has one (NoSuchFileException,
  * AccessDeniedException, FileAlreadyExistsException), else {@link NativeIOException}; each carries the errno
- * ({@link SystemCallFailure}). The pure-Java path throws the same exceptions.
+ * ({@link SystemCallFailure}). On the pure-Java path opening fails with the same exceptions; later failures there
+ * are FileChannel's.
  *
  * <p>Thread-safe: any number of threads may read and write at once. A {@link Channel}: {@link #close()} waits for
  * I/O in progress, finishes pending evictions and closes the descriptor; I/O after close fails with

@@ -153,9 +153,10 @@ public final class Errno {
     }
 
     /**
-     * The exception for a failed open, typed as the JDK types it: {@link NoSuchFileException} for ENOENT,
-     * {@link AccessDeniedException} for EACCES and EPERM, {@link FileAlreadyExistsException} for EEXIST (CREATE_NEW),
-     * else {@link NativeIOException}. Each one carries the errno as a {@link io.pagewise.SystemCallFailure}.
+     * The exception for a failed open, one of the JDK's file exceptions where one fits: {@link NoSuchFileException}
+     * for ENOENT, {@link AccessDeniedException} for EACCES and EPERM (the JDK gives EPERM none; it is a refusal too),
+     * {@link FileAlreadyExistsException} for EEXIST (CREATE_NEW), else {@link NativeIOException}. Each one carries
+     * the errno as a {@link io.pagewise.SystemCallFailure}.
      */
     public static IOException openFailure(long negativeErrno, String operation, Path path) {
         int errno = (int) -negativeErrno;

@@ -36,8 +36,8 @@ import java.util.function.Supplier;
  * buffer's position by the bytes transferred; an asynchronous one moves it when the server has replied with
  * success, just before its future completes (so code that runs after the future sees the new position), and never
  * when the future fails. The buffer belongs to the request until then: do not touch it. {@link #read} returns -1
- * when offset is at or past the end of the export, and reads only up to the end. Everything else about the
- * export is fixed: a request's range must start within the export, writes must end within it, and READ and WRITE
+ * when offset is at or past the end of the export, and reads only up to the end. An export does not grow as a
+ * file does, so every other request must lie within it (IllegalArgumentException otherwise), and READ and WRITE
  * payloads must not exceed {@link ExportInfo#maximumPayload()}.
  *
  * <p>Thread-safe; the {@code *Async} methods return at once, so any number of requests may be in flight. Server
