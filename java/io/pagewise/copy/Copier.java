@@ -222,7 +222,11 @@ public final class Copier {
         private void copy(long offset, int length) throws IOException {
             buffer.clear().limit(length);
             try {
-                source.read(buffer, offset);
+                source.readFully(buffer, offset);
+                if (buffer.hasRemaining()) {
+                    throw new IOException(source.name() + " read " + buffer.position() + " bytes and left its buffer's "
+                            + "position there (CopySource.readFully must fill the buffer and move its position)");
+                }
             } catch (IOException e) {
                 throw new CopyException("reading " + source.name() + " at offset " + offset + " (+" + length
                         + ") failed: " + e.getMessage(), offset, e);
@@ -273,6 +277,10 @@ public final class Copier {
             slice.limit(to).position(from);
             try {
                 destination.write(slice, offset + from);
+                if (slice.hasRemaining()) {
+                    throw new IOException(destination.name() + " left " + slice.remaining() + " bytes of the buffer "
+                            + "behind its position (CopyDestination.write must write all and move the position)");
+                }
             } catch (IOException e) {
                 throw new CopyException("writing " + destination.name() + " at offset " + (offset + from) + " (+"
                         + (to - from) + ") failed: " + e.getMessage(), offset + from, e);

@@ -3,7 +3,6 @@ package io.pagewise.copy;
 import io.pagewise.CacheMode;
 import io.pagewise.Extent;
 import io.pagewise.StorageFile;
-import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -29,10 +28,11 @@ public final class FileEndpoint implements CopySource, CopyDestination {
      * @param mode how it uses the page cache
      * @return the source
      * @throws NoSuchFileException when path does not exist
-     * @throws IOException when path is a directory or cannot be opened
+     * @throws IOException when path is a directory or cannot be opened, as {@link StorageFile#open(Path, CacheMode,
+     *         java.nio.file.OpenOption...)} says
      */
     public static FileEndpoint openSource(Path path, CacheMode mode) throws IOException {
-        if (!Files.exists(path)) throw new NoSuchFileException(path.toString(), null, "source does not exist");
+        // A directory opens read-only; a missing path is StorageFile's NoSuchFileException, with its errno.
         if (Files.isDirectory(path)) throw new IOException("source " + path + " is a directory");
         return new FileEndpoint(StorageFile.open(path, mode, StandardOpenOption.READ), false);
     }
@@ -86,13 +86,8 @@ public final class FileEndpoint implements CopySource, CopyDestination {
     }
 
     @Override
-    public void read(ByteBuffer dst, long offset) throws IOException {
-        long at = offset;
-        while (dst.hasRemaining()) {
-            int n = file.read(dst, at);
-            if (n <= 0) throw new EOFException(file.path() + " ended at " + at + " while being copied (did it shrink?)");
-            at += n;
-        }
+    public void readFully(ByteBuffer dst, long offset) throws IOException {
+        file.readFully(dst, offset);
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.pagewise.copy;
 
 import io.pagewise.Extent;
 import io.pagewise.nbd.NbdClient;
+import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -56,8 +57,13 @@ public final class NbdEndpoint implements CopySource, CopyDestination {
     }
 
     @Override
-    public void read(ByteBuffer dst, long offset) throws IOException {
-        client.read(dst, offset);
+    public void readFully(ByteBuffer dst, long offset) throws IOException {
+        int wanted = dst.remaining();
+        int n = Math.max(0, client.read(dst, offset));
+        if (n < wanted) {
+            throw new EOFException(name() + " ends at " + (offset + n) + ", inside the read at " + offset + " (+"
+                    + wanted + ")");
+        }
     }
 
     @Override

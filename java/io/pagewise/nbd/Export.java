@@ -11,9 +11,14 @@ import java.util.List;
  * the {@code can*} queries and never calls an operation whose query says no. Implementations must be thread-safe:
  * requests from every connection run at once, each connection on threads of its own.
  *
- * <p>Operations signal an NBD error with {@link NbdException}. A {@link io.pagewise.NativeIOException} is answered
- * with the NBD error nearest its errno, {@link java.nio.file.AccessDeniedException} with EPERM, any other
- * {@link IOException} with EIO (ENOSPC when the message says so).
+ * <p>Buffers follow {@link java.nio.channels.FileChannel}'s convention: {@link #readFully} and {@link #write} move
+ * the buffer's position by the bytes transferred, which is all of {@code remaining()}; the server checks that they
+ * did, and answers EIO when they did not.
+ *
+ * <p>Operations signal an NBD error with {@link NbdException}. A failed system call
+ * ({@link io.pagewise.SystemCallFailure}) is answered with the NBD error nearest its errno, any other
+ * {@link java.nio.file.AccessDeniedException} with EPERM, any other {@link IOException} with EIO (ENOSPC when the
+ * message says so).
  */
 public interface Export extends Closeable {
     /**
@@ -24,16 +29,19 @@ public interface Export extends Closeable {
     long size() throws IOException;
 
     /**
-     * Fills dst (all of its remaining bytes) from offset; the range lies within {@link #size()}.
+     * Fills all of dst's remaining bytes with the data at offset and moves its position to its limit. The server
+     * asks only for ranges within {@link #size()}, so there is no end of file to meet; an export whose data ends
+     * early (a file that shrank) reads zeros there or throws.
      *
      * @param dst    the buffer to fill
      * @param offset where in the export to read from
      * @throws IOException when it fails; an {@link NbdException} names the NBD error to answer with
      */
-    void read(ByteBuffer dst, long offset) throws IOException;
+    void readFully(ByteBuffer dst, long offset) throws IOException;
 
     /**
-     * Writes all of src at offset; called only when {@link #canWrite()} says yes. The default refuses with EPERM.
+     * Writes all of src's remaining bytes at offset and moves its position to its limit; called only when
+     * {@link #canWrite()} says yes. The default refuses with EPERM.
      *
      * @param src    the bytes to write (all of its remaining bytes)
      * @param offset where in the export to write them

@@ -81,14 +81,10 @@ public final class FileExport implements Export {
     }
 
     @Override
-    public void read(ByteBuffer dst, long offset) throws IOException {
-        int wanted = dst.remaining();
-        int n = file.read(dst, offset);
+    public void readFully(ByteBuffer dst, long offset) throws IOException {
+        file.read(dst, offset);
         // The file may have shrunk under us: the export keeps its size and reads zeros there.
-        while (n < wanted) {
-            dst.put((byte) 0);
-            n++;
-        }
+        while (dst.hasRemaining()) dst.put((byte) 0);
     }
 
     @Override

@@ -8,7 +8,7 @@ import static io.pagewise.nbd.NbdException.ESHUTDOWN;
 import static io.pagewise.nbd.wire.Protocol.*;
 
 import io.pagewise.Extent;
-import io.pagewise.NativeIOException;
+import io.pagewise.SystemCallFailure;
 import io.pagewise.internal.Errno;
 import io.pagewise.internal.Uninterruptibly;
 import io.pagewise.nbd.Export;
@@ -191,6 +191,7 @@ public final class Transmission {
                 for (int i = 0; i < used; i++) {
                     int n = r.pieces[i].remaining();
                     export.write(r.pieces[i], at, false);
+                    checkTransferred(r.pieces[i], "write", at, n);
                     at += n;
                 }
             } catch (IOException | RuntimeException e) {
@@ -406,6 +407,7 @@ public final class Transmission {
                     ByteBuffer piece = r.pieces[i];
                     int n = piece.remaining();
                     export.write(piece, at, fua && r.pieceCount == 1);
+                    checkTransferred(piece, "write", at, n);
                     at += n;
                 }
                 if (fua && r.pieceCount > 1) export.flush();
@@ -453,7 +455,9 @@ public final class Transmission {
                 int i = (int) (pos / pieceSize);
                 int within = (int) (pos % pieceSize);
                 int n = (int) Math.min(pieceSize - within, end - pos);
-                export.read(r.pieces[i].slice(within, n), r.offset + pos);
+                ByteBuffer slice = r.pieces[i].slice(within, n);
+                export.readFully(slice, r.offset + pos);
+                checkTransferred(slice, "readFully", r.offset + pos, n);
                 pos += n;
             }
         }
@@ -512,8 +516,11 @@ public final class Transmission {
                     int n = 0;
                     try {
                         for (int i = 0; i < used; i++) {
-                            export.read(r.pieces[i], r.offset + pos + n);
-                            n += r.pieces[i].flip().remaining();
+                            int length = r.pieces[i].remaining();
+                            export.readFully(r.pieces[i], r.offset + pos + n);
+                            checkTransferred(r.pieces[i], "readFully", r.offset + pos + n, length);
+                            n += length;
+                            r.pieces[i].flip();
                         }
                     } catch (IOException | RuntimeException e) {
                         if (r.replied) failAfterReplying(r, e, chunked);
@@ -566,6 +573,17 @@ public final class Transmission {
             channel.shutdownOutput();
         } catch (IOException ignored) {
             // already closed
+        }
+    }
+
+    /**
+     * Export.readFully and Export.write move the buffer's position to its limit; one that left bytes behind read or
+     * wrote less than asked, which must be an error reply, never a reply with stale bytes or a write half done.
+     */
+    private void checkTransferred(ByteBuffer buffer, String operation, long offset, int length) throws IOException {
+        if (buffer.hasRemaining()) {
+            throw new IOException(export + ": Export." + operation + " at " + offset + " (+" + length + ") left "
+                    + buffer.remaining() + " bytes of the buffer behind its position");
         }
     }
 
@@ -698,10 +716,10 @@ public final class Transmission {
     /** The NBD error for a failure. */
     static int errorOf(Throwable e) {
         if (e instanceof NbdException) return ((NbdException) e).error();
+        if (e instanceof SystemCallFailure) return Errno.toNbd(((SystemCallFailure) e).errno());
         if (e instanceof AccessDeniedException) return EPERM;
         if (e instanceof ClosedChannelException) return ESHUTDOWN;
         if (e instanceof IllegalArgumentException) return EINVAL;
-        if (e instanceof NativeIOException) return Errno.toNbd(((NativeIOException) e).errno());
         String message = String.valueOf(e.getMessage());
         if (message.contains("No space left")) return ENOSPC;
         return EIO;

@@ -79,15 +79,15 @@ class InflightMemoryTest {
             // Hole then data, and data then hole: structured replies with both kinds of chunk.
             for (int offset : new int[] {0, 32 * MiB}) {
                 ByteBuffer read = ByteBuffer.allocateDirect(REQUEST);
-                client.read(read, offset);
-                assertArrayEquals(slice(expected, offset, REQUEST), bytes(read), "READ at " + offset);
+                assertEquals(REQUEST, client.read(read, offset));
+                assertArrayEquals(slice(expected, offset, REQUEST), bytes(read.flip()), "READ at " + offset);
             }
             byte[] written = new byte[REQUEST];
             new Random(11).nextBytes(written);
             client.write(ByteBuffer.wrap(written), 16 * MiB, true);
             System.arraycopy(written, 0, expected, 16 * MiB, REQUEST);
             // Several at once on both connections: each request still holds at most its connection's share.
-            List<CompletableFuture<Void>> reads = new ArrayList<>();
+            List<CompletableFuture<Integer>> reads = new ArrayList<>();
             List<ByteBuffer> buffers = new ArrayList<>();
             for (int i = 0; i < 4; i++) {
                 ByteBuffer buffer = ByteBuffer.allocateDirect(REQUEST);
@@ -95,8 +95,8 @@ class InflightMemoryTest {
                 reads.add(client.readAsync(buffer, i * 4L * MiB));
             }
             for (int i = 0; i < reads.size(); i++) {
-                NbdClient.await(reads.get(i));
-                assertArrayEquals(slice(expected, i * 4 * MiB, REQUEST), bytes(buffers.get(i)), "READ " + i);
+                assertEquals(REQUEST, NbdClient.await(reads.get(i)));
+                assertArrayEquals(slice(expected, i * 4 * MiB, REQUEST), bytes(buffers.get(i).flip()), "READ " + i);
             }
             assertArrayEquals(expected, Files.readAllBytes(file));
             ServerStats stats = server.stats();
@@ -166,9 +166,9 @@ class InflightMemoryTest {
         @Override public long size() { return memory.size(); }
 
         @Override
-        public void read(ByteBuffer dst, long offset) throws IOException {
+        public void readFully(ByteBuffer dst, long offset) throws IOException {
             if (offset + dst.remaining() > failAt) throw new IOException("medium error at " + failAt);
-            memory.read(dst, offset);
+            memory.readFully(dst, offset);
         }
 
         @Override

@@ -87,9 +87,9 @@ class LibnbdProtocolTest {
         }
 
         @Override
-        public void read(ByteBuffer dst, long offset) {
+        public void readFully(ByteBuffer dst, long offset) {
             waitForTheCrowd();
-            memory.read(dst, offset);
+            memory.readFully(dst, offset);
         }
 
         @Override

@@ -26,7 +26,7 @@ class NbdErrorTest {
         @Override public long size() { return 1 << 20; }
 
         @Override
-        public void read(ByteBuffer dst, long offset) {
+        public void readFully(ByteBuffer dst, long offset) {
             while (dst.hasRemaining()) dst.put((byte) 0);
         }
 
@@ -49,7 +49,7 @@ class NbdErrorTest {
         @Override public long size() { return upstream.size(); }
 
         @Override
-        public void read(ByteBuffer dst, long offset) throws IOException {
+        public void readFully(ByteBuffer dst, long offset) throws IOException {
             upstream.read(dst, offset);
         }
 

@@ -131,7 +131,7 @@ class NbdServerTest {
         }
 
         @Override
-        public void read(ByteBuffer dst, long offset) throws IOException {
+        public void readFully(ByteBuffer dst, long offset) throws IOException {
             mostInside.accumulateAndGet(inside.incrementAndGet(), Math::max);
             try {
                 if (!gate.await(20, TimeUnit.SECONDS)) throw new IOException("gate never opened");
@@ -150,7 +150,7 @@ class NbdServerTest {
         try (NbdServer server = NbdServer.builder().export("", export).tcp(InetAddress.getLoopbackAddress(), 0)
                 .threads(3).log(message -> { }).start();
              NbdClient client = NbdClient.connect(server.uri())) {
-            java.util.List<java.util.concurrent.CompletableFuture<Void>> reads = new java.util.ArrayList<>();
+            java.util.List<java.util.concurrent.CompletableFuture<Integer>> reads = new java.util.ArrayList<>();
             for (int i = 0; i < 8; i++) reads.add(client.readAsync(ByteBuffer.allocate(4096), i * 4096L));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (export.inside.get() < 3 && System.nanoTime() < deadline) Thread.sleep(5);
@@ -158,7 +158,7 @@ class NbdServerTest {
             Thread.sleep(300);
             assertEquals(3, export.mostInside.get(), "more requests ran at once than the connection has threads");
             export.gate.countDown();
-            for (java.util.concurrent.CompletableFuture<Void> read : reads) NbdClient.await(read);
+            for (java.util.concurrent.CompletableFuture<Integer> read : reads) NbdClient.await(read);
             assertEquals(3, export.mostInside.get());
         }
     }

@@ -128,13 +128,18 @@ public final class Main {
         return crc.getValue();
     }
 
-    private static long readOverNbd(NbdClient client) throws IOException {
+    /** Reads the export to its end as a FileChannel loop would: read moves the position and returns -1 at the end. */
+    private static long readOverNbd(NbdClient client) throws IOException, CheckFailed {
         CRC32 crc = new CRC32();
         ByteBuffer buffer = ByteBuffer.allocateDirect(CHUNK);
-        for (long at = 0; at < SIZE; at += CHUNK) {
-            client.read(buffer.clear(), at);
-            crc.update(buffer.rewind());
+        long at = 0;
+        int n;
+        while ((n = client.read(buffer.clear(), at)) != -1) {
+            check(buffer.position() == n, "NbdClient.read returned " + n + " but moved the position to " + buffer.position());
+            crc.update(buffer.flip());
+            at += n;
         }
+        check(at == SIZE, "NbdClient.read said the export ended at " + at + ", not " + SIZE);
         return crc.getValue();
     }
 
