@@ -162,6 +162,12 @@ public final class StorageFile implements Closeable {
     public Alignment alignment() { return file.alignment(); }
 
     /**
+     * {@return the alignment in bytes of the offsets and lengths this file serves without bounce buffers}: where
+     * the mode {@linkplain CacheMode#isDirect() is direct}, the O_DIRECT alignment (at least 512), else 1
+     */
+    public int requestAlignment() { return policy.requestAlignment(); }
+
+    /**
      * Reads {@code dst.remaining()} bytes at offset into dst, advancing its position.
      *
      * @param dst    the buffer to fill
@@ -224,7 +230,8 @@ public final class StorageFile implements Closeable {
     }
 
     /**
-     * Makes every completed write durable, as the mode defines (UNSAFE: nothing).
+     * Makes every completed write durable where the mode {@linkplain CacheMode#flushSyncs() syncs on flush}
+     * (fdatasync); under UNSAFE it does nothing.
      *
      * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
      */
@@ -268,8 +275,8 @@ public final class StorageFile implements Closeable {
     }
 
     /**
-     * Whether {@link #prefetch} reads anything into the page cache: not in DIRECT, DIRECTSYNC and DONTCACHE, which
-     * keep data out of it, nor on the pure-Java path.
+     * Whether {@link #prefetch} reads anything into the page cache: where the mode in effect
+     * {@linkplain CacheMode#prefetches() prefetches}, and not on the pure-Java path.
      *
      * @return true when {@link #prefetch} fills the page cache
      */
@@ -287,7 +294,7 @@ public final class StorageFile implements Closeable {
         checkRange(offset, length);
         enter();
         try {
-            if (length > 0) policy.prefetch(offset, length);
+            if (length > 0 && policy.prefetches()) policy.prefetch(offset, length);
         } finally {
             exit();
         }

@@ -114,7 +114,7 @@ public final class FileEndpoint implements CopySource, CopyDestination {
     public boolean startsZeroed() { return created; }
 
     @Override
-    public int blockSize() { return file.cacheMode().isDirect() ? file.alignment().offset() : 1; }
+    public int blockSize() { return file.requestAlignment(); }
 
     @Override
     public int maximumRequest() { return Integer.MAX_VALUE; }
