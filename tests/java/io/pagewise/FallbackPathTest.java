@@ -271,7 +271,7 @@ class FallbackPathTest {
         };
         try (FileExport file = FileExport.open(path, CacheMode.WRITEBACK, true);
              NbdServer server = NbdServer.builder().export("", file).export("full", full)
-                     .unixSocket(dir.resolve("nbd.sock")).log(message -> { }).start();
+                     .unixSocket(dir.resolve("nbd.sock")).start();
              NbdClient fromFile = NbdClient.connect(server.uri(""));
              NbdClient toFull = NbdClient.connect(server.uri("full"))) {
             ByteBuffer back = ByteBuffer.allocate(4096);
