@@ -182,6 +182,12 @@ public final class StorageFile implements Channel {
     public Alignment alignment() { return file.alignment(); }
 
     /**
+     * {@return the alignment in bytes of the offsets and lengths this file serves without bounce buffers}: where
+     * the mode {@linkplain CacheMode#isDirect() is direct}, the O_DIRECT alignment (at least 512), else 1
+     */
+    public int requestAlignment() { return policy.requestAlignment(); }
+
+    /**
      * Reads up to {@code dst.remaining()} bytes at offset into dst and moves its position past them, as
      * {@link java.nio.channels.FileChannel#read(ByteBuffer, long)} does, except that the read is short only at the
      * end of the file.
@@ -274,7 +280,8 @@ public final class StorageFile implements Channel {
     }
 
     /**
-     * Makes every completed write durable, as the mode defines (UNSAFE: nothing).
+     * Makes every completed write durable where the mode {@linkplain CacheMode#flushSyncs() syncs on flush}
+     * (fdatasync); under UNSAFE it does nothing.
      *
      * @throws IOException when the system call fails ({@link NativeIOException}), or
      *         {@link ClosedChannelException} when the file is closed
@@ -321,8 +328,8 @@ public final class StorageFile implements Channel {
     }
 
     /**
-     * Whether {@link #prefetch} reads anything into the page cache: not in DIRECT, DIRECTSYNC and DONTCACHE, which
-     * keep data out of it, nor on the pure-Java path.
+     * Whether {@link #prefetch} reads anything into the page cache: where the mode in effect
+     * {@linkplain CacheMode#prefetches() prefetches}, and not on the pure-Java path.
      *
      * @return true when {@link #prefetch} fills the page cache
      */
@@ -341,7 +348,7 @@ public final class StorageFile implements Channel {
         checkRange(offset, length);
         enter();
         try {
-            if (length > 0) policy.prefetch(offset, length);
+            if (length > 0 && policy.prefetches()) policy.prefetch(offset, length);
         } finally {
             exit();
         }

@@ -7,7 +7,9 @@
  * {@code DONTCACHE}). {@link io.pagewise.AccessHint} passes {@code posix_fadvise} advice, and
  * {@link io.pagewise.PageCache} measures ({@code mincore}), evicts and loads whole files.
  *
- * <p>The modes other than WRITEBACK, WRITETHROUGH and UNSAFE need the native library that the jar carries;
+ * <p>{@link io.pagewise.CacheMode} also says what each mode needs and does ({@code needsNative},
+ * {@code isDirect}, {@code evictsBehind}, {@code prefetches}, {@code flushSyncs}, {@code syncsEveryWrite}). The modes
+ * other than WRITEBACK, WRITETHROUGH and UNSAFE need the native library that the jar carries;
  * {@link io.pagewise.Native} tells whether it loaded.
  *
  * <p>The API keeps the JDK's conventions wherever a JDK type has set them ({@link io.pagewise.StorageFile} says

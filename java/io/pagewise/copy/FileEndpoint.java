@@ -34,7 +34,7 @@ public final class FileEndpoint implements CopySource, CopyDestination {
     public static FileEndpoint openSource(Path path, CacheMode mode) throws IOException {
         // A directory opens read-only; a missing path is StorageFile's NoSuchFileException, with its errno.
         if (Files.isDirectory(path)) throw new IOException("source " + path + " is a directory");
-        return new FileEndpoint(StorageFile.open(path, mode, StandardOpenOption.READ), false);
+        return opened("source", new FileEndpoint(StorageFile.open(path, mode, StandardOpenOption.READ), false));
     }
 
     /**
@@ -55,12 +55,25 @@ public final class FileEndpoint implements CopySource, CopyDestination {
                 : StorageFile.open(path, mode, StandardOpenOption.READ, StandardOpenOption.WRITE);
         try {
             if (create) file.resize(createSize);
-            return new FileEndpoint(file, create);
+            return opened("destination", new FileEndpoint(file, create));
         } catch (IOException | RuntimeException e) {
             file.close();
             if (create) Files.deleteIfExists(path);
             throw e;
         }
+    }
+
+    /** Logs what the endpoint found on opening: the cache mode in effect and the alignment the copy will keep. */
+    private static FileEndpoint opened(String role, FileEndpoint endpoint) {
+        StorageFile file = endpoint.file;
+        if (Copier.LOG.isLoggable(System.Logger.Level.DEBUG)) {
+            CacheMode mode = file.cacheMode();
+            Copier.LOG.log(System.Logger.Level.DEBUG, role + " " + file.path() + (endpoint.created ? " (created)" : "")
+                    + ": cache mode " + mode
+                    + (mode != file.requestedMode() ? " (" + file.requestedMode() + " is not supported there)" : "")
+                    + (file.isNative() ? "" : ", pure-Java path") + ", requests aligned to " + file.requestAlignment());
+        }
+        return endpoint;
     }
 
     /** {@return the open file} */
@@ -109,7 +122,7 @@ public final class FileEndpoint implements CopySource, CopyDestination {
     public boolean startsZeroed() { return created; }
 
     @Override
-    public int blockSize() { return file.cacheMode().isDirect() ? file.alignment().offset() : 1; }
+    public int blockSize() { return file.requestAlignment(); }
 
     @Override
     public int maximumRequest() { return Integer.MAX_VALUE; }

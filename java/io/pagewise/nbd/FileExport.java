@@ -145,7 +145,7 @@ public final class FileExport implements Export {
     @Override
     public boolean canExtents() { return file.isNative() && !file.isBlockDevice(); }
 
-    /** CACHE is advertised only where it does something: not in DIRECT, DIRECTSYNC and DONTCACHE. */
+    /** CACHE is advertised only where it fills the page cache ({@link io.pagewise.CacheMode#prefetches()}). */
     @Override
     public boolean canCache() { return file.canPrefetch(); }
 
@@ -157,7 +157,7 @@ public final class FileExport implements Export {
 
     @Override
     public int minimumBlockSize() {
-        return file.cacheMode().isDirect() ? Math.max(1, file.alignment().offset()) : 1;
+        return file.requestAlignment();
     }
 
     @Override

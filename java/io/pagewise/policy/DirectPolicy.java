@@ -53,6 +53,8 @@ final class DirectPolicy implements CachePolicy {
 
     @Override public RawFile file() { return file; }
 
+    @Override public int requestAlignment() { return block; }
+
     private boolean aligned(ByteBuffer buffer, long offset) {
         return buffer.isDirect() && offset % block == 0 && buffer.remaining() % block == 0
                 && buffer.alignmentOffset(buffer.position(), memoryAlignment) == 0;
@@ -225,13 +227,6 @@ final class DirectPolicy implements CachePolicy {
     public void flush() throws IOException {
         file.dataSync();
     }
-
-    /** The page cache is not used, so there is nothing to prefetch into. */
-    @Override
-    public void prefetch(long offset, long length) {}
-
-    @Override
-    public boolean prefetches() { return false; }
 
     @Override
     public void resize(long size) throws IOException {

@@ -16,6 +16,7 @@ import io.pagewise.nbd.NbdException;
 import io.pagewise.nbd.wire.SocketIo;
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SocketChannel;
@@ -223,7 +224,7 @@ public final class Transmission {
         ending = true;
         // A socket closed under the connection (the server cutting it) was logged by whoever closed it.
         if (!(e instanceof ClosedChannelException)) {
-            context.log().accept(who + ": cannot send replies, closing: " + e.getMessage());
+            context.log().log(Level.WARNING, who + ": cannot send replies, closing: " + e.getMessage());
         }
         try {
             channel.shutdownInput();
@@ -370,8 +371,8 @@ public final class Transmission {
             } catch (Throwable e) {
                 error = errorOf(e);
                 failure = e.getMessage() != null ? e.getMessage() : e.toString();
-                context.log().accept(who + ": " + commandName(type) + " " + Long.toUnsignedString(offset) + "+" + length
-                        + " failed: " + failure);
+                context.log().log(Level.WARNING, who + ": " + commandName(type) + " " + Long.toUnsignedString(offset)
+                        + "+" + length + " failed: " + failure);
                 prepareError(this, error, failure);
             } finally {
                 context.stats().request(type, length, failure != null);
@@ -380,8 +381,8 @@ public final class Transmission {
         }
 
         private void logRequest(String failure) {
-            if (!context.verbose()) return;
-            context.log().accept(String.format(Locale.ROOT, "%s: %s offset=%s length=%d flags=0x%x cookie=%d -> %s (%.3f ms)",
+            if (!context.log().isLoggable(Level.DEBUG)) return;
+            context.log().log(Level.DEBUG, String.format(Locale.ROOT, "%s: %s offset=%s length=%d flags=0x%x cookie=%d -> %s (%.3f ms)",
                     who, commandName(type), Long.toUnsignedString(offset), length, flags, cookie,
                     failure == null ? "ok" : "error " + error + ": " + failure, (System.nanoTime() - started) / 1e6));
         }

@@ -73,7 +73,7 @@ class InflightMemoryTest {
         byte[] expected = image(file);
         try (FileExport export = FileExport.open(file, CacheMode.WRITEBACK, false);
              NbdServer server = NbdServer.builder().export("", export).unixSocket(dir.resolve("s.sock"))
-                     .maxInflightBytes(BUDGET).log(m -> System.err.println("[server] " + m)).start();
+                     .maxInflightBytes(BUDGET).start();
              NbdClient client = NbdClient.connect(server.uri(), 2)) {
             assertEquals(REQUEST, client.info().maximumPayload(), "the advertised maximum stays 32 MiB");
             // Hole then data, and data then hole: structured replies with both kinds of chunk.
@@ -134,7 +134,7 @@ class InflightMemoryTest {
                 ""));
         try (FileExport export = FileExport.open(file, CacheMode.WRITEBACK, true);
              NbdServer server = NbdServer.builder().export("", export).unixSocket(dir.resolve("s.sock"))
-                     .maxInflightBytes(BUDGET).log(m -> System.err.println("[server] " + m)).start()) {
+                     .maxInflightBytes(BUDGET).start()) {
             ExternalTools.Result result = ExternalTools.run(Map.of("uri", server.uri()), 60, python, script.toString())
                     .assertOk("large.py");
             String digest = sha256(slice(expected, 4 * MiB, REQUEST));
@@ -186,7 +186,7 @@ class InflightMemoryTest {
     void aFailureInTheMiddleOfALargeRequestIsAnErrorAndTheConnectionGoesOn() throws Exception {
         FailingExport export = new FailingExport(20 * MiB);
         try (NbdServer server = NbdServer.builder().export("", export).unixSocket(dir.resolve("s.sock"))
-                .maxInflightBytes(BUDGET).log(m -> System.err.println("[server] " + m)).start();
+                .maxInflightBytes(BUDGET).start();
              NbdClient client = NbdClient.connect(server.uri())) {
             NbdException read = assertThrows(NbdException.class, () -> client.read(ByteBuffer.allocateDirect(REQUEST), 0));
             assertTrue(read.getMessage().contains("medium error"), read.getMessage());
@@ -208,7 +208,7 @@ class InflightMemoryTest {
     void aSimpleReplyThatFailsAfterItsHeaderEndsTheConnection() throws Exception {
         FailingExport export = new FailingExport(20 * MiB);
         try (NbdServer server = NbdServer.builder().export("", export).unixSocket(dir.resolve("s.sock"))
-                .maxInflightBytes(BUDGET).log(m -> System.err.println("[server] " + m)).start();
+                .maxInflightBytes(BUDGET).start();
              SocketChannel channel = SocketChannel.open(UnixDomainSocketAddress.of(dir.resolve("s.sock")))) {
             read(channel, 18);
             channel.write(ByteBuffer.allocate(4).putInt(Protocol.CLIENT_FIXED_NEWSTYLE | Protocol.CLIENT_NO_ZEROES).flip());

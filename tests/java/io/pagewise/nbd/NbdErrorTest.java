@@ -71,10 +71,10 @@ class NbdErrorTest {
     @Test
     void anExportsNbdErrorReachesTheClientWithItsValueEvenFromAnotherServer() throws Exception {
         try (NbdServer back = NbdServer.builder().export("", new FullExport()).unixSocket(dir.resolve("back.sock"))
-                     .log(message -> { }).start();
+                     .start();
              NbdClient upstream = NbdClient.connect(back.uri());
              NbdServer front = NbdServer.builder().export("", new ForwardingExport(upstream))
-                     .unixSocket(dir.resolve("front.sock")).log(message -> { }).start();
+                     .unixSocket(dir.resolve("front.sock")).start();
              NbdClient nbd = NbdClient.connect(front.uri())) {
             assertEquals(1 << 20, nbd.size());
             nbd.read(ByteBuffer.allocate(4096), 0);
