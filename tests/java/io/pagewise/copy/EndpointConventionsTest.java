@@ -43,7 +43,7 @@ class EndpointConventionsTest {
         MemoryExport memory = new MemoryExport(SIZE, false);
         try (FileEndpoint file = FileEndpoint.openDestination(path, CacheMode.EVICT, SIZE);
              NbdServer server = NbdServer.builder().export("", memory).unixSocket(dir.resolve("s.sock"))
-                     .log(message -> { }).start();
+                     .logger(new io.pagewise.testing.RecordingLogger(null, System.Logger.Level.INFO)).start();
              NbdEndpoint nbd = NbdEndpoint.connect(server.uri(), 1)) {
             List<CopySource> sources = new ArrayList<>(List.of(file, nbd, SyntheticEndpoints.pattern(SIZE),
                     SyntheticEndpoints.zero(SIZE)));

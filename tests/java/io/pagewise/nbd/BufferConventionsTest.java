@@ -106,7 +106,7 @@ class BufferConventionsTest {
         byte[] data = random(3, (int) export.size());
         export.write(ByteBuffer.wrap(data), 0, false);
         try (NbdServer server = NbdServer.builder().export("", export).unixSocket(dir.resolve("s.sock"))
-                .log(message -> { }).start();
+                .logger(new io.pagewise.testing.RecordingLogger(null, System.Logger.Level.INFO)).start();
              NbdClient nbd = NbdClient.connect(server.uri())) {
             byte[] read = assertTimeoutPreemptively(Duration.ofSeconds(10), () -> {
                 ByteArrayOutputStream all = new ByteArrayOutputStream();
@@ -128,7 +128,7 @@ class BufferConventionsTest {
     void asyncRequestsMoveThePositionWhenTheServerHasReplied() throws Exception {
         GatedExport export = new GatedExport();
         try (NbdServer server = NbdServer.builder().export("", export).unixSocket(dir.resolve("s.sock"))
-                .log(message -> { }).start();
+                .logger(new io.pagewise.testing.RecordingLogger(null, System.Logger.Level.INFO)).start();
              NbdClient nbd = NbdClient.connect(server.uri())) {
             ByteBuffer dst = ByteBuffer.allocateDirect(4096);
             ByteBuffer src = ByteBuffer.wrap(random(4, 4096));
@@ -164,7 +164,7 @@ class BufferConventionsTest {
             @Override public boolean canWrite() { return true; }
         };
         try (NbdServer server = NbdServer.builder().export("", failing).unixSocket(dir.resolve("s.sock"))
-                .log(message -> { }).start();
+                .logger(new io.pagewise.testing.RecordingLogger(null, System.Logger.Level.INFO)).start();
              NbdClient nbd = NbdClient.connect(server.uri())) {
             ByteBuffer dst = ByteBuffer.allocate(4096);
             ByteBuffer src = ByteBuffer.allocate(4096);
@@ -237,7 +237,7 @@ class BufferConventionsTest {
             @Override public String toString() { return "absolute"; }
         };
         try (NbdServer server = NbdServer.builder().export("", absolute).export("memory", memory)
-                .maxInflightBytes(SIZE).unixSocket(dir.resolve("s.sock")).log(message -> { }).start();
+                .maxInflightBytes(SIZE).unixSocket(dir.resolve("s.sock")).logger(new io.pagewise.testing.RecordingLogger(null, System.Logger.Level.INFO)).start();
              NbdClient nbd = NbdClient.connect(server.uri(""));
              NbdClient good = NbdClient.connect(server.uri("memory"))) {
             for (int length : new int[] {4096, 2 * SIZE}) {
