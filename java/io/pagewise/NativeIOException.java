@@ -1,13 +1,16 @@
 package io.pagewise;
 
+import io.pagewise.internal.FailedCall;
 import java.io.IOException;
 import java.nio.file.Path;
 
 /**
  * A system call failed. The message names the operation, the path, the range and the errno, for example
- * {@code pwrite /data/disk.img at 4096 (+65536): No space left on device (ENOSPC)}.
+ * {@code pwrite /data/disk.img at 4096 (+65536): No space left on device (ENOSPC)}. Failures that the JDK has a type
+ * for are that type instead (see {@link SystemCallFailure}): a missing file is a
+ * {@link java.nio.file.NoSuchFileException}, not a NativeIOException.
  */
-public class NativeIOException extends IOException {
+public class NativeIOException extends IOException implements SystemCallFailure {
     /** The failed call. */
     private final String operation;
     private final transient Path path;
@@ -33,7 +36,7 @@ public class NativeIOException extends IOException {
      */
     public NativeIOException(String operation, Path path, long offset, long length, int errno, String errnoName,
                              String description) {
-        super(message(operation, path, offset, length, errnoName, description));
+        super(FailedCall.message(operation, path, offset, length, errnoName, description));
         this.operation = operation;
         this.path = path;
         this.offset = offset;
@@ -42,28 +45,27 @@ public class NativeIOException extends IOException {
         this.errnoName = errnoName;
     }
 
-    private static String message(String operation, Path path, long offset, long length, String name, String description) {
-        StringBuilder text = new StringBuilder(operation);
-        if (path != null) text.append(' ').append(path);
-        if (offset >= 0) text.append(" at ").append(offset).append(" (+").append(length).append(')');
-        return text.append(": ").append(description).append(" (").append(name).append(')').toString();
-    }
-
     /** {@return the failed call, such as {@code pwrite}} */
+    @Override
     public String operation() { return operation; }
 
     /** {@return the file the call acted on, or null} */
+    @Override
     public Path path() { return path; }
 
     /** {@return the start of the range, or -1 when the call had none} */
+    @Override
     public long offset() { return offset; }
 
     /** {@return the length of the range} */
+    @Override
     public long length() { return length; }
 
     /** {@return the errno value, such as 28} */
+    @Override
     public int errno() { return errno; }
 
     /** {@return the errno name, such as {@code ENOSPC}} */
+    @Override
     public String errnoName() { return errnoName; }
 }

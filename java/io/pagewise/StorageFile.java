@@ -3,15 +3,18 @@ package io.pagewise;
 import io.pagewise.internal.Advice;
 import io.pagewise.internal.Buffers;
 import io.pagewise.internal.ChannelRawFile;
+import io.pagewise.internal.ClosedWithMessage;
 import io.pagewise.internal.FileDescriptors;
 import io.pagewise.internal.IoCounters;
 import io.pagewise.internal.NativeRawFile;
 import io.pagewise.internal.RawFile;
 import io.pagewise.internal.Space;
+import io.pagewise.internal.Uninterruptibly;
 import io.pagewise.policy.CachePolicy;
-import java.io.Closeable;
+import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.Channel;
 import java.nio.channels.ClosedChannelException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.OpenOption;
@@ -21,6 +24,7 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -29,18 +33,28 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <pre>{@code
  * try (StorageFile file = StorageFile.open(path, CacheMode.EVICT, READ, WRITE)) {
- *     file.write(buffer, 4096);          // whole buffer, at offset 4096
- *     file.read(other, 0);               // fills other, short only at end of file
- *     file.write(new ByteBuffer[] {header, body}, 8192, true); // one request, durable by itself (FUA)
+ *     file.write(buffer, 4096);          // whole buffer, at offset 4096; buffer.position() == buffer.limit() after
+ *     int n = file.read(other, 0);       // fills other, short only at end of file; -1 at or past it
+ *     file.readFully(third, 8192);       // fills third or throws EOFException
+ *     file.write(new ByteBuffer[] {header, body}, 16384, true); // one request, durable by itself (FUA)
  *     file.flush();                      // fdatasync
  * }
  * }</pre>
  *
- * <p>Thread-safe: any number of threads may read and write at once. {@link #close()} waits for I/O in progress,
- * finishes pending evictions and closes the descriptor; I/O after close fails with {@link ClosedChannelException},
- * never on a reused descriptor.
+ * <p>It keeps {@link java.nio.channels.FileChannel}'s conventions for positional I/O: {@link #read} and
+ * {@link #write} move the buffer's position by the bytes transferred (its limit stays), and {@link #read} returns
+ * -1 when offset is at or past the end of the file, so a read loop written for FileChannel ends here too. Unlike
+ * FileChannel's, a read is short only at the end of the file, and a write always writes the whole buffer.
+ * Failed system calls throw the JDK's exception types where it has one (NoSuchFileException,
+ * AccessDeniedException, FileAlreadyExistsException), else {@link NativeIOException}; each carries the errno
+ * ({@link SystemCallFailure}). On the pure-Java path opening fails with the same exceptions; later failures there
+ * are FileChannel's.
+ *
+ * <p>Thread-safe: any number of threads may read and write at once. A {@link Channel}: {@link #close()} waits for
+ * I/O in progress, finishes pending evictions and closes the descriptor; I/O after close fails with
+ * {@link ClosedChannelException}, never on a reused descriptor.
  */
-public final class StorageFile implements Closeable {
+public final class StorageFile implements Channel {
     private static final int CLOSING = 1 << 30;
     private static final int ZERO_CHUNK = 1 << 20;
 
@@ -51,6 +65,8 @@ public final class StorageFile implements Closeable {
     private final boolean writable;
     /** Operations in progress, plus CLOSING once close has begun. */
     private final AtomicInteger users = new AtomicInteger();
+    /** Opened once the descriptor is closed: a second close waits for the first, as Channel asks. */
+    private final CountDownLatch closed = new CountDownLatch(1);
     private final LongAdder reads = new LongAdder();
     private final LongAdder bytesRead = new LongAdder();
     private final LongAdder writes = new LongAdder();
@@ -75,7 +91,8 @@ public final class StorageFile implements Closeable {
      * @param path    the file or block device
      * @param options how to open it; read-only when none is given
      * @return the open file
-     * @throws IOException when the file cannot be opened
+     * @throws IOException when the file cannot be opened, of the types {@link #open(Path, CacheMode, OpenOption...)}
+     *         names
      */
     public static StorageFile open(Path path, OpenOption... options) throws IOException {
         return open(path, CacheMode.WRITEBACK, options);
@@ -89,7 +106,10 @@ public final class StorageFile implements Closeable {
      * @param mode    how the file uses the page cache
      * @param options how to open it; read-only when none is given
      * @return the open file
-     * @throws IOException when the file cannot be opened
+     * @throws java.nio.file.NoSuchFileException when the file does not exist and no CREATE option says to make it
+     * @throws java.nio.file.AccessDeniedException when the system refuses access (EACCES or EPERM)
+     * @throws java.nio.file.FileAlreadyExistsException when CREATE_NEW is given and the file exists
+     * @throws IOException when the file cannot be opened otherwise ({@link NativeIOException})
      * @throws IllegalArgumentException for an option not listed above, or CREATE, CREATE_NEW or TRUNCATE_EXISTING
      *         without WRITE
      * @throws UnsupportedOperationException when the mode needs the native library and it is not loaded
@@ -165,61 +185,109 @@ public final class StorageFile implements Closeable {
     public Alignment alignment() { return file.alignment(); }
 
     /**
-     * Reads {@code dst.remaining()} bytes at offset into dst, advancing its position.
+     * {@return the alignment in bytes of the offsets and lengths this file serves without bounce buffers}: where
+     * the mode {@linkplain CacheMode#isDirect() is direct}, the O_DIRECT alignment (at least 512), else 1
+     */
+    public int requestAlignment() { return policy.requestAlignment(); }
+
+    /**
+     * Reads up to {@code dst.remaining()} bytes at offset into dst and moves its position past them, as
+     * {@link java.nio.channels.FileChannel#read(ByteBuffer, long)} does, except that the read is short only at the
+     * end of the file.
      *
      * @param dst    the buffer to fill
      * @param offset where in the file to read from
-     * @return the bytes read: fewer than asked only at end of file (0 at or past it)
-     * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
+     * @return the bytes read: all of {@code dst.remaining()} unless the file ends first; -1 when offset is at or past
+     *         the end of the file (and dst has room), 0 only when dst has no room
+     * @throws IOException when the system call fails ({@link NativeIOException}), or
+     *         {@link ClosedChannelException} when the file is closed
      * @throws IllegalArgumentException when offset or length is negative or their sum overflows
      * @throws IllegalArgumentException when dst is read-only
      */
     public int read(ByteBuffer dst, long offset) throws IOException {
-        return (int) readRequest(new ByteBuffer[] {dst}, offset);
+        return (int) read(new ByteBuffer[] {dst}, offset);
     }
 
     /**
      * Reads at position into the remaining bytes of dsts, filling them in order, as one request: one call of the
-     * cache mode's policy and, where the buffers allow (direct, and aligned in DIRECT), one preadv or preadv2.
-     * Each buffer's position moves by the bytes read into it.
+     * cache mode's policy and, where the buffers allow (direct, and aligned under O_DIRECT), one preadv or preadv2.
+     * Each buffer's position moves by the bytes read into it, as
+     * {@link java.nio.channels.FileChannel#read(ByteBuffer[])} moves them, except that the read is short only at the
+     * end of the file.
      *
      * @param dsts     the buffers to fill, in order
      * @param position where in the file to read from
-     * @return the bytes read: fewer than asked only at end of file; -1 when position is at or past the end of file
-     *         (0 when the buffers have no room)
-     * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
+     * @return the bytes read: all the buffers' remaining bytes unless the file ends first; -1 when position is at or
+     *         past the end of the file (and the buffers have room), 0 only when they have no room
+     * @throws IOException when the system call fails ({@link NativeIOException}), or
+     *         {@link ClosedChannelException} when the file is closed
      * @throws IllegalArgumentException when position is negative, the total length overflows, or a buffer is
      *         read-only
      */
     public long read(ByteBuffer[] dsts, long position) throws IOException {
-        long n = readRequest(dsts, position);
-        return n == 0 && Buffers.remaining(dsts) > 0 ? -1 : n;
-    }
-
-    /** Reads a whole request; 0 at end of file. */
-    private long readRequest(ByteBuffer[] dsts, long position) throws IOException {
         // JNI could fill a read-only direct buffer behind its back; refuse like FileChannel does.
         for (ByteBuffer dst : dsts) {
             if (dst.isReadOnly()) throw new IllegalArgumentException("read into a read-only buffer");
         }
-        checkRange(position, Buffers.remaining(dsts));
+        long wanted = Buffers.remaining(dsts);
+        checkRange(position, wanted);
         enter();
         try {
             long n = policy.read(dsts, position);
             reads.increment();
             bytesRead.add(n);
-            return n;
+            return n == 0 && wanted > 0 ? -1 : n;
         } finally {
             exit();
         }
     }
 
     /**
-     * Writes all of {@code src.remaining()} at offset, advancing its position.
+     * Reads exactly {@code dst.remaining()} bytes at offset into dst and moves its position past them.
+     *
+     * @param dst    the buffer to fill
+     * @param offset where in the file to read from
+     * @throws EOFException when the file ends before dst is full; dst then holds the bytes up to the end, and its
+     *         position has moved past them
+     * @throws IOException when the system call fails ({@link NativeIOException}), or
+     *         {@link ClosedChannelException} when the file is closed
+     * @throws IllegalArgumentException when offset or length is negative or their sum overflows
+     * @throws IllegalArgumentException when dst is read-only
+     */
+    public void readFully(ByteBuffer dst, long offset) throws IOException {
+        readFully(new ByteBuffer[] {dst}, offset);
+    }
+
+    /**
+     * Reads exactly the remaining bytes of dsts at position, filling them in order, as one request (see
+     * {@link #read(ByteBuffer[], long)}), and moves each buffer's position to its limit.
+     *
+     * @param dsts     the buffers to fill, in order
+     * @param position where in the file to read from
+     * @throws EOFException when the file ends before the buffers are full; they then hold the bytes up to the end,
+     *         and their positions have moved past them
+     * @throws IOException when the system call fails ({@link NativeIOException}), or
+     *         {@link ClosedChannelException} when the file is closed
+     * @throws IllegalArgumentException when position is negative, the total length overflows, or a buffer is
+     *         read-only
+     */
+    public void readFully(ByteBuffer[] dsts, long position) throws IOException {
+        long wanted = Buffers.remaining(dsts);
+        long n = Math.max(0, read(dsts, position));
+        if (n < wanted) {
+            throw new EOFException(path + " ends at " + (position + n) + ", inside the read at " + position + " (+"
+                    + wanted + ")");
+        }
+    }
+
+    /**
+     * Writes all of {@code src.remaining()} at offset and moves its position to its limit, extending the file when
+     * the range ends past it.
      *
      * @param src    the bytes to write
      * @param offset where in the file to write them
-     * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
+     * @throws IOException when the system call fails ({@link NativeIOException}), or
+     *         {@link ClosedChannelException} when the file is closed
      * @throws IllegalArgumentException when offset or length is negative or their sum overflows
      * @throws java.nio.file.AccessDeniedException when the file is open read-only
      */
@@ -228,12 +296,14 @@ public final class StorageFile implements Closeable {
     }
 
     /**
-     * Writes all of {@code src.remaining()} at offset, advancing its position.
+     * Writes all of {@code src.remaining()} at offset and moves its position to its limit, as {@link #write(ByteBuffer,
+     * long)} does.
      *
      * @param src    the bytes to write
      * @param offset where in the file to write them
      * @param fua    when true the data is on stable storage when this returns (force unit access)
-     * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
+     * @throws IOException when the system call fails ({@link NativeIOException}), or
+     *         {@link ClosedChannelException} when the file is closed
      * @throws IllegalArgumentException when offset or length is negative or their sum overflows
      * @throws java.nio.file.AccessDeniedException when the file is open read-only
      */
@@ -248,7 +318,8 @@ public final class StorageFile implements Closeable {
      * @param srcs     the bytes to write, in order
      * @param position where in the file to write them
      * @return the bytes written: all of them
-     * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
+     * @throws IOException when the system call fails ({@link NativeIOException}), or
+     *         {@link ClosedChannelException} when the file is closed
      * @throws IllegalArgumentException when position is negative or the end of the write overflows
      * @throws java.nio.file.AccessDeniedException when the file is open read-only
      */
@@ -258,15 +329,16 @@ public final class StorageFile implements Closeable {
 
     /**
      * Writes all remaining bytes of srcs, in order, at position, as one request: one call of the cache mode's policy
-     * and, where the buffers allow (direct, and aligned in DIRECT), one pwritev or pwritev2. Each buffer's position
-     * moves past the bytes written from it. With fua the write is durable by itself when this returns
-     * ({@code RWF_DSYNC}, or O_DSYNC in DIRECTSYNC); no other data of the file is synced.
+     * and, where the buffers allow (direct, and aligned under O_DIRECT), one pwritev or pwritev2. Each buffer's
+     * position moves to its limit. With fua the write is durable by itself when this returns ({@code RWF_DSYNC}, or
+     * O_DSYNC in DIRECTSYNC); no other data of the file is synced.
      *
      * @param srcs     the bytes to write, in order
      * @param position where in the file to write them
      * @param fua      when true the data is on stable storage when this returns (force unit access)
      * @return the bytes written: all of them
-     * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
+     * @throws IOException when the system call fails ({@link NativeIOException}), or
+     *         {@link ClosedChannelException} when the file is closed
      * @throws IllegalArgumentException when position is negative or the end of the write overflows
      * @throws java.nio.file.AccessDeniedException when the file is open read-only
      */
@@ -286,9 +358,11 @@ public final class StorageFile implements Closeable {
     }
 
     /**
-     * Makes every completed write durable, as the mode defines (UNSAFE: nothing).
+     * Makes every completed write durable where the mode {@linkplain CacheMode#flushSyncs() syncs on flush}
+     * (fdatasync); under UNSAFE it does nothing.
      *
-     * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
+     * @throws IOException when the system call fails ({@link NativeIOException}), or
+     *         {@link ClosedChannelException} when the file is closed
      */
     public void flush() throws IOException {
         enter();
@@ -304,7 +378,8 @@ public final class StorageFile implements Closeable {
      * Applies a whole-file hint (NORMAL, SEQUENTIAL, RANDOM, NOREUSE) or a range hint to the whole file.
      *
      * @param hint the advice
-     * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
+     * @throws IOException when the system call fails ({@link NativeIOException}), or
+     *         {@link ClosedChannelException} when the file is closed
      */
     public void advise(AccessHint hint) throws IOException {
         advise(0, 0, hint);
@@ -316,7 +391,8 @@ public final class StorageFile implements Closeable {
      * @param offset the start of the range
      * @param length the length of the range, 0 for all of the file from offset
      * @param hint   the advice
-     * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
+     * @throws IOException when the system call fails ({@link NativeIOException}), or
+     *         {@link ClosedChannelException} when the file is closed
      * @throws IllegalArgumentException when offset or length is negative or their sum overflows
      */
     public void advise(long offset, long length, AccessHint hint) throws IOException {
@@ -330,8 +406,8 @@ public final class StorageFile implements Closeable {
     }
 
     /**
-     * Whether {@link #prefetch} reads anything into the page cache: not in DIRECT, DIRECTSYNC and DONTCACHE, which
-     * keep data out of it, nor on the pure-Java path.
+     * Whether {@link #prefetch} reads anything into the page cache: where the mode in effect
+     * {@linkplain CacheMode#prefetches() prefetches}, and not on the pure-Java path.
      *
      * @return true when {@link #prefetch} fills the page cache
      */
@@ -342,14 +418,15 @@ public final class StorageFile implements Closeable {
      *
      * @param offset the start of the range
      * @param length the length of the range
-     * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
+     * @throws IOException when the system call fails ({@link NativeIOException}), or
+     *         {@link ClosedChannelException} when the file is closed
      * @throws IllegalArgumentException when offset or length is negative or their sum overflows
      */
     public void prefetch(long offset, long length) throws IOException {
         checkRange(offset, length);
         enter();
         try {
-            if (length > 0) policy.prefetch(offset, length);
+            if (length > 0 && policy.prefetches()) policy.prefetch(offset, length);
         } finally {
             exit();
         }
@@ -361,7 +438,8 @@ public final class StorageFile implements Closeable {
      *
      * @param offset the start of the range
      * @param length the length of the range, 0 for all of the file from offset
-     * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
+     * @throws IOException when the system call fails ({@link NativeIOException}), or
+     *         {@link ClosedChannelException} when the file is closed
      * @throws IllegalArgumentException when offset or length is negative or their sum overflows
      */
     public void evict(long offset, long length) throws IOException {
@@ -382,7 +460,8 @@ public final class StorageFile implements Closeable {
      * @param offset  the start of the range
      * @param length  the length of the range
      * @param mayTrim whether the range may become a hole
-     * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
+     * @throws IOException when the system call fails ({@link NativeIOException}), or
+     *         {@link ClosedChannelException} when the file is closed
      * @throws IllegalArgumentException when offset or length is negative or their sum overflows
      * @throws java.nio.file.AccessDeniedException when the file is open read-only
      */
@@ -419,7 +498,8 @@ public final class StorageFile implements Closeable {
      *
      * @param offset the start of the range
      * @param length the length of the range
-     * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
+     * @throws IOException when the system call fails ({@link NativeIOException}), or
+     *         {@link ClosedChannelException} when the file is closed
      * @throws IllegalArgumentException when offset or length is negative or their sum overflows
      * @throws java.nio.file.AccessDeniedException when the file is open read-only
      */
@@ -445,7 +525,8 @@ public final class StorageFile implements Closeable {
      * @param offset the start of the range
      * @param length the length of the range
      * @return the extents in order, covering the clipped range; empty when it is empty
-     * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
+     * @throws IOException when the system call fails ({@link NativeIOException}), or
+     *         {@link ClosedChannelException} when the file is closed
      * @throws IllegalArgumentException when offset or length is negative or their sum overflows
      */
     public List<Extent> extents(long offset, long length) throws IOException {
@@ -481,7 +562,8 @@ public final class StorageFile implements Closeable {
     /**
      * {@return the file's size in bytes (a block device's capacity)}
      *
-     * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
+     * @throws IOException when the system call fails ({@link NativeIOException}), or
+     *         {@link ClosedChannelException} when the file is closed
      */
     public long size() throws IOException {
         enter();
@@ -496,7 +578,8 @@ public final class StorageFile implements Closeable {
      * Truncates or extends (sparsely) the file.
      *
      * @param size the new size in bytes
-     * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
+     * @throws IOException when the system call fails ({@link NativeIOException}), or
+     *         {@link ClosedChannelException} when the file is closed
      * @throws IllegalArgumentException when size is negative
      * @throws java.nio.file.AccessDeniedException when the file is open read-only
      */
@@ -516,7 +599,8 @@ public final class StorageFile implements Closeable {
      *
      * @param offset the start of the range
      * @param length the length of the range
-     * @throws IOException when the system call fails ({@link NativeIOException}) or the file is closed
+     * @throws IOException when the system call fails ({@link NativeIOException}), or
+     *         {@link ClosedChannelException} when the file is closed
      * @throws IllegalArgumentException when offset or length is negative or their sum overflows
      * @throws UnsupportedOperationException when the native library is not loaded
      */
@@ -540,13 +624,15 @@ public final class StorageFile implements Closeable {
     }
 
     /** {@return false once {@link #close()} has begun} */
+    @Override
     public boolean isOpen() {
         return users.get() < CLOSING;
     }
 
     /**
-     * Waits for I/O in progress, finishes pending evictions and closes the file. Idempotent; new I/O fails from the
-     * moment close begins.
+     * Waits for I/O in progress, finishes pending evictions and closes the file. New I/O fails with
+     * {@link ClosedChannelException} from the moment close begins. As {@link Channel#close()} asks, a call while
+     * another thread is closing the file waits until that close is done, and a call after it does nothing.
      *
      * @throws IOException when the final write-back of pending evictions or the close itself fails
      */
@@ -555,7 +641,10 @@ public final class StorageFile implements Closeable {
         int state;
         do {
             state = users.get();
-            if (state >= CLOSING) return;
+            if (state >= CLOSING) {
+                Uninterruptibly.run(closed::await);
+                return;
+            }
         } while (!users.compareAndSet(state, state | CLOSING));
         synchronized (users) {
             boolean interrupted = false;
@@ -571,7 +660,11 @@ public final class StorageFile implements Closeable {
         try {
             policy.close();
         } finally {
-            file.close();
+            try {
+                file.close();
+            } finally {
+                closed.countDown();
+            }
         }
     }
 
@@ -579,7 +672,7 @@ public final class StorageFile implements Closeable {
         int state = users.incrementAndGet();
         if (state > CLOSING) {
             exit();
-            throw new FileClosedException(path);
+            throw new ClosedWithMessage(path + " is closed");
         }
     }
 
@@ -599,21 +692,5 @@ public final class StorageFile implements Closeable {
         if (offset < 0) throw new IllegalArgumentException("offset " + offset + " is negative");
         if (length < 0) throw new IllegalArgumentException("length " + length + " is negative");
         if (offset + length < 0) throw new IllegalArgumentException("offset " + offset + " + length " + length + " overflows");
-    }
-
-    /** I/O on a closed StorageFile; the message names the file. */
-    public static final class FileClosedException extends ClosedChannelException {
-        /** The message, naming the file. */
-        private final String message;
-
-        FileClosedException(Path path) {
-            this.message = path + " is closed";
-        }
-
-        /** {@return the message: the file's path, then "is closed"} */
-        @Override
-        public String getMessage() {
-            return message;
-        }
     }
 }

@@ -31,8 +31,18 @@ final class Arguments {
         for (CacheMode m : CacheMode.values()) {
             if (m.name().toLowerCase(Locale.ROOT).equals(mode)) return m;
         }
-        throw new UsageException(name + "=" + value + ": expected writeback, writethrough, unsafe, direct, directsync, "
-                + "evict or dontcache");
+        throw new UsageException(name + "=" + value + ": expected " + cacheModeNames());
+    }
+
+    /** "writeback, writethrough, ... or dontcache": every mode, in declaration order. */
+    static String cacheModeNames() {
+        CacheMode[] modes = CacheMode.values();
+        StringBuilder names = new StringBuilder();
+        for (int i = 0; i < modes.length; i++) {
+            if (i > 0) names.append(i == modes.length - 1 ? " or " : ", ");
+            names.append(modes[i].name().toLowerCase(Locale.ROOT));
+        }
+        return names.toString();
     }
 
     static int integer(String name, String value, int min, int max) throws UsageException {

@@ -93,8 +93,9 @@ public final class CopyCommand {
         }
     }
 
+    /** EVICT leaves the page cache as it found it; without the native library, the buffered default. */
     private static CacheMode defaultMode() {
-        return Native.isAvailable() ? CacheMode.EVICT : CacheMode.WRITEBACK;
+        return CacheMode.EVICT.isAvailable() ? CacheMode.EVICT : CacheMode.WRITEBACK;
     }
 
     /** Runs {@code copy} with the arguments after the command name; returns the exit status. */

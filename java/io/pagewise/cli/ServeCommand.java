@@ -267,8 +267,7 @@ public final class ServeCommand {
         private NbdServer startServer() throws IOException {
             NbdServer.Builder builder = NbdServer.builder()
                     .export(options.exportName, options.description, export)
-                    .verbose(options.verbose)
-                    .log(message -> err.println("pagewise serve: " + message));
+                    .logger(new StderrLogger("pagewise serve: ", err, options.verbose));
             if (options.threads != null) builder.threads(options.threads);
             if (options.maxConnections != null) builder.maxConnections(options.maxConnections);
             if (options.maxInflightBytes != null) builder.maxInflightBytes(options.maxInflightBytes);

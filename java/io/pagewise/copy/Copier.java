@@ -5,9 +5,11 @@ import io.pagewise.internal.BufferPool;
 import io.pagewise.internal.Uninterruptibly;
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.atomic.AtomicLong;
@@ -28,8 +30,17 @@ import java.util.concurrent.atomic.AtomicReference;
  * One thread walks the source's allocation map and queues work; {@code requests} worker threads each read one
  * data range and write it (splitting out all-zero blocks), or zero one hole range. The first failure stops the
  * copy; {@link #cancel()} stops it from another thread. A Copier runs one copy.
+ *
+ * <p>The copier and the endpoints of this package log to the {@link System.Logger} named {@value #LOGGER_NAME},
+ * all at {@code DEBUG}: how a copy will run (request size and alignment, what happens to zero ranges), how it ended,
+ * failures after the first (the first is thrown), and what each endpoint found when it opened (the cache mode in
+ * effect, the NBD server's limits and capabilities). Failures are reported by throwing, not logged above DEBUG.
  */
 public final class Copier {
+    /** The name of the {@link System.Logger} the copier and its endpoints log to. */
+    public static final String LOGGER_NAME = "io.pagewise.copy";
+    static final System.Logger LOG = System.getLogger(LOGGER_NAME);
+
     /** Zero ranges are sent in pieces no longer than this (NBD lengths are 32-bit). */
     private static final long MAX_ZERO_REQUEST = 1L << 30;
     private static final Work END = new Work(-1, 0, false);
@@ -87,6 +98,11 @@ public final class Copier {
         requestSize = Math.max(block, requestSize / block * block);
         // allocated() promises every byte allocated, so zero ranges are written even where they already read as zeros.
         boolean skipZeros = !options.allocated() && (options.destinationIsZero() || destination.startsZeroed());
+        if (LOG.isLoggable(Level.DEBUG)) {
+            LOG.log(Level.DEBUG, String.format(Locale.ROOT, "copying %s (%d bytes) to %s: %d requests of up to %d bytes,"
+                    + " aligned to %d, zero ranges %s", source.name(), total, destination.name(), options.requests(),
+                    requestSize, block, skipZeros ? "skipped" : options.allocated() ? "allocated" : "zeroed"));
+        }
 
         BlockingQueue<Work> queue = new ArrayBlockingQueue<>(options.requests() * 2);
         List<Thread> workers = new ArrayList<>();
@@ -110,17 +126,28 @@ public final class Copier {
             for (Thread t : workers) Uninterruptibly.run(t::join);
         }
         IOException failed = failure.get();
-        if (failed != null) throw failed;
-        if (cancelled) throw new CopyCancelledException(done.get(), total);
-        if (options.flush()) {
+        if (failed == null && cancelled) failed = new CopyCancelledException(done.get(), total);
+        if (failed == null && options.flush()) {
             try {
                 destination.flush();
             } catch (IOException e) {
-                throw new CopyException("flushing " + destination.name() + " failed: " + e.getMessage(), -1, e);
+                failed = new CopyException("flushing " + destination.name() + " failed: " + e.getMessage(), -1, e);
             }
         }
+        if (failed != null) {
+            LOG.log(Level.DEBUG, "copy of " + source.name() + " to " + destination.name() + " stopped after " + done.get()
+                    + " of " + total + " bytes: " + failed.getMessage());
+            throw failed;
+        }
         options.progress().progress(total, total);
-        return new CopyResult(total, dataBytes.get(), zeroedBytes.get(), skippedBytes.get(), System.nanoTime() - started);
+        CopyResult result = new CopyResult(total, dataBytes.get(), zeroedBytes.get(), skippedBytes.get(),
+                System.nanoTime() - started);
+        if (LOG.isLoggable(Level.DEBUG)) {
+            LOG.log(Level.DEBUG, String.format(Locale.ROOT, "copied %s to %s: %d bytes in %.3f s, %d written, %d zeroed,"
+                    + " %d already zero", source.name(), destination.name(), total, result.nanos() / 1e9,
+                    result.dataBytes(), result.zeroedBytes(), result.skippedBytes()));
+        }
+        return result;
     }
 
     private void queueWork(CopySource source, BlockingQueue<Work> queue, int requestSize)
@@ -166,8 +193,9 @@ public final class Copier {
         return cancelled || failure.get() != null;
     }
 
+    /** Records the first failure, which copy() throws; later ones are only logged. */
     private void fail(IOException e) {
-        failure.compareAndSet(null, e);
+        if (!failure.compareAndSet(null, e)) LOG.log(Level.DEBUG, "after the first failure, also: " + e.getMessage());
     }
 
     private void finished(long bytes) {
@@ -222,7 +250,11 @@ public final class Copier {
         private void copy(long offset, int length) throws IOException {
             buffer.clear().limit(length);
             try {
-                source.read(buffer, offset);
+                source.readFully(buffer, offset);
+                if (buffer.hasRemaining()) {
+                    throw new IOException(source.name() + " read " + buffer.position() + " bytes and left its buffer's "
+                            + "position there (CopySource.readFully must fill the buffer and move its position)");
+                }
             } catch (IOException e) {
                 throw new CopyException("reading " + source.name() + " at offset " + offset + " (+" + length
                         + ") failed: " + e.getMessage(), offset, e);
@@ -273,6 +305,10 @@ public final class Copier {
             slice.limit(to).position(from);
             try {
                 destination.write(slice, offset + from);
+                if (slice.hasRemaining()) {
+                    throw new IOException(destination.name() + " left " + slice.remaining() + " bytes of the buffer "
+                            + "behind its position (CopyDestination.write must write all and move the position)");
+                }
             } catch (IOException e) {
                 throw new CopyException("writing " + destination.name() + " at offset " + (offset + from) + " (+"
                         + (to - from) + ") failed: " + e.getMessage(), offset + from, e);

@@ -4,7 +4,11 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 
-/** Where a copy writes to. Implementations are used by several threads at once. */
+/**
+ * Where a copy writes to. Implementations are used by several threads at once. Buffers follow
+ * {@link java.nio.channels.FileChannel}'s convention: {@link #write} moves the buffer's position by the bytes it
+ * writes, which is all of {@code remaining()}.
+ */
 public interface CopyDestination extends Closeable {
     /** {@return how the destination was named, for messages} */
     String name();
@@ -17,7 +21,7 @@ public interface CopyDestination extends Closeable {
     long size() throws IOException;
 
     /**
-     * Writes all of src's remaining bytes at offset.
+     * Writes all of src's remaining bytes at offset and moves its position to its limit.
      *
      * @param src    the bytes to write
      * @param offset where to write them

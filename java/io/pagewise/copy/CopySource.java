@@ -6,7 +6,11 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.List;
 
-/** Where a copy reads from. Implementations are used by several threads at once. */
+/**
+ * Where a copy reads from. Implementations are used by several threads at once. Buffers follow
+ * {@link java.nio.channels.FileChannel}'s convention: {@link #readFully} moves the buffer's position by the bytes
+ * it reads, which is all of {@code remaining()}.
+ */
 public interface CopySource extends Closeable {
     /** {@return how the source was named, for messages} */
     String name();
@@ -30,13 +34,14 @@ public interface CopySource extends Closeable {
     List<Extent> extents(long offset, long length) throws IOException;
 
     /**
-     * Fills dst's remaining bytes with the data at offset.
+     * Fills all of dst's remaining bytes with the data at offset and moves its position to its limit.
      *
      * @param dst    the buffer to fill
      * @param offset where to read from
-     * @throws IOException when the read fails or the source ends first
+     * @throws java.io.EOFException when the source ends before dst is full (what dst holds then is unspecified)
+     * @throws IOException when the read fails
      */
-    void read(ByteBuffer dst, long offset) throws IOException;
+    void readFully(ByteBuffer dst, long offset) throws IOException;
 
     /** {@return the size that requests should be multiples of and aligned to} (default 1) */
     default int blockSize() { return 1; }

@@ -3,7 +3,6 @@ package io.pagewise.copy;
 import io.pagewise.CacheMode;
 import io.pagewise.Extent;
 import io.pagewise.StorageFile;
-import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -29,12 +28,13 @@ public final class FileEndpoint implements CopySource, CopyDestination {
      * @param mode how it uses the page cache
      * @return the source
      * @throws NoSuchFileException when path does not exist
-     * @throws IOException when path is a directory or cannot be opened
+     * @throws IOException when path is a directory or cannot be opened, as {@link StorageFile#open(Path, CacheMode,
+     *         java.nio.file.OpenOption...)} says
      */
     public static FileEndpoint openSource(Path path, CacheMode mode) throws IOException {
-        if (!Files.exists(path)) throw new NoSuchFileException(path.toString(), null, "source does not exist");
+        // A directory opens read-only; a missing path is StorageFile's NoSuchFileException, with its errno.
         if (Files.isDirectory(path)) throw new IOException("source " + path + " is a directory");
-        return new FileEndpoint(StorageFile.open(path, mode, StandardOpenOption.READ), false);
+        return opened("source", new FileEndpoint(StorageFile.open(path, mode, StandardOpenOption.READ), false));
     }
 
     /**
@@ -55,12 +55,25 @@ public final class FileEndpoint implements CopySource, CopyDestination {
                 : StorageFile.open(path, mode, StandardOpenOption.READ, StandardOpenOption.WRITE);
         try {
             if (create) file.resize(createSize);
-            return new FileEndpoint(file, create);
+            return opened("destination", new FileEndpoint(file, create));
         } catch (IOException | RuntimeException e) {
             file.close();
             if (create) Files.deleteIfExists(path);
             throw e;
         }
+    }
+
+    /** Logs what the endpoint found on opening: the cache mode in effect and the alignment the copy will keep. */
+    private static FileEndpoint opened(String role, FileEndpoint endpoint) {
+        StorageFile file = endpoint.file;
+        if (Copier.LOG.isLoggable(System.Logger.Level.DEBUG)) {
+            CacheMode mode = file.cacheMode();
+            Copier.LOG.log(System.Logger.Level.DEBUG, role + " " + file.path() + (endpoint.created ? " (created)" : "")
+                    + ": cache mode " + mode
+                    + (mode != file.requestedMode() ? " (" + file.requestedMode() + " is not supported there)" : "")
+                    + (file.isNative() ? "" : ", pure-Java path") + ", requests aligned to " + file.requestAlignment());
+        }
+        return endpoint;
     }
 
     /** {@return the open file} */
@@ -86,18 +99,14 @@ public final class FileEndpoint implements CopySource, CopyDestination {
     }
 
     @Override
-    public void read(ByteBuffer dst, long offset) throws IOException {
+    public void readFully(ByteBuffer dst, long offset) throws IOException {
         // One request, as the server's: one policy call and, where the mode allows, one preadv or preadv2.
-        ByteBuffer[] request = {dst};
-        long n = file.read(request, offset);
-        if (dst.hasRemaining()) {
-            throw new EOFException(file.path() + " ended at " + (offset + Math.max(0, n)) + " while being copied (did it shrink?)");
-        }
+        file.readFully(dst, offset);
     }
 
     @Override
     public void write(ByteBuffer src, long offset) throws IOException {
-        file.write(new ByteBuffer[] {src}, offset);
+        file.write(src, offset);
     }
 
     @Override
@@ -114,7 +123,7 @@ public final class FileEndpoint implements CopySource, CopyDestination {
     public boolean startsZeroed() { return created; }
 
     @Override
-    public int blockSize() { return file.cacheMode().isDirect() ? file.alignment().offset() : 1; }
+    public int blockSize() { return file.requestAlignment(); }
 
     @Override
     public int maximumRequest() { return Integer.MAX_VALUE; }

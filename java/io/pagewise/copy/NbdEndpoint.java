@@ -1,7 +1,9 @@
 package io.pagewise.copy;
 
 import io.pagewise.Extent;
+import io.pagewise.nbd.ExportInfo;
 import io.pagewise.nbd.NbdClient;
+import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -31,7 +33,17 @@ public final class NbdEndpoint implements CopySource, CopyDestination {
      * @throws IOException when the server cannot be reached or the handshake fails
      */
     public static NbdEndpoint connect(String uri, int connections) throws IOException {
-        return new NbdEndpoint(NbdClient.connect(uri, connections));
+        NbdClient client = NbdClient.connect(uri, connections);
+        if (Copier.LOG.isLoggable(System.Logger.Level.DEBUG)) {
+            ExportInfo info = client.info();
+            Copier.LOG.log(System.Logger.Level.DEBUG, client.uri().text() + ": " + info.size() + " bytes, "
+                    + client.connectionCount() + " of " + connections + " connections"
+                    + (info.canMultiConn() ? "" : " (the server does not allow multi-conn)")
+                    + ", requests of " + info.minimumBlock() + " to " + info.maximumPayload() + " bytes"
+                    + (info.canWriteZeroes() ? "" : ", no WRITE_ZEROES: zeros are written as data")
+                    + (info.hasBlockStatus() ? "" : ", no base:allocation: everything is read as data"));
+        }
+        return new NbdEndpoint(client);
     }
 
     /** {@return the client this endpoint uses} */
@@ -56,8 +68,13 @@ public final class NbdEndpoint implements CopySource, CopyDestination {
     }
 
     @Override
-    public void read(ByteBuffer dst, long offset) throws IOException {
-        client.read(dst, offset);
+    public void readFully(ByteBuffer dst, long offset) throws IOException {
+        int wanted = dst.remaining();
+        int n = Math.max(0, client.read(dst, offset));
+        if (n < wanted) {
+            throw new EOFException(name() + " ends at " + (offset + n) + ", inside the read at " + offset + " (+"
+                    + wanted + ")");
+        }
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.pagewise.copy;
 
 import io.pagewise.Extent;
+import java.io.EOFException;
 import java.nio.ByteBuffer;
 import java.util.List;
 
@@ -29,7 +30,8 @@ public final class SyntheticEndpoints {
             }
 
             @Override
-            public void read(ByteBuffer dst, long offset) {
+            public void readFully(ByteBuffer dst, long offset) throws EOFException {
+                checkWithin(name(), size, offset, dst);
                 long at = offset;
                 while (dst.hasRemaining() && (at & 7) != 0) dst.put(patternByte(at++));
                 while (dst.remaining() >= 8) {
@@ -39,6 +41,13 @@ public final class SyntheticEndpoints {
                 while (dst.hasRemaining()) dst.put(patternByte(at++));
             }
         };
+    }
+
+    private static void checkWithin(String name, long size, long offset, ByteBuffer dst) throws EOFException {
+        if (offset + dst.remaining() > size) {
+            throw new EOFException(name + " ends at " + size + ", inside the read at " + offset + " (+" + dst.remaining()
+                    + ")");
+        }
     }
 
     /** The pattern byte at an offset: a byte of the big-endian word that starts at the offset rounded down to 8. */
@@ -66,7 +75,8 @@ public final class SyntheticEndpoints {
             }
 
             @Override
-            public void read(ByteBuffer dst, long offset) {
+            public void readFully(ByteBuffer dst, long offset) throws EOFException {
+                checkWithin(name(), size, offset, dst);
                 while (dst.hasRemaining()) dst.put((byte) 0);
             }
         };

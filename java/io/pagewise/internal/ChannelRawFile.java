@@ -4,6 +4,7 @@ import io.pagewise.Alignment;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.FileSystemException;
 import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.util.Set;
@@ -22,8 +23,13 @@ public final class ChannelRawFile implements RawFile {
         this.channel = channel;
     }
 
+    /** Opens path; fails with the same exceptions as {@link NativeRawFile#open} where the JDK's say which errno. */
     public static ChannelRawFile open(Path path, Set<? extends OpenOption> options) throws IOException {
-        return new ChannelRawFile(path, FileChannel.open(path, options));
+        try {
+            return new ChannelRawFile(path, FileChannel.open(path, options));
+        } catch (FileSystemException e) {
+            throw Errno.openFailure(e, "open", path);
+        }
     }
 
     @Override public Path path() { return path; }

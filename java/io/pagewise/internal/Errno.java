@@ -1,13 +1,21 @@
 package io.pagewise.internal;
 
 import io.pagewise.NativeIOException;
+import java.io.IOException;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 
 /**
  * The one errno table, paired with {@code native/errors.c}: the errno numbers the library decides on, their names
- * and descriptions (read from the C library once, when it loads, so failing paths never re-enter JNI), the NBD
- * protocol's subset with its names, and the NBD error a failed call answers. It turns {@code -errno} results into
- * {@link NativeIOException}s. The NBD part is plain Java: the client and server use it without the native library.
+ * and descriptions (read from the C library once, when it loads, so failing paths never re-enter JNI; built in for
+ * the numbers below, for the pure-Java path), the NBD protocol's subset with its names, and the NBD error a failed
+ * call answers. It turns {@code -errno} results into exceptions: the JDK's {@link NoSuchFileException},
+ * {@link AccessDeniedException} and {@link FileAlreadyExistsException} where opening fails that way, else
+ * {@link NativeIOException}; all of them are {@link io.pagewise.SystemCallFailure}s. The NBD part is plain Java: the
+ * client and server use it without the native library.
  */
 public final class Errno {
     public static final int EPERM = 1;
@@ -17,7 +25,9 @@ public final class Errno {
     public static final int ENOMEM = 12;
     public static final int EACCES = 13;
     public static final int EFAULT = 14;
+    public static final int EEXIST = 17;
     public static final int ENODEV = 19;
+    public static final int EISDIR = 21;
     public static final int EINVAL = 22;
     public static final int EFBIG = 27;
     public static final int ENOSPC = 28;
@@ -31,8 +41,38 @@ public final class Errno {
     private static final int MAX = 256;
     private static final String[] NAMES = new String[MAX];
     private static final String[] DESCRIPTIONS = new String[MAX];
+    /** glibc's names and texts for the numbers above, for when the C library's are not loaded; ErrnoTest compares. */
+    private static final String[] BUILT_IN_NAMES = new String[MAX];
+    private static final String[] BUILT_IN_DESCRIPTIONS = new String[MAX];
+
+    static {
+        builtIn(EPERM, "EPERM", "Operation not permitted");
+        builtIn(ENOENT, "ENOENT", "No such file or directory");
+        builtIn(EIO, "EIO", "Input/output error");
+        builtIn(ENXIO, "ENXIO", "No such device or address");
+        builtIn(ENOMEM, "ENOMEM", "Cannot allocate memory");
+        builtIn(EACCES, "EACCES", "Permission denied");
+        builtIn(EFAULT, "EFAULT", "Bad address");
+        builtIn(EEXIST, "EEXIST", "File exists");
+        builtIn(ENODEV, "ENODEV", "No such device");
+        builtIn(EISDIR, "EISDIR", "Is a directory");
+        builtIn(EINVAL, "EINVAL", "Invalid argument");
+        builtIn(EFBIG, "EFBIG", "File too large");
+        builtIn(ENOSPC, "ENOSPC", "No space left on device");
+        builtIn(EROFS, "EROFS", "Read-only file system");
+        builtIn(ENOSYS, "ENOSYS", "Function not implemented");
+        builtIn(EOVERFLOW, "EOVERFLOW", "Value too large for defined data type");
+        builtIn(EOPNOTSUPP, "EOPNOTSUPP", "Operation not supported");
+        builtIn(ESHUTDOWN, "ESHUTDOWN", "Cannot send after transport endpoint shutdown");
+        builtIn(EDQUOT, "EDQUOT", "Disk quota exceeded");
+    }
 
     private Errno() {}
+
+    private static void builtIn(int errno, String name, String description) {
+        BUILT_IN_NAMES[errno] = name;
+        BUILT_IN_DESCRIPTIONS[errno] = description;
+    }
 
     private static native String name0(int errno);
 
@@ -50,16 +90,31 @@ public final class Errno {
         }
     }
 
-    /** The symbolic name, such as {@code ENOSPC}; {@code errno N} when unknown or without the native library. */
+    /** The symbolic name, such as {@code ENOSPC}; {@code errno N} when unknown (without the native library: not built in). */
     public static String name(int errno) {
-        String name = errno > 0 && errno < MAX ? NAMES[errno] : null;
+        String name = lookUp(NAMES, BUILT_IN_NAMES, errno);
         return name != null ? name : "errno " + errno;
     }
 
     /** The C library's text, such as {@code No space left on device}. */
     public static String description(int errno) {
-        String text = errno > 0 && errno < MAX ? DESCRIPTIONS[errno] : null;
+        String text = lookUp(DESCRIPTIONS, BUILT_IN_DESCRIPTIONS, errno);
         return text != null ? text : "Unknown error " + errno;
+    }
+
+    private static String lookUp(String[] fromC, String[] builtIn, int errno) {
+        if (errno <= 0 || errno >= MAX) return null;
+        return fromC[errno] != null ? fromC[errno] : builtIn[errno];
+    }
+
+    /** The built-in name of errno, or null; for the test that compares them with the C library's. */
+    static String builtInName(int errno) {
+        return errno > 0 && errno < MAX ? BUILT_IN_NAMES[errno] : null;
+    }
+
+    /** The built-in text of errno, or null; for the test that compares them with the C library's. */
+    static String builtInDescription(int errno) {
+        return errno > 0 && errno < MAX ? BUILT_IN_DESCRIPTIONS[errno] : null;
     }
 
     /**
@@ -97,6 +152,47 @@ public final class Errno {
     public static NativeIOException exception(long negativeErrno, String operation, Path path, long offset, long length) {
         int errno = (int) -negativeErrno;
         return new NativeIOException(operation, path, offset, length, errno, name(errno), description(errno));
+    }
+
+    /**
+     * The exception for a failed open, one of the JDK's file exceptions where one fits: {@link NoSuchFileException}
+     * for ENOENT, {@link AccessDeniedException} for EACCES and EPERM (the JDK gives EPERM none; it is a refusal too),
+     * {@link FileAlreadyExistsException} for EEXIST (CREATE_NEW), else {@link NativeIOException}. Each one carries
+     * the errno as a {@link io.pagewise.SystemCallFailure}.
+     */
+    public static IOException openFailure(long negativeErrno, String operation, Path path) {
+        int errno = (int) -negativeErrno;
+        FailedCall call = new FailedCall(operation, path, -1, 0, errno, name(errno), description(errno));
+        switch (errno) {
+            case ENOENT: return new FailedCall.NoSuchFile(call);
+            case EACCES: case EPERM: return new FailedCall.AccessDenied(call);
+            case EEXIST: return new FailedCall.AlreadyExists(call);
+            default: return new NativeIOException(operation, path, -1, 0, errno, call.errnoName(), call.description());
+        }
+    }
+
+    /**
+     * What the pure-Java path throws when {@code FileChannel.open} failed with e: the same exception as
+     * {@link #openFailure} on the native path, found from the JDK's type or, for other errors, from its reason (the
+     * C library's text, which the JDK reports); e itself when its errno cannot be told.
+     */
+    public static IOException openFailure(FileSystemException e, String operation, Path path) {
+        int errno = 0;
+        if (e instanceof NoSuchFileException) {
+            errno = ENOENT;
+        } else if (e instanceof AccessDeniedException) {
+            errno = EACCES;
+        } else if (e instanceof FileAlreadyExistsException) {
+            errno = EEXIST;
+        } else if (e.getReason() != null) {
+            for (int i = 1; i < MAX && errno == 0; i++) {
+                if (e.getReason().equals(description(i))) errno = i;
+            }
+        }
+        if (errno == 0) return e;
+        IOException typed = openFailure(-errno, operation, path);
+        typed.initCause(e);
+        return typed;
     }
 
     /** Returns result unchanged when it is not negative, else throws for it. */

@@ -43,7 +43,7 @@ public final class NativeRawFile implements RawFile {
             if (fd == -Errno.EINVAL && (flags & FileDescriptors.DIRECT) != 0) {
                 operation = "open (O_DIRECT, which this filesystem or file does not support)";
             }
-            throw Errno.exception(fd, operation, path, -1, 0);
+            throw Errno.openFailure(fd, operation, path);
         }
         try {
             long[] stat = new long[FileDescriptors.STAT_FIELDS];

@@ -11,9 +11,14 @@ import java.util.List;
  * the {@code can*} queries and never calls an operation whose query says no. Implementations must be thread-safe:
  * requests from every connection run at once, each connection on threads of its own.
  *
- * <p>Operations signal an NBD error with {@link NbdException}. A {@link io.pagewise.NativeIOException} is answered
- * with the NBD error nearest its errno, {@link java.nio.file.AccessDeniedException} with EPERM, any other
- * {@link IOException} with EIO (ENOSPC when the message says so).
+ * <p>Buffers follow {@link java.nio.channels.FileChannel}'s convention: {@link #readFully} and {@link #write} move
+ * the buffer's position by the bytes transferred, which is all of {@code remaining()}; the server checks that they
+ * did, and answers EIO when they did not.
+ *
+ * <p>Operations signal an NBD error with {@link NbdException}. A failed system call
+ * ({@link io.pagewise.SystemCallFailure}) is answered with the NBD error nearest its errno, any other
+ * {@link java.nio.file.AccessDeniedException} with EPERM, any other {@link IOException} with EIO (ENOSPC when the
+ * message says so).
  */
 public interface Export extends Closeable {
     /**
@@ -24,38 +29,41 @@ public interface Export extends Closeable {
     long size() throws IOException;
 
     /**
-     * Fills dst (all of its remaining bytes) from offset; the range lies within {@link #size()}.
+     * Fills all of dst's remaining bytes with the data at offset and moves its position to its limit. The server
+     * asks only for ranges within {@link #size()}, so there is no end of file to meet; an export whose data ends
+     * early (a file that shrank) reads zeros there or throws.
      *
      * @param dst    the buffer to fill
      * @param offset where in the export to read from
      * @throws IOException when it fails; an {@link NbdException} names the NBD error to answer with
      */
-    void read(ByteBuffer dst, long offset) throws IOException;
+    void readFully(ByteBuffer dst, long offset) throws IOException;
 
     /**
-     * Fills the remaining bytes of dsts, in order, from offset: one READ request (or one data run of it) whole.
-     * The range lies within {@link #size()}. The default reads each buffer with {@link #read(ByteBuffer, long)};
+     * Fills the remaining bytes of dsts, in order, with the data at offset and moves each buffer's position to its
+     * limit: one READ request (or one data run of it) whole. The range lies within {@link #size()}, as for
+     * {@link #readFully(ByteBuffer, long)}. The default reads each buffer with {@link #readFully(ByteBuffer, long)};
      * an export that can read a vector at once (as {@link FileExport} does, with one preadv) overrides it.
      *
      * @param dsts   the buffers to fill, in order
      * @param offset where in the export to read from
      * @throws IOException when it fails; an {@link NbdException} names the NBD error to answer with
      */
-    default void read(ByteBuffer[] dsts, long offset) throws IOException {
+    default void readFully(ByteBuffer[] dsts, long offset) throws IOException {
         long at = offset;
         for (ByteBuffer dst : dsts) {
             int length = dst.remaining();
-            read(dst, at);
+            readFully(dst, at);
             at += length;
         }
     }
 
     /**
-     * Writes the remaining bytes of srcs, in order, at offset: one WRITE request whole; called only when
-     * {@link #canWrite()} says yes. With fua the write must be durable before this returns, by itself: the server
-     * sends no FLUSH after it. The default writes each buffer with {@link #write(ByteBuffer, long, boolean)},
-     * passing fua to each; an export that can write a vector at once (as {@link FileExport} does, with one pwritev)
-     * overrides it.
+     * Writes the remaining bytes of srcs, in order, at offset and moves each buffer's position to its limit: one
+     * WRITE request whole; called only when {@link #canWrite()} says yes. With fua the write must be durable before
+     * this returns, by itself: the server sends no FLUSH after it. The default writes each buffer with
+     * {@link #write(ByteBuffer, long, boolean)}, passing fua to each; an export that can write a vector at once (as
+     * {@link FileExport} does, with one pwritev) overrides it.
      *
      * @param srcs   the bytes to write, in order
      * @param offset where in the export to write them
@@ -72,7 +80,8 @@ public interface Export extends Closeable {
     }
 
     /**
-     * Writes all of src at offset; called only when {@link #canWrite()} says yes. The default refuses with EPERM.
+     * Writes all of src's remaining bytes at offset and moves its position to its limit; called only when
+     * {@link #canWrite()} says yes. The default refuses with EPERM.
      *
      * @param src    the bytes to write (all of its remaining bytes)
      * @param offset where in the export to write them

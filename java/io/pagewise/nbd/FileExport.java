@@ -81,13 +81,13 @@ public final class FileExport implements Export {
     }
 
     @Override
-    public void read(ByteBuffer dst, long offset) throws IOException {
-        read(new ByteBuffer[] {dst}, offset);
+    public void readFully(ByteBuffer dst, long offset) throws IOException {
+        readFully(new ByteBuffer[] {dst}, offset);
     }
 
     /** One {@link StorageFile#read(ByteBuffer[], long)}: one policy call, and one preadv where the mode allows. */
     @Override
-    public void read(ByteBuffer[] dsts, long offset) throws IOException {
+    public void readFully(ByteBuffer[] dsts, long offset) throws IOException {
         file.read(dsts, offset);
         // The file may have shrunk under us: the export keeps its size and reads zeros there.
         for (ByteBuffer dst : dsts) {
@@ -159,7 +159,7 @@ public final class FileExport implements Export {
     @Override
     public boolean canExtents() { return file.isNative() && !file.isBlockDevice(); }
 
-    /** CACHE is advertised only where it does something: not in DIRECT, DIRECTSYNC and DONTCACHE. */
+    /** CACHE is advertised only where it fills the page cache ({@link io.pagewise.CacheMode#prefetches()}). */
     @Override
     public boolean canCache() { return file.canPrefetch(); }
 
@@ -171,7 +171,7 @@ public final class FileExport implements Export {
 
     @Override
     public int minimumBlockSize() {
-        return file.cacheMode().isDirect() ? Math.max(1, file.alignment().offset()) : 1;
+        return file.requestAlignment();
     }
 
     @Override

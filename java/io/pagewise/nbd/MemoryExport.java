@@ -25,7 +25,7 @@ public final class MemoryExport implements Export {
     }
 
     @Override
-    public synchronized void read(ByteBuffer dst, long offset) {
+    public synchronized void readFully(ByteBuffer dst, long offset) {
         dst.put(data, (int) offset, dst.remaining());
     }
 

@@ -3,6 +3,7 @@ package io.pagewise.nbd;
 import static io.pagewise.nbd.wire.Protocol.*;
 
 import io.pagewise.Extent;
+import io.pagewise.internal.ClosedWithMessage;
 import io.pagewise.nbd.client.ClientConnection;
 import io.pagewise.nbd.client.ClientHandshake;
 import java.io.Closeable;
@@ -17,6 +18,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 /**
  * An NBD client for one export, over one or (when the server advertises multi-conn) several connections.
@@ -24,22 +26,32 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <pre>{@code
  * try (NbdClient nbd = NbdClient.connect("nbd+unix:///disk?socket=/run/nbd.sock", 4)) {
  *     ByteBuffer block = ByteBuffer.allocateDirect(65536);
- *     nbd.read(block, 0);                                     // holes arrive as zeros
- *     CompletableFuture<Void> w = nbd.writeAsync(block, 1 << 20, false); // positions are not moved
+ *     int n = nbd.read(block, 0);                             // 65536, holes as zeros; block.position() == 65536
+ *     CompletableFuture<Void> w = nbd.writeAsync(block.flip(), 1 << 20, false); // position moves on completion
  *     List<Extent> map = nbd.blockStatus(0, nbd.size());      // hole = reads as zeros
  * }
  * }</pre>
  *
- * <p>Thread-safe; the {@code *Async} methods return at once, so any number of requests may be in flight. READ and
- * WRITE payloads must not exceed {@link ExportInfo#maximumPayload()}. Server errors complete the futures (and make
- * the blocking methods throw) with {@link NbdException}; a lost connection fails every request still in flight
- * with an IOException naming the request.
+ * <p>Buffers follow {@link java.nio.channels.AsynchronousFileChannel}'s conventions. A read or write moves the
+ * buffer's position by the bytes transferred; an asynchronous one moves it when the server has replied with
+ * success, just before its future completes (so code that runs after the future sees the new position), and never
+ * when the future fails. The buffer belongs to the request until then: do not touch it. {@link #read} returns -1
+ * when offset is at or past the end of the export, and reads only up to the end. An export does not grow as a
+ * file does, so every other request must lie within it (IllegalArgumentException otherwise), and READ and WRITE
+ * payloads must not exceed {@link ExportInfo#maximumPayload()}.
+ *
+ * <p>Thread-safe; the {@code *Async} methods return at once, so any number of requests may be in flight. Server
+ * errors complete the futures (and make the blocking methods throw) with {@link NbdException}; a lost connection
+ * fails every request still in flight with an IOException naming the request; requests after {@link #close()}
+ * fail with {@link java.nio.channels.ClosedChannelException}.
  */
 public final class NbdClient implements Closeable {
     private final NbdUri uri;
     private final ExportInfo info;
     private final List<ClientConnection> connections;
     private final AtomicInteger next = new AtomicInteger();
+    /** Set when close begins: later requests fail with ClosedChannelException. */
+    private volatile boolean closed;
 
     private NbdClient(NbdUri uri, ExportInfo info, List<ClientConnection> connections) {
         this.uri = uri;
@@ -148,21 +160,38 @@ public final class NbdClient implements Closeable {
     public int connectionCount() { return connections.size(); }
 
     /**
-     * Reads dst.remaining() bytes at offset into dst (holes as zeros); dst's position is not moved.
+     * Reads up to dst.remaining() bytes at offset into dst (holes as zeros), as
+     * {@link java.nio.channels.AsynchronousFileChannel#read(ByteBuffer, long)} does: all of them, or those up to
+     * the end of the export. When the server has replied, dst's position moves past the bytes read and then the
+     * future completes with their count; a failed read leaves the position alone.
      *
      * @param dst    the buffer to fill; it must not be touched until the future completes
      * @param offset where in the export to read from
-     * @return a future completed when the server has replied
-     * @throws IllegalArgumentException when the range lies outside the export or is too long for one request
+     * @return a future completed with the bytes read; with -1 at once when offset is at or past the end of the
+     *         export (and dst has room), with 0 at once when dst has no room
+     * @throws IllegalArgumentException when offset is negative, when dst is read-only, or when the read is longer
+     *         than {@link ExportInfo#maximumPayload()}
      */
-    public CompletableFuture<Void> readAsync(ByteBuffer dst, long offset) {
-        checkPayload(CMD_READ, offset, dst.remaining());
-        ClientConnection.Request r = new ClientConnection.Request(CMD_READ, offset, dst.remaining(), dst, null);
-        return pick().submit(r, 0, null);
+    public CompletableFuture<Integer> readAsync(ByteBuffer dst, long offset) {
+        // The reader thread would fail on a read-only buffer and take the connection with it; refuse as FileChannel does.
+        if (dst.isReadOnly()) throw new IllegalArgumentException("read into a read-only buffer");
+        if (offset < 0) throw new IllegalArgumentException("READ at " + offset + ": the offset is negative");
+        if (closed) return closedFailure();
+        if (!dst.hasRemaining()) return CompletableFuture.completedFuture(0);
+        if (offset >= info.size()) return CompletableFuture.completedFuture(-1);
+        int length = (int) Math.min(dst.remaining(), info.size() - offset);
+        checkPayload(CMD_READ, offset, length);
+        int start = dst.position();
+        ClientConnection.Request r = new ClientConnection.Request(CMD_READ, offset, length, dst.slice(start, length), null);
+        return afterSuccess(pick().submit(r, 0, null), () -> {
+            dst.position(start + length);
+            return length;
+        });
     }
 
     /**
-     * Writes src.remaining() bytes at offset; src's position is not moved.
+     * Writes all of src.remaining() bytes at offset. When the server has replied with success, src's position moves
+     * to its limit and then the future completes; a failed write leaves the position alone.
      *
      * @param src    the bytes to write; they must not change until the future completes
      * @param offset where in the export to write them
@@ -171,10 +200,16 @@ public final class NbdClient implements Closeable {
      * @throws IllegalArgumentException when the range lies outside the export or is too long for one request
      */
     public CompletableFuture<Void> writeAsync(ByteBuffer src, long offset, boolean fua) {
-        checkPayload(CMD_WRITE, offset, src.remaining());
-        if (info.isReadOnly()) return refused(CMD_WRITE, offset, src.remaining(), "the export is read-only");
-        ClientConnection.Request r = new ClientConnection.Request(CMD_WRITE, offset, src.remaining(), null, null);
-        return pick().submit(r, fua && info.canFua() ? CMD_FLAG_FUA : 0, src.duplicate());
+        int length = src.remaining();
+        checkPayload(CMD_WRITE, offset, length);
+        if (closed) return closedFailure();
+        if (info.isReadOnly()) return refused(CMD_WRITE, offset, length, "the export is read-only");
+        int start = src.position();
+        ClientConnection.Request r = new ClientConnection.Request(CMD_WRITE, offset, length, null, null);
+        return afterSuccess(pick().submit(r, fua && info.canFua() ? CMD_FLAG_FUA : 0, src.duplicate()), () -> {
+            src.position(start + length);
+            return null;
+        });
     }
 
     /**
@@ -183,6 +218,7 @@ public final class NbdClient implements Closeable {
      * @return a future completed when the server has replied
      */
     public CompletableFuture<Void> flushAsync() {
+        if (closed) return closedFailure();
         if (!info.canFlush()) return CompletableFuture.completedFuture(null);
         // There is one connection unless the server promised multi-conn, under which one flush covers them all.
         return pick().submit(new ClientConnection.Request(CMD_FLUSH, 0, 0, null, null), 0, null);
@@ -199,6 +235,7 @@ public final class NbdClient implements Closeable {
      */
     public CompletableFuture<Void> trimAsync(long offset, long length) {
         checkRange(CMD_TRIM, offset, length);
+        if (closed) return closedFailure();
         if (!info.canTrim()) return refused(CMD_TRIM, offset, length, "the server does not accept TRIM");
         return pick().submit(new ClientConnection.Request(CMD_TRIM, offset, length, null, null), 0, null);
     }
@@ -215,6 +252,7 @@ public final class NbdClient implements Closeable {
      */
     public CompletableFuture<Void> writeZeroesAsync(long offset, long length, boolean allocate) {
         checkRange(CMD_WRITE_ZEROES, offset, length);
+        if (closed) return closedFailure();
         if (!info.canWriteZeroes()) {
             return refused(CMD_WRITE_ZEROES, offset, length, "the server does not accept WRITE_ZEROES");
         }
@@ -234,6 +272,7 @@ public final class NbdClient implements Closeable {
      */
     public CompletableFuture<List<Extent>> blockStatusAsync(long offset, long length) {
         checkRange(CMD_BLOCK_STATUS, offset, length);
+        if (closed) return closedFailure();
         if (!info.hasBlockStatus()) {
             return CompletableFuture.completedFuture(List.of(new Extent(offset, length, false)));
         }
@@ -243,21 +282,25 @@ public final class NbdClient implements Closeable {
     }
 
     /**
-     * As {@link #readAsync}, but waits for the reply.
+     * As {@link #readAsync}, but waits for the reply: reads up to dst.remaining() bytes at offset into dst and moves
+     * its position past them, as {@link java.nio.channels.FileChannel#read(ByteBuffer, long)} does.
      *
-     * @param dst    the buffer to fill; its position is not moved
+     * @param dst    the buffer to fill
      * @param offset where in the export to read from
+     * @return the bytes read: all of dst.remaining() unless the export ends first; -1 when offset is at or past the
+     *         end of the export (and dst has room), 0 only when dst has no room
      * @throws IOException the failure the future of the asynchronous form would carry
-     * @throws IllegalArgumentException when the range lies outside the export or is too long for one request
+     * @throws IllegalArgumentException when offset is negative, when dst is read-only, or when the read is longer
+     *         than {@link ExportInfo#maximumPayload()}
      */
-    public void read(ByteBuffer dst, long offset) throws IOException {
-        await(readAsync(dst, offset));
+    public int read(ByteBuffer dst, long offset) throws IOException {
+        return await(readAsync(dst, offset));
     }
 
     /**
      * As {@link #writeAsync}, but waits for the reply.
      *
-     * @param src    the bytes to write; its position is not moved
+     * @param src    the bytes to write; its position moves to its limit
      * @param offset where in the export to write them
      * @param fua    when true (and the server takes FUA) the data is durable when this returns
      * @throws IOException the failure the future of the asynchronous form would carry
@@ -339,6 +382,26 @@ public final class NbdClient implements Closeable {
         }
     }
 
+    /**
+     * A future that, once reply succeeds, runs then (which moves the buffer's position) and completes with its
+     * value; when reply fails it fails with the same exception, unwrapped, as reply itself would.
+     */
+    private static <T> CompletableFuture<T> afterSuccess(CompletableFuture<Void> reply, Supplier<T> then) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        reply.whenComplete((ignored, failure) -> {
+            if (failure != null) {
+                result.completeExceptionally(failure);
+                return;
+            }
+            try {
+                result.complete(then.get());
+            } catch (RuntimeException e) {
+                result.completeExceptionally(e); // the caller moved the buffer's limit while the request ran
+            }
+        });
+        return result;
+    }
+
     private ClientConnection pick() {
         if (connections.size() == 1) return connections.get(0);
         return connections.get(Math.floorMod(next.getAndIncrement(), connections.size()));
@@ -359,18 +422,24 @@ public final class NbdClient implements Closeable {
         }
     }
 
+    private <T> CompletableFuture<T> closedFailure() {
+        return CompletableFuture.failedFuture(new ClosedWithMessage("NBD client for " + uri.text() + " is closed"));
+    }
+
     private <T> CompletableFuture<T> refused(int command, long offset, long length, String why) {
         return CompletableFuture.failedFuture(new NbdException(commandName(command), offset, length, NbdException.ENOTSUP, why,
                 uri.text()));
     }
 
     /**
-     * Sends DISC on every connection and closes them.
+     * Sends DISC on every connection and closes them. Requests made afterwards fail with
+     * {@link java.nio.channels.ClosedChannelException}.
      *
      * @throws IOException when a connection fails to close; the others are closed all the same
      */
     @Override
     public void close() throws IOException {
+        closed = true;
         IOException first = null;
         for (ClientConnection c : connections) {
             try {

@@ -28,6 +28,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -40,7 +41,6 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Consumer;
 
 /**
  * An NBD server: fixed-newstyle handshake, structured replies, {@code base:allocation}, and many connections with
@@ -55,6 +55,14 @@ import java.util.function.Consumer;
  * }</pre>
  *
  * <p>The server does not close the exports it serves; it flushes the writable ones when it stops.
+ *
+ * <p>It logs through the {@link System.Logger} named {@value #LOGGER_NAME} (or the one {@link Builder#logger}
+ * gives), so an application routes it with its {@link System.LoggerFinder}; by default the JDK's goes to
+ * {@code java.util.logging}. Levels: {@code ERROR} when the server itself fails (accepting a connection, flushing an
+ * export at shutdown, a bug); {@code WARNING} for a client that breaks the protocol, is refused, is dropped for a
+ * handshake timeout or is cut at shutdown, and for a request that failed (the client got an error reply);
+ * {@code INFO} when a connection ends without a clean disconnect; {@code DEBUG} for the export each connection chose
+ * and for every request, with its result and latency (formatted only when DEBUG is enabled).
  */
 public final class NbdServer implements Closeable {
     /** The port a server listens on when no address is given: 10809, NBD's registered port, on the loopback address. */
@@ -63,6 +71,8 @@ public final class NbdServer implements Closeable {
     static final Duration CLOSE_GRACE = Duration.ofSeconds(5);
     /** The default for {@link Builder#threads}. */
     public static final int DEFAULT_THREADS = 16;
+    /** The name of the {@link System.Logger} a server logs to unless {@link Builder#logger} names another. */
+    public static final String LOGGER_NAME = "io.pagewise.nbd.server";
 
     private final Map<String, ExportEntry> exports;
     private final ServerSocketChannel listener;
@@ -72,7 +82,7 @@ public final class NbdServer implements Closeable {
     private final Object socketFileKey;
     private final ServerContext context;
     private final ServerStats stats;
-    private final Consumer<String> log;
+    private final System.Logger log;
     private final int maxConnections;
     private final Duration handshakeTimeout;
     private final ScheduledThreadPoolExecutor handshakeTimer;
@@ -84,7 +94,7 @@ public final class NbdServer implements Closeable {
 
     private NbdServer(Builder b) throws IOException {
         this.exports = Collections.unmodifiableMap(new LinkedHashMap<>(b.exports));
-        this.log = b.log;
+        this.log = b.logger != null ? b.logger : System.getLogger(LOGGER_NAME);
         this.maxConnections = b.maxConnections;
         this.handshakeTimeout = b.handshakeTimeout;
         this.stats = new ServerStats();
@@ -115,7 +125,7 @@ public final class NbdServer implements Closeable {
                 : Math.max(PayloadBuffers.SMALL, b.maxInflightBytes / 4);
         RequestStats counters = stats.counters();
         context = new ServerContext(b.threads, budget, perConnection, new PayloadBuffers(b.maxInflightBytes, counters), counters,
-                log, b.verbose, Protocol.MIN_MAX_PAYLOAD, PayloadBuffers.longestWithin(perConnection, Protocol.MIN_MAX_PAYLOAD));
+                log, Protocol.MIN_MAX_PAYLOAD, PayloadBuffers.longestWithin(perConnection, Protocol.MIN_MAX_PAYLOAD));
         handshakeTimer = new ScheduledThreadPoolExecutor(1, r -> daemon(r, "nbd-handshake-timer"));
         handshakeTimer.setRemoveOnCancelPolicy(true);
         acceptor = daemon(this::acceptLoop, "nbd-accept");
@@ -217,7 +227,7 @@ public final class NbdServer implements Closeable {
                 try {
                     entry.export().flush();
                 } catch (IOException e) {
-                    log.accept("flush of export '" + entry.name() + "' at shutdown failed: " + e.getMessage());
+                    log.log(Level.ERROR, "flush of export '" + entry.name() + "' at shutdown failed: " + e.getMessage());
                     if (failure == null) failure = e;
                 }
             }
@@ -240,13 +250,13 @@ public final class NbdServer implements Closeable {
             } catch (ClosedChannelException e) {
                 return;
             } catch (IOException e) {
-                log.accept("accept failed: " + e.getMessage());
+                log.log(Level.ERROR, "accept failed: " + e.getMessage());
                 sleepQuietly();
                 continue;
             }
             if (connections.size() >= maxConnections) {
                 stats.connectionRejected();
-                log.accept("refused a connection: " + maxConnections + " connections are open (--max-connections)");
+                log.log(Level.WARNING, "refused a connection: " + maxConnections + " connections are open (--max-connections)");
                 closeQuietly(channel);
                 continue;
             }
@@ -282,18 +292,20 @@ public final class NbdServer implements Closeable {
                 }
                 Session session = handshake();
                 if (session == null || stopping) return;
-                if (context.verbose()) {
-                    log.accept(who + ": serving '" + session.entry().name() + "' (" + session.entry().export() + ")"
-                            + (session.structuredReplies() ? ", structured replies" : ""));
+                if (log.isLoggable(Level.DEBUG)) {
+                    log.log(Level.DEBUG, who + ": serving '" + session.entry().name() + "' (" + session.entry().export()
+                            + ")" + (session.structuredReplies() ? ", structured replies" : ""));
                 }
                 new Transmission(channel, session, who, context).serve();
             } catch (ProtocolViolation e) {
                 stats.protocolError();
-                log.accept(who + ": dropped: " + e.getMessage());
+                log.log(Level.WARNING, who + ": dropped: " + e.getMessage());
             } catch (EOFException e) {
-                if (!stopping) log.accept(who + ": client went away: " + e.getMessage());
-            } catch (IOException | RuntimeException e) {
-                if (!stopping) log.accept(who + ": closed: " + e);
+                if (!stopping) log.log(Level.INFO, who + ": client went away: " + e.getMessage());
+            } catch (IOException e) {
+                if (!stopping) log.log(Level.INFO, who + ": closed: " + e);
+            } catch (RuntimeException e) {
+                if (!stopping) log.log(Level.ERROR, who + ": closed: " + e, e);
             } finally {
                 closeQuietly(channel);
                 connections.remove(this);
@@ -318,7 +330,7 @@ public final class NbdServer implements Closeable {
             }
             if (phase.compareAndSet(Phase.HANDSHAKE, Phase.TRANSMISSION)) return session;
             stats.handshakeTimedOut();
-            log.accept("connection " + id + ": dropped: handshake not finished within " + seconds(handshakeTimeout)
+            log.log(Level.WARNING, "connection " + id + ": dropped: handshake not finished within " + seconds(handshakeTimeout)
                     + " (--handshake-timeout)");
             return null;
         }
@@ -329,7 +341,7 @@ public final class NbdServer implements Closeable {
 
         /** Closes the socket under a connection that did not finish in time at close(): its pending replies are dropped. */
         void cut() {
-            log.accept("connection " + id + ": cut at shutdown: replies still unsent after " + seconds(CLOSE_GRACE));
+            log.log(Level.WARNING, "connection " + id + ": cut at shutdown: replies still unsent after " + seconds(CLOSE_GRACE));
             closeQuietly(channel);
         }
 
@@ -371,7 +383,7 @@ public final class NbdServer implements Closeable {
         if (key != null && key.equals(socketFileKey)) {
             Files.deleteIfExists(socketFile);
         } else {
-            log.accept("left " + socketFile + " in place: it is no longer the socket this server created");
+            log.log(Level.WARNING, "left " + socketFile + " in place: it is no longer the socket this server created");
         }
     }
 
@@ -448,8 +460,7 @@ public final class NbdServer implements Closeable {
         private long maxInflightBytes = 64L << 20;
         private long maxInflightBytesPerConnection;
         private Duration handshakeTimeout = Duration.ofSeconds(10);
-        private Consumer<String> log = message -> System.err.println("pagewise nbd: " + message);
-        private boolean verbose;
+        private System.Logger logger;
 
         private Builder() {}
 
@@ -586,24 +597,16 @@ public final class NbdServer implements Closeable {
         }
 
         /**
-         * Where log lines go (default: stderr, prefixed {@code pagewise nbd: }).
+         * Logs to this logger instead of the one named {@value NbdServer#LOGGER_NAME}. Applications normally leave
+         * this alone and configure that name in their logging; this is for one server that logs somewhere of its
+         * own. The levels are those listed on {@link NbdServer}; per-request lines are made only when
+         * {@code logger.isLoggable(DEBUG)}.
          *
-         * @param log takes each line; called from the server's threads
+         * @param logger where the server logs; called from the server's threads
          * @return this builder
          */
-        public Builder log(Consumer<String> log) {
-            this.log = log;
-            return this;
-        }
-
-        /**
-         * Logs every request, and the export each connection chose, through {@link #log}.
-         *
-         * @param verbose true for these lines
-         * @return this builder
-         */
-        public Builder verbose(boolean verbose) {
-            this.verbose = verbose;
+        public Builder logger(System.Logger logger) {
+            this.logger = java.util.Objects.requireNonNull(logger, "logger");
             return this;
         }
 

@@ -10,8 +10,11 @@
  * try (FileExport disk = FileExport.open(path, CacheMode.EVICT, false);
  *      NbdServer server = NbdServer.builder().export("", disk).unixSocket(socket).start();
  *      NbdClient client = NbdClient.connect(server.uri())) {
- *     client.read(buffer, 0);
+ *     int n = client.read(buffer, 0);       // as FileChannel: moves the position by n; -1 at the end of the export
  * }
  * }</pre>
+ *
+ * <p>{@link io.pagewise.nbd.Export} implementations and the client keep FileChannel's buffer conventions (the
+ * client's asynchronous requests AsynchronousFileChannel's), as their documentation says.
  */
 package io.pagewise.nbd;

@@ -2,6 +2,7 @@ package io.pagewise.policy;
 
 import io.pagewise.CacheMode;
 import io.pagewise.internal.Advice;
+import io.pagewise.internal.FileDescriptors;
 import io.pagewise.internal.RawFile;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -23,14 +24,19 @@ public interface CachePolicy {
 
     void flush() throws IOException;
 
-    /** Starts reading a range into the cache, where this mode uses the cache. */
+    /** Starts reading a range into the cache; called only where {@link #prefetches()}. */
     default void prefetch(long offset, long length) throws IOException {
         file().advise(offset, length, Advice.WILLNEED);
     }
 
-    /** Whether {@link #prefetch} reads anything into the cache (the pure-Java path cannot advise). */
+    /** Whether {@link #prefetch} reads anything into the cache: the mode in effect says, and the pure-Java path cannot advise. */
     default boolean prefetches() {
-        return file().isNative();
+        return file().isNative() && mode().prefetches();
+    }
+
+    /** The alignment of offsets and lengths that need no bounce buffer: 1 except under O_DIRECT. */
+    default int requestAlignment() {
+        return 1;
     }
 
     /** Changes the file size. */
@@ -53,24 +59,20 @@ public interface CachePolicy {
 
     /** The policy for a mode on an opened file; the file must have been opened with {@link #openFlags}. */
     static CachePolicy create(CacheMode mode, RawFile file) throws IOException {
-        switch (mode) {
-            case WRITEBACK: return new WritebackPolicy(file);
-            case WRITETHROUGH: return new WritethroughPolicy(file);
-            case UNSAFE: return new UnsafePolicy(file);
-            case DIRECT: return new DirectPolicy(file, CacheMode.DIRECT);
-            case DIRECTSYNC: return new DirectPolicy(file, CacheMode.DIRECTSYNC);
-            case EVICT: return new EvictPolicy(file);
-            case DONTCACHE: return new DontcachePolicy(file);
-            default: throw new IllegalArgumentException("unknown cache mode " + mode);
-        }
+        return switch (mode) {
+            case WRITEBACK, WRITETHROUGH, UNSAFE -> new BufferedPolicy(file, mode);
+            case DIRECT, DIRECTSYNC -> new DirectPolicy(file, mode);
+            case EVICT -> new EvictPolicy(file);
+            case DONTCACHE -> new DontcachePolicy(file);
+        };
     }
 
-    /** Extra {@link io.pagewise.internal.FileDescriptors} open flags a mode needs. */
+    /**
+     * Extra {@link FileDescriptors} open flags a mode needs: O_DIRECT for the direct modes, which make every write
+     * durable with O_DSYNC; the buffered modes ask for that per write (RWF_DSYNC).
+     */
     static int openFlags(CacheMode mode) {
-        switch (mode) {
-            case DIRECT: return io.pagewise.internal.FileDescriptors.DIRECT;
-            case DIRECTSYNC: return io.pagewise.internal.FileDescriptors.DIRECT | io.pagewise.internal.FileDescriptors.DSYNC;
-            default: return 0;
-        }
+        if (!mode.isDirect()) return 0;
+        return FileDescriptors.DIRECT | (mode.syncsEveryWrite() ? FileDescriptors.DSYNC : 0);
     }
 }

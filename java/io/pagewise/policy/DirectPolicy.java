@@ -55,6 +55,8 @@ final class DirectPolicy implements CachePolicy {
 
     @Override public RawFile file() { return file; }
 
+    @Override public int requestAlignment() { return block; }
+
     /** O_DIRECT takes a vector as is only when the offset and every buffer's address and length are aligned. */
     private boolean aligned(ByteBuffer[] buffers, long offset) {
         if (offset % block != 0) return false;
@@ -236,13 +238,6 @@ final class DirectPolicy implements CachePolicy {
     public void flush() throws IOException {
         file.dataSync();
     }
-
-    /** The page cache is not used, so there is nothing to prefetch into. */
-    @Override
-    public void prefetch(long offset, long length) {}
-
-    @Override
-    public boolean prefetches() { return false; }
 
     @Override
     public void resize(long size) throws IOException {

@@ -108,14 +108,11 @@ final class DontcachePolicy implements CachePolicy {
         file.dataSync();
     }
 
-    /** Prefetching would fill the cache this mode keeps empty, so it does nothing. */
+    /** Called only once fallen back to EVICT: DONTCACHE itself does not prefetch ({@link CacheMode#prefetches()}). */
     @Override
     public void prefetch(long offset, long length) throws IOException {
-        if (fellBack) windows.prefetch(offset, length);
+        windows.prefetch(offset, length);
     }
-
-    @Override
-    public boolean prefetches() { return fellBack; }
 
     @Override
     public void close() throws IOException {

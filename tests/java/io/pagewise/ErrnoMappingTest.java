@@ -6,6 +6,7 @@ import static java.nio.file.StandardOpenOption.READ;
 import static java.nio.file.StandardOpenOption.WRITE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -14,7 +15,11 @@ import io.pagewise.testing.ExternalTools;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 import java.nio.ByteBuffer;
+import java.io.IOException;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -23,8 +28,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * Failed system calls become {@link NativeIOException}s whose message and accessors name the operation, the path,
- * the range and the errno, and whose errno is the one the kernel gave.
+ * Failed system calls become {@link SystemCallFailure}s whose message and accessors name the operation, the path,
+ * the range and the errno, and whose errno is the one the kernel gave: the JDK's exception types where it has one,
+ * else {@link NativeIOException}. ({@code FallbackPathTest} checks the same exceptions on the pure-Java path.)
  */
 @Timeout(30)
 class ErrnoMappingTest {
@@ -97,32 +103,61 @@ class ErrnoMappingTest {
     }
 
     @Test
-    void openingAMissingFileReportsEnoent() throws Exception {
+    void openingAMissingFileIsNoSuchFileExceptionWithEnoent() throws Exception {
+        assertTrue(Native.isAvailable(), "this test is about the native path: " + Native.loadError());
         Path missing = dir.resolve("missing");
         for (CacheMode mode : CacheMode.values()) {
-            NativeIOException e = assertThrows(NativeIOException.class, () -> StorageFile.open(missing, mode, READ, WRITE));
-            assertEquals(Errno.ENOENT, e.errno(), mode.toString());
-            assertEquals("ENOENT", e.errnoName());
-            assertEquals(missing, e.path());
-            assertEquals(-1, e.offset(), "open has no range");
+            NoSuchFileException e = assertThrows(NoSuchFileException.class, () -> StorageFile.open(missing, mode, READ, WRITE));
+            SystemCallFailure failure = assertInstanceOf(SystemCallFailure.class, e, "the errno is a value");
+            assertEquals(Errno.ENOENT, failure.errno(), mode.toString());
+            assertEquals("ENOENT", failure.errnoName());
+            assertEquals(missing, failure.path());
+            assertEquals(missing.toString(), e.getFile(), "the JDK's accessor names the file too");
+            assertEquals(-1, failure.offset(), "open has no range");
+            assertTrue(failure.operation().startsWith("open"), failure.operation());
             assertTrue(e.getMessage().startsWith("open"), e.getMessage());
             assertTrue(e.getMessage().endsWith(missing + ": No such file or directory (ENOENT)"), e.getMessage());
         }
-        NativeIOException noParent = assertThrows(NativeIOException.class,
+        NoSuchFileException noParent = assertThrows(NoSuchFileException.class,
                 () -> StorageFile.open(dir.resolve("no-dir/file"), CacheMode.WRITEBACK, CREATE, WRITE));
-        assertEquals("ENOENT", noParent.errnoName());
+        assertEquals("ENOENT", ((SystemCallFailure) noParent).errnoName());
         assertFalse(Files.exists(missing));
-        assertThrows(NativeIOException.class, () -> PageCache.residency(missing));
+        NoSuchFileException residency = assertThrows(NoSuchFileException.class, () -> PageCache.residency(missing));
+        assertEquals("open " + missing + ": No such file or directory (ENOENT)", residency.getMessage());
+        assertThrows(NoSuchFileException.class, () -> PageCache.evict(missing));
     }
 
     @Test
-    void createNewOnAnExistingFileReportsEexist() throws Exception {
+    void createNewOnAnExistingFileIsFileAlreadyExistsExceptionWithEexist() throws Exception {
         Path path = dir.resolve("exists");
         Files.write(path, new byte[] {1, 2, 3});
-        NativeIOException e = assertThrows(NativeIOException.class,
+        FileAlreadyExistsException e = assertThrows(FileAlreadyExistsException.class,
                 () -> StorageFile.open(path, CacheMode.WRITEBACK, CREATE_NEW, WRITE));
         assertEquals("open " + path + ": File exists (EEXIST)", e.getMessage());
+        assertEquals(17, ((SystemCallFailure) e).errno());
         assertEquals(3, Files.size(path), "the existing file is left alone");
+    }
+
+    /** EACCES, for root too: a read-only sysfs attribute, or a file without permissions when not root. */
+    @Test
+    void openingWithoutPermissionIsAccessDeniedExceptionWithEacces() throws Exception {
+        Path denied = Fixtures.deniedForWriting(dir);
+        AccessDeniedException e = assertThrows(AccessDeniedException.class,
+                () -> StorageFile.open(denied, CacheMode.WRITEBACK, WRITE));
+        SystemCallFailure failure = assertInstanceOf(SystemCallFailure.class, e);
+        assertEquals(Errno.EACCES, failure.errno());
+        assertEquals("open " + denied + ": Permission denied (EACCES)", e.getMessage());
+    }
+
+    /** EPERM (an immutable file, for one) is a refusal too; the kernel cannot be made to give it to every user. */
+    @Test
+    void epermOnOpenIsAccessDeniedException() {
+        Path path = Path.of("/data/immutable.img");
+        IOException e = Errno.openFailure(-Errno.EPERM, "open", path);
+        assertInstanceOf(AccessDeniedException.class, e);
+        assertEquals("open /data/immutable.img: Operation not permitted (EPERM)", e.getMessage());
+        assertEquals(Errno.EPERM, ((SystemCallFailure) e).errno());
+        assertInstanceOf(NativeIOException.class, Errno.openFailure(-Errno.EROFS, "open", path), "no JDK type for EROFS");
     }
 
     @Test

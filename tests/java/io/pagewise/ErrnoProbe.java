@@ -14,8 +14,8 @@ public final class ErrnoProbe {
         System.out.println("opened");
         try {
             StorageFile.open(Path.of(args[0]).resolve("missing")).close();
-        } catch (NativeIOException e) {
-            System.out.println("failed=" + e.errnoName());
+        } catch (java.nio.file.NoSuchFileException e) {
+            System.out.println("failed=" + ((SystemCallFailure) e).errnoName());
         }
     }
 }

@@ -8,6 +8,7 @@ import static java.nio.file.StandardOpenOption.WRITE;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -25,7 +26,9 @@ import java.io.PrintStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.charset.StandardCharsets;
+import java.io.IOException;
 import java.nio.file.AccessDeniedException;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -89,8 +92,9 @@ class FallbackPathTest {
                 assertBytes(data, Fixtures.read(file, offset, length, kind), "read back at " + offset);
             }
             assertBytes(model.bytes(), Fixtures.read(file, 0, model.size() + 5000, BufferKind.HEAP), "whole file");
+            assertEquals(-1, file.read(ByteBuffer.allocateDirect(100), model.size()), "at the end");
+            assertEquals(-1, file.read(ByteBuffer.allocate(100), model.size() + 100), "past the end");
             assertEquals(0, Fixtures.read(file, model.size(), 100, BufferKind.DIRECT).length, "at the end");
-            assertEquals(0, Fixtures.read(file, model.size() + 100, 100, BufferKind.HEAP).length, "past the end");
             file.flush();
             IoStats stats = file.stats();
             assertEquals(17, stats.writes());
@@ -194,8 +198,13 @@ class FallbackPathTest {
     @Test
     void modesAndCallsThatNeedTheNativeLibrarySaySo() throws Exception {
         Path path = dir.resolve("native-only");
-        for (CacheMode mode : new CacheMode[] {CacheMode.EVICT, CacheMode.DIRECT, CacheMode.DIRECTSYNC, CacheMode.DONTCACHE}) {
-            assertTrue(mode.needsNative());
+        for (CacheMode mode : CacheMode.values()) {
+            assertEquals(!mode.needsNative(), mode.isAvailable(), mode.toString());
+            if (mode.isAvailable()) {
+                StorageFile.open(path, mode, CREATE, WRITE).close();
+                Files.delete(path);
+                continue;
+            }
             UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class,
                     () -> StorageFile.open(path, mode, CREATE, WRITE), mode.toString());
             assertNativeMissing(e, mode.toString());
@@ -221,10 +230,68 @@ class FallbackPathTest {
         assertTrue(message.contains("pagewise.native"), "the message carries the load error: " + message);
     }
 
+    /** The same types, errno and messages as on the native path (ErrnoMappingTest), without the C library's names. */
+    @Test
+    void openFailuresAreTheJdkTypesWithTheErrnoAsOnTheNativePath() throws Exception {
+        Path missing = dir.resolve("missing");
+        NoSuchFileException noFile = assertThrows(NoSuchFileException.class, () -> StorageFile.open(missing));
+        assertEquals("open " + missing + ": No such file or directory (ENOENT)", noFile.getMessage());
+        SystemCallFailure failure = assertInstanceOf(SystemCallFailure.class, noFile);
+        assertEquals(2, failure.errno());
+        assertEquals("ENOENT", failure.errnoName());
+        assertEquals(missing, failure.path());
+        assertEquals(-1, failure.offset());
+        assertEquals("open", failure.operation());
+
+        Path existing = dir.resolve("existing");
+        Files.write(existing, new byte[] {1});
+        FileAlreadyExistsException exists = assertThrows(FileAlreadyExistsException.class,
+                () -> StorageFile.open(existing, CacheMode.WRITEBACK, CREATE_NEW, WRITE));
+        assertEquals("open " + existing + ": File exists (EEXIST)", exists.getMessage());
+        assertEquals(17, ((SystemCallFailure) exists).errno());
+
+        Path denied = Fixtures.deniedForWriting(dir);
+        AccessDeniedException refused = assertThrows(AccessDeniedException.class,
+                () -> StorageFile.open(denied, CacheMode.WRITEBACK, WRITE));
+        assertEquals("open " + denied + ": Permission denied (EACCES)", refused.getMessage());
+        assertEquals(13, ((SystemCallFailure) refused).errno());
+
+        // An error the JDK has no type for keeps its errno, found from the C library's text the JDK reports.
+        NativeIOException directory = assertThrows(NativeIOException.class,
+                () -> StorageFile.open(dir, CacheMode.WRITEBACK, WRITE));
+        assertEquals("open " + dir + ": Is a directory (EISDIR)", directory.getMessage());
+        assertEquals(21, directory.errno());
+        // EPERM is reported as the JDK reports it, a FileSystemException with the text; it is a refusal too.
+        IOException eperm = io.pagewise.internal.Errno.openFailure(
+                new java.nio.file.FileSystemException(existing.toString(), null, "Operation not permitted"), "open", existing);
+        assertInstanceOf(AccessDeniedException.class, eperm);
+        assertEquals("open " + existing + ": Operation not permitted (EPERM)", eperm.getMessage());
+    }
+
+    @Test
+    void theFileChannelConventionsHoldOnThePureJavaPath() throws Exception {
+        Path path = dir.resolve("conventions");
+        byte[] data = Fixtures.random(9, 5000);
+        Files.write(path, data);
+        Object opened = StorageFile.open(path, CacheMode.WRITEBACK);
+        java.nio.channels.Channel channel = assertInstanceOf(java.nio.channels.Channel.class, opened);
+        StorageFile file = (StorageFile) opened;
+        ByteBuffer across = ByteBuffer.allocate(3000);
+        assertEquals(1000, file.read(across, 4000));
+        assertEquals(1000, across.position());
+        assertEquals(-1, file.read(across, 5000), "at the end: -1");
+        assertEquals(-1, file.read(ByteBuffer.allocateDirect(10), 1 << 30), "past the end: -1");
+        assertEquals(0, file.read(ByteBuffer.allocate(0), 1 << 30), "no room: 0");
+        ByteBuffer whole = ByteBuffer.allocate(5000);
+        file.readFully(whole, 0);
+        assertArrayEquals(data, whole.array());
+        assertThrows(java.io.EOFException.class, () -> file.readFully(ByteBuffer.allocate(10), 4995));
+        channel.close();
+        assertFalse(channel.isOpen());
+    }
+
     @Test
     void errorsAreReportedAsOnTheNativePath() throws Exception {
-        Path missing = dir.resolve("missing");
-        assertThrows(NoSuchFileException.class, () -> StorageFile.open(missing));
         Path path = dir.resolve("errors");
         Files.write(path, new byte[100]);
         try (StorageFile file = StorageFile.open(path)) {
@@ -256,7 +323,7 @@ class FallbackPathTest {
         Export full = new Export() {
             @Override public long size() { return 1 << 16; }
 
-            @Override public void read(ByteBuffer dst, long offset) { dst.put(data, (int) offset, dst.remaining()); }
+            @Override public void readFully(ByteBuffer dst, long offset) { dst.put(data, (int) offset, dst.remaining()); }
 
             @Override
             public void write(ByteBuffer src, long offset, boolean fua) throws NbdException {
@@ -267,7 +334,7 @@ class FallbackPathTest {
         };
         try (FileExport file = FileExport.open(path, CacheMode.WRITEBACK, true);
              NbdServer server = NbdServer.builder().export("", file).export("full", full)
-                     .unixSocket(dir.resolve("nbd.sock")).log(message -> { }).start();
+                     .unixSocket(dir.resolve("nbd.sock")).start();
              NbdClient fromFile = NbdClient.connect(server.uri(""));
              NbdClient toFull = NbdClient.connect(server.uri("full"))) {
             ByteBuffer back = ByteBuffer.allocate(4096);

@@ -1,14 +1,22 @@
 package io.pagewise;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.testing.ExternalTools;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -67,6 +75,31 @@ final class Fixtures {
         return buffer;
     }
 
+    /**
+     * A file that exists and that this process may not open for writing (EACCES): a file of dir without
+     * permissions, unless root may open it anyway, else a read-only sysfs attribute, which root cannot write either
+     * (unless sysfs is mounted read-only, which gives EROFS). The JDK decides which one refuses; skips (fails on CI)
+     * when none does.
+     */
+    static Path deniedForWriting(Path dir) throws IOException {
+        Path locked = dir.resolve("no-permissions");
+        Files.write(locked, new byte[] {1});
+        Files.setPosixFilePermissions(locked, Set.of());
+        for (Path candidate : List.of(locked, Path.of("/sys/devices/system/cpu/online"),
+                Path.of("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size"))) {
+            try (FileChannel opened = FileChannel.open(candidate, StandardOpenOption.WRITE)) {
+                // root may write it: try the next one
+            } catch (AccessDeniedException e) {
+                return candidate;
+            } catch (IOException e) {
+                // missing, or another error: try the next one
+            }
+        }
+        ExternalTools.unavailable("no file here refuses opening for writing with EACCES",
+                "AccessDeniedException on open must be tested");
+        return null;
+    }
+
     /** A page-aligned direct buffer of at least length bytes (alignedSlice rounds both ends, so over-allocate). */
     static ByteBuffer alignedDirect(int length) {
         int rounded = (length + 4095) / 4096 * 4096;
@@ -88,13 +121,23 @@ final class Fixtures {
     }
 
     /**
-     * Reads up to length bytes at offset through a buffer of the given kind; checks that the buffer advanced by the
-     * count returned and that nothing past that count was touched. Returns the bytes read.
+     * Reads up to length bytes at offset through a buffer of the given kind; checks FileChannel's conventions (the
+     * buffer advanced by the count returned, -1 and not 0 when nothing was read into a buffer with room) and that
+     * nothing past that count was touched. Returns the bytes read: none at or past the end of the file.
      */
     static byte[] read(StorageFile file, long offset, int length, BufferKind kind) throws IOException {
         ByteBuffer buffer = empty(kind, length);
         int start = buffer.position();
         int n = file.read(buffer, offset);
+        if (length > 0) {
+            assertTrue(n == -1 || n > 0, "a read with room returns -1 at end of file, never " + n);
+        } else {
+            assertEquals(0, n, "a read without room returns 0");
+        }
+        if (n == -1) {
+            assertTrue(offset >= file.size(), "-1 at " + offset + ", inside the file of " + file.size() + " bytes");
+            n = 0;
+        }
         assertEquals(start + n, buffer.position(), "read must advance the buffer by the count it returns");
         for (int i = buffer.position(); i < buffer.limit(); i++) {
             if (buffer.get(i) != 0x5A) throw new AssertionError("read wrote past its count at buffer index " + i);

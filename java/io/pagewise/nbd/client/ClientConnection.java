@@ -3,6 +3,7 @@ package io.pagewise.nbd.client;
 import static io.pagewise.nbd.wire.Protocol.*;
 
 import io.pagewise.Extent;
+import io.pagewise.internal.ClosedWithMessage;
 import io.pagewise.nbd.ExportInfo;
 import io.pagewise.nbd.NbdException;
 import io.pagewise.nbd.wire.SocketIo;
@@ -35,7 +36,7 @@ public final class ClientConnection {
     private volatile IOException broken;
     private volatile boolean closing;
 
-    /** A request waiting for its reply. */
+    /** A request waiting for its reply; readInto (for READ) is exactly as long as the request. */
     public static final class Request {
         final int command;
         final long offset;
@@ -70,6 +71,10 @@ public final class ClientConnection {
     /** Sends a request; the future completes when its reply has been read (and, for READ, stored). */
     public CompletableFuture<Void> submit(Request request, int flags, ByteBuffer payload) {
         long cookie = cookies.incrementAndGet();
+        if (closing) {
+            request.done.completeExceptionally(new ClosedWithMessage("NBD client for " + server + " is closed"));
+            return request.done;
+        }
         IOException failure = broken;
         if (failure != null) return failed(request, failure);
         inFlight.put(cookie, request);

@@ -8,7 +8,7 @@ import static io.pagewise.nbd.NbdException.ESHUTDOWN;
 import static io.pagewise.nbd.wire.Protocol.*;
 
 import io.pagewise.Extent;
-import io.pagewise.NativeIOException;
+import io.pagewise.SystemCallFailure;
 import io.pagewise.internal.Buffers;
 import io.pagewise.internal.Errno;
 import io.pagewise.nbd.Export;
@@ -20,7 +20,7 @@ import java.nio.file.AccessDeniedException;
 
 /**
  * Executes checked requests on the export and leaves each reply in its request. A request travels whole: a READ
- * is one {@link Export#read(ByteBuffer[], long)} per data run (one, unless structured replies send holes as
+ * is one {@link Export#readFully(ByteBuffer[], long)} per data run (one, unless structured replies send holes as
  * holes), a WRITE one {@link Export#write(ByteBuffer[], long, boolean)} whose FUA makes that write durable by
  * itself. Only a READ or WRITE longer than the connection's share of the in-flight budget is split: one call per
  * share-sized part, each part of a FUA WRITE durable by itself.
@@ -92,7 +92,9 @@ final class RequestExecutor {
 
     private void write(Request r) throws IOException {
         if (!r.writtenWhileReceiving) {
-            export.write(r.payload(), r.offset, r.fua());
+            ByteBuffer[] payload = r.payload();
+            export.write(payload, r.offset, r.fua());
+            checkTransferred(payload, "write", r.offset, r.length);
             return;
         }
         Exception failure = r.writeFailure;
@@ -112,6 +114,7 @@ final class RequestExecutor {
             if (r.writeFailure == null) {
                 try {
                     export.write(part, r.offset + done, r.fua());
+                    checkTransferred(part, "write", r.offset + done, n);
                 } catch (IOException | RuntimeException e) {
                     r.writeFailure = e;
                 }
@@ -125,7 +128,10 @@ final class RequestExecutor {
     private void read(Request r) throws IOException {
         planRuns(r);
         for (int k = 0; k < r.runs; k++) {
-            if (!r.runHole[k]) export.read(r.slices(r.runStart[k], r.runLength[k]), r.offset + r.runStart[k]);
+            if (r.runHole[k]) continue;
+            ByteBuffer[] run = r.slices(r.runStart[k], r.runLength[k]);
+            export.readFully(run, r.offset + r.runStart[k]);
+            checkTransferred(run, "readFully", r.offset + r.runStart[k], r.runLength[k]);
         }
         replies.readReply(r);
     }
@@ -158,7 +164,8 @@ final class RequestExecutor {
                     ByteBuffer[] part = r.ready(end - pos, share);
                     long n = Buffers.remaining(part);
                     try {
-                        export.read(part, r.offset + pos);
+                        export.readFully(part, r.offset + pos);
+                        checkTransferred(part, "readFully", r.offset + pos, n);
                     } catch (IOException | RuntimeException e) {
                         if (r.replied) failAfterReplying(r, e, chunked);
                         throw e;
@@ -193,6 +200,18 @@ final class RequestExecutor {
         }
         sender.abort(new IOException("READ " + Long.toUnsignedString(r.offset) + "+" + r.length
                 + " failed after its reply began, which a reply without error chunks cannot tell: " + e.getMessage()));
+    }
+
+    /**
+     * Export.readFully and Export.write move every buffer's position to its limit; one that left bytes behind read
+     * or wrote less than asked, which must be an error reply, never a reply with stale bytes or a write half done.
+     */
+    private void checkTransferred(ByteBuffer[] buffers, String operation, long offset, long length) throws IOException {
+        long left = Buffers.remaining(buffers);
+        if (left > 0) {
+            throw new IOException(export + ": Export." + operation + " at " + offset + " (+" + length + ") left "
+                    + left + " bytes of the buffers behind their positions");
+        }
     }
 
     /** Splits the READ range into data and hole runs (one data run unless structured replies allow holes). */
@@ -244,10 +263,10 @@ final class RequestExecutor {
     /** The NBD error for a failure. */
     static int errorOf(Throwable e) {
         if (e instanceof NbdException) return ((NbdException) e).error();
+        if (e instanceof SystemCallFailure) return Errno.toNbd(((SystemCallFailure) e).errno());
         if (e instanceof AccessDeniedException) return EPERM;
         if (e instanceof ClosedChannelException) return ESHUTDOWN;
         if (e instanceof IllegalArgumentException) return EINVAL;
-        if (e instanceof NativeIOException) return Errno.toNbd(((NativeIOException) e).errno());
         String message = String.valueOf(e.getMessage());
         if (message.contains("No space left")) return ENOSPC;
         return EIO;

@@ -5,6 +5,7 @@ import io.pagewise.nbd.wire.Protocol;
 import io.pagewise.nbd.wire.SocketIo;
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.lang.System.Logger.Level;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SocketChannel;
 import java.util.Locale;
@@ -129,8 +130,8 @@ public final class Transmission {
         } catch (Throwable e) {
             r.error = RequestExecutor.errorOf(e);
             failed = RequestExecutor.messageOf(e);
-            context.log().accept(who + ": " + Protocol.commandName(r.type) + " " + Long.toUnsignedString(r.offset) + "+"
-                    + r.length + " failed: " + failed);
+            context.log().log(Level.WARNING, who + ": " + Protocol.commandName(r.type) + " "
+                    + Long.toUnsignedString(r.offset) + "+" + r.length + " failed: " + failed);
             replies.error(r, r.error, failed);
         } finally {
             context.stats().request(r.type, r.length, failed != null);
@@ -139,8 +140,8 @@ public final class Transmission {
     }
 
     private void logRequest(Request r, String failed) {
-        if (!context.verbose()) return;
-        context.log().accept(String.format(Locale.ROOT, "%s: %s offset=%s length=%d flags=0x%x cookie=%d -> %s (%.3f ms)",
+        if (!context.log().isLoggable(Level.DEBUG)) return;
+        context.log().log(Level.DEBUG, String.format(Locale.ROOT, "%s: %s offset=%s length=%d flags=0x%x cookie=%d -> %s (%.3f ms)",
                 who, Protocol.commandName(r.type), Long.toUnsignedString(r.offset), r.length, r.flags, r.cookie,
                 failed == null ? "ok" : "error " + r.error + ": " + failed, (System.nanoTime() - r.started) / 1e6));
     }
@@ -167,7 +168,7 @@ public final class Transmission {
         ending = true;
         // A socket closed under the connection (the server cutting it) was logged by whoever closed it.
         if (!(e instanceof ClosedChannelException)) {
-            context.log().accept(who + ": cannot send replies, closing: " + e.getMessage());
+            context.log().log(Level.WARNING, who + ": cannot send replies, closing: " + e.getMessage());
         }
         try {
             channel.shutdownInput();

@@ -117,7 +117,7 @@ class CopyCommandTest {
         Path src = image("src.img");
         List<CacheMode> notRun = new ArrayList<>();
         for (CacheMode mode : CacheMode.values()) {
-            if (mode.needsNative() && !io.pagewise.Native.isAvailable()) {
+            if (!mode.isAvailable()) {
                 notRun.add(mode);
                 continue;
             }

@@ -192,6 +192,36 @@ class ServeCommandTest {
         assertTrue(outcome.err().contains("handshake not finished within 1 s"), outcome.err());
     }
 
+    /**
+     * Without -v a clean run prints nothing on stderr; -v adds each connection's export and every request, one plain
+     * line each after "pagewise serve: ", as serve has always printed them.
+     */
+    @Test
+    void verboseLogsEachConnectionAndRequestAsPlainLines() throws Exception {
+        String python = ExternalTools.python();
+        Path file = disk(1 << 20);
+        Path script = dir.resolve("read.py");
+        Files.writeString(script, String.join("\n",
+                "import os, nbd",
+                "h = nbd.NBD()",
+                "h.connect_uri(os.environ['uri'])",
+                "assert h.pread(512, 4096) == bytes(512)",
+                "h.shutdown()",
+                ""));
+        Outcome quiet = serve("--run", python + " " + script, file.toString());
+        assertEquals(0, quiet.status(), quiet.err());
+        assertEquals("", quiet.err());
+
+        Outcome verbose = serve("-v", "--run", python + " " + script, file.toString());
+        assertEquals(0, verbose.status(), verbose.err());
+        List<String> lines = verbose.err().lines().collect(java.util.stream.Collectors.toList());
+        assertEquals("pagewise serve: connection 1: serving '' (" + file + " (writeback)), structured replies",
+                lines.get(0), verbose.err());
+        assertTrue(lines.stream().anyMatch(line -> line.matches("pagewise serve: connection 1: READ offset=4096 length=512"
+                + " flags=0x0 cookie=\\d+ -> ok \\(\\d+\\.\\d{3} ms\\)")), verbose.err());
+        for (String line : lines) assertTrue(line.startsWith("pagewise serve: connection 1: "), verbose.err());
+    }
+
     @Test
     void readOnlyRefusesWritesFromTheCommandLine() throws Exception {
         String python = ExternalTools.python();

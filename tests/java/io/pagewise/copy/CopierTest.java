@@ -163,10 +163,10 @@ class CopierTest {
     void patternHoldsEachWordsOffsetAtAnyAlignment() throws Exception {
         CopySource pattern = SyntheticEndpoints.pattern(MiB);
         ByteBuffer aligned = ByteBuffer.allocate(64);
-        pattern.read(aligned, 4096);
+        pattern.readFully(aligned, 4096);
         for (int i = 0; i < 8; i++) assertEquals(4096 + 8L * i, aligned.getLong(8 * i));
         ByteBuffer odd = ByteBuffer.allocate(20);
-        pattern.read(odd, 4099);
+        pattern.readFully(odd, 4099);
         for (int i = 0; i < 20; i++) assertEquals(aligned.get(3 + i), odd.get(i), "byte " + i);
     }
 
@@ -192,7 +192,7 @@ class CopierTest {
             @Override public String name() { return "flaky"; }
             @Override public long size() { return 16 * MiB; }
             @Override public List<Extent> extents(long offset, long length) { return List.of(new Extent(offset, length, false)); }
-            @Override public void read(ByteBuffer dst, long offset) throws IOException {
+            @Override public void readFully(ByteBuffer dst, long offset) throws IOException {
                 if (offset == 9 * MiB) throw new IOException("medium error");
                 dst.position(dst.limit());
             }
@@ -210,7 +210,7 @@ class CopierTest {
             @Override public String name() { return "slow"; }
             @Override public long size() { return 1L << 40; }
             @Override public List<Extent> extents(long offset, long length) { return List.of(new Extent(offset, length, false)); }
-            @Override public void read(ByteBuffer dst, long offset) throws IOException {
+            @Override public void readFully(ByteBuffer dst, long offset) throws IOException {
                 try {
                     Thread.sleep(5);
                 } catch (InterruptedException e) {

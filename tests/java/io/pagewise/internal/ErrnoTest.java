@@ -26,6 +26,24 @@ class ErrnoTest {
         assertEquals("errno -3", Errno.name(-3));
     }
 
+    /**
+     * The names and texts built in for the pure-Java path are the C library's, so that both paths word an error
+     * alike, and the pure-Java path can tell an errno from the text the JDK reports.
+     */
+    @Test
+    void builtInNamesAndTextsAreTheCLibrarys() throws Exception {
+        assertTrue(Native.isAvailable(), "the names come from the native library: " + Native.loadError());
+        int checked = 0;
+        for (Field field : Errno.class.getFields()) {
+            if (field.getType() != int.class || !Modifier.isStatic(field.getModifiers())) continue;
+            int errno = field.getInt(null);
+            assertEquals(Errno.name(errno), Errno.builtInName(errno), field.getName());
+            assertEquals(Errno.description(errno), Errno.builtInDescription(errno), field.getName());
+            checked++;
+        }
+        assertTrue(checked >= 18, "checked " + checked);
+    }
+
     /** The names are read when the library loads, so that no failing call has to re-enter JNI to describe itself. */
     @Test
     void namesAreReadWhenTheLibraryLoadsNotOnTheFailingPath() throws Exception {

@@ -73,21 +73,21 @@ class InflightMemoryTest {
         byte[] expected = image(file);
         try (FileExport export = FileExport.open(file, CacheMode.WRITEBACK, false);
              NbdServer server = NbdServer.builder().export("", export).unixSocket(dir.resolve("s.sock"))
-                     .maxInflightBytes(BUDGET).log(m -> System.err.println("[server] " + m)).start();
+                     .maxInflightBytes(BUDGET).start();
              NbdClient client = NbdClient.connect(server.uri(), 2)) {
             assertEquals(REQUEST, client.info().maximumPayload(), "the advertised maximum stays 32 MiB");
             // Hole then data, and data then hole: structured replies with both kinds of chunk.
             for (int offset : new int[] {0, 32 * MiB}) {
                 ByteBuffer read = ByteBuffer.allocateDirect(REQUEST);
-                client.read(read, offset);
-                assertArrayEquals(slice(expected, offset, REQUEST), bytes(read), "READ at " + offset);
+                assertEquals(REQUEST, client.read(read, offset));
+                assertArrayEquals(slice(expected, offset, REQUEST), bytes(read.flip()), "READ at " + offset);
             }
             byte[] written = new byte[REQUEST];
             new Random(11).nextBytes(written);
             client.write(ByteBuffer.wrap(written), 16 * MiB, true);
             System.arraycopy(written, 0, expected, 16 * MiB, REQUEST);
             // Several at once on both connections: each request still holds at most its connection's share.
-            List<CompletableFuture<Void>> reads = new ArrayList<>();
+            List<CompletableFuture<Integer>> reads = new ArrayList<>();
             List<ByteBuffer> buffers = new ArrayList<>();
             for (int i = 0; i < 4; i++) {
                 ByteBuffer buffer = ByteBuffer.allocateDirect(REQUEST);
@@ -95,8 +95,8 @@ class InflightMemoryTest {
                 reads.add(client.readAsync(buffer, i * 4L * MiB));
             }
             for (int i = 0; i < reads.size(); i++) {
-                NbdClient.await(reads.get(i));
-                assertArrayEquals(slice(expected, i * 4 * MiB, REQUEST), bytes(buffers.get(i)), "READ " + i);
+                assertEquals(REQUEST, NbdClient.await(reads.get(i)));
+                assertArrayEquals(slice(expected, i * 4 * MiB, REQUEST), bytes(buffers.get(i).flip()), "READ " + i);
             }
             assertArrayEquals(expected, Files.readAllBytes(file));
             ServerStats stats = server.stats();
@@ -134,7 +134,7 @@ class InflightMemoryTest {
                 ""));
         try (FileExport export = FileExport.open(file, CacheMode.WRITEBACK, true);
              NbdServer server = NbdServer.builder().export("", export).unixSocket(dir.resolve("s.sock"))
-                     .maxInflightBytes(BUDGET).log(m -> System.err.println("[server] " + m)).start()) {
+                     .maxInflightBytes(BUDGET).start()) {
             ExternalTools.Result result = ExternalTools.run(Map.of("uri", server.uri()), 60, python, script.toString())
                     .assertOk("large.py");
             String digest = sha256(slice(expected, 4 * MiB, REQUEST));
@@ -166,9 +166,9 @@ class InflightMemoryTest {
         @Override public long size() { return memory.size(); }
 
         @Override
-        public void read(ByteBuffer dst, long offset) throws IOException {
+        public void readFully(ByteBuffer dst, long offset) throws IOException {
             if (offset + dst.remaining() > failAt) throw new IOException("medium error at " + failAt);
-            memory.read(dst, offset);
+            memory.readFully(dst, offset);
         }
 
         @Override
@@ -186,7 +186,7 @@ class InflightMemoryTest {
     void aFailureInTheMiddleOfALargeRequestIsAnErrorAndTheConnectionGoesOn() throws Exception {
         FailingExport export = new FailingExport(20 * MiB);
         try (NbdServer server = NbdServer.builder().export("", export).unixSocket(dir.resolve("s.sock"))
-                .maxInflightBytes(BUDGET).log(m -> System.err.println("[server] " + m)).start();
+                .maxInflightBytes(BUDGET).start();
              NbdClient client = NbdClient.connect(server.uri())) {
             NbdException read = assertThrows(NbdException.class, () -> client.read(ByteBuffer.allocateDirect(REQUEST), 0));
             assertTrue(read.getMessage().contains("medium error"), read.getMessage());
@@ -208,7 +208,7 @@ class InflightMemoryTest {
     void aSimpleReplyThatFailsAfterItsHeaderEndsTheConnection() throws Exception {
         FailingExport export = new FailingExport(20 * MiB);
         try (NbdServer server = NbdServer.builder().export("", export).unixSocket(dir.resolve("s.sock"))
-                .maxInflightBytes(BUDGET).log(m -> System.err.println("[server] " + m)).start();
+                .maxInflightBytes(BUDGET).start();
              SocketChannel channel = SocketChannel.open(UnixDomainSocketAddress.of(dir.resolve("s.sock")))) {
             read(channel, 18);
             channel.write(ByteBuffer.allocate(4).putInt(Protocol.CLIENT_FIXED_NEWSTYLE | Protocol.CLIENT_NO_ZEROES).flip());

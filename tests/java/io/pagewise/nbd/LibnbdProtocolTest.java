@@ -87,9 +87,9 @@ class LibnbdProtocolTest {
         }
 
         @Override
-        public void read(ByteBuffer dst, long offset) {
+        public void readFully(ByteBuffer dst, long offset) {
             waitForTheCrowd();
-            memory.read(dst, offset);
+            memory.readFully(dst, offset);
         }
 
         @Override
@@ -109,7 +109,7 @@ class LibnbdProtocolTest {
         ExternalTools.python();
         int requests = 128;
         try (NbdServer server = NbdServer.builder().export("", new CrowdingExport(requests))
-                .unixSocket(dir.resolve("nbd.sock")).threads(requests).log(System.err::println).start()) {
+                .unixSocket(dir.resolve("nbd.sock")).threads(requests).start()) {
             ExternalTools.pythonScript("in_flight.py", server.uri(), 60).assertOk("in_flight.py");
             ServerStats stats = server.stats();
             assertEquals(requests, stats.ops("WRITE"));

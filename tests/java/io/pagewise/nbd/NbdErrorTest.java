@@ -26,7 +26,7 @@ class NbdErrorTest {
         @Override public long size() { return 1 << 20; }
 
         @Override
-        public void read(ByteBuffer dst, long offset) {
+        public void readFully(ByteBuffer dst, long offset) {
             while (dst.hasRemaining()) dst.put((byte) 0);
         }
 
@@ -49,7 +49,7 @@ class NbdErrorTest {
         @Override public long size() { return upstream.size(); }
 
         @Override
-        public void read(ByteBuffer dst, long offset) throws IOException {
+        public void readFully(ByteBuffer dst, long offset) throws IOException {
             upstream.read(dst, offset);
         }
 
@@ -71,10 +71,10 @@ class NbdErrorTest {
     @Test
     void anExportsNbdErrorReachesTheClientWithItsValueEvenFromAnotherServer() throws Exception {
         try (NbdServer back = NbdServer.builder().export("", new FullExport()).unixSocket(dir.resolve("back.sock"))
-                     .log(message -> { }).start();
+                     .start();
              NbdClient upstream = NbdClient.connect(back.uri());
              NbdServer front = NbdServer.builder().export("", new ForwardingExport(upstream))
-                     .unixSocket(dir.resolve("front.sock")).log(message -> { }).start();
+                     .unixSocket(dir.resolve("front.sock")).start();
              NbdClient nbd = NbdClient.connect(front.uri())) {
             assertEquals(1 << 20, nbd.size());
             nbd.read(ByteBuffer.allocate(4096), 0);

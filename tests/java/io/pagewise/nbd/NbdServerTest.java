@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.nbd.wire.Protocol;
+import io.pagewise.testing.RecordingLogger;
 import java.io.EOFException;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -14,8 +15,6 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -36,7 +35,7 @@ class NbdServerTest {
     void startsOnAFreePortAndStopsAfterAnsweringWhatItRead() throws Exception {
         MemoryExport memory = new MemoryExport(4 << 20, false);
         NbdServer server = NbdServer.builder().export("disk", memory).tcp(InetAddress.getLoopbackAddress(), 0)
-                .log(message -> { }).start();
+                .start();
         int port = ((InetSocketAddress) server.address()).getPort();
         assertTrue(port > 0);
         assertEquals("nbd://127.0.0.1:" + port + "/disk", server.uri());
@@ -94,7 +93,7 @@ class NbdServerTest {
     void listSendsEachExportsNameAndDescription() throws Exception {
         try (NbdServer server = NbdServer.builder().export("", "the default disk", new MemoryExport(1 << 20, false))
                 .export("second", new MemoryExport(1 << 20, true)).tcp(InetAddress.getLoopbackAddress(), 0)
-                .log(message -> { }).start();
+                .start();
              SocketChannel channel = SocketChannel.open(server.address())) {
             read(channel, 18);
             channel.write(ByteBuffer.allocate(4).putInt(Protocol.CLIENT_FIXED_NEWSTYLE | Protocol.CLIENT_NO_ZEROES).flip());
@@ -131,7 +130,7 @@ class NbdServerTest {
         }
 
         @Override
-        public void read(ByteBuffer dst, long offset) throws IOException {
+        public void readFully(ByteBuffer dst, long offset) throws IOException {
             mostInside.accumulateAndGet(inside.incrementAndGet(), Math::max);
             try {
                 if (!gate.await(20, TimeUnit.SECONDS)) throw new IOException("gate never opened");
@@ -148,9 +147,9 @@ class NbdServerTest {
     void aConnectionRunsAsManyRequestsAtOnceAsItHasThreads() throws Exception {
         GatedExport export = new GatedExport();
         try (NbdServer server = NbdServer.builder().export("", export).tcp(InetAddress.getLoopbackAddress(), 0)
-                .threads(3).log(message -> { }).start();
+                .threads(3).start();
              NbdClient client = NbdClient.connect(server.uri())) {
-            java.util.List<java.util.concurrent.CompletableFuture<Void>> reads = new java.util.ArrayList<>();
+            java.util.List<java.util.concurrent.CompletableFuture<Integer>> reads = new java.util.ArrayList<>();
             for (int i = 0; i < 8; i++) reads.add(client.readAsync(ByteBuffer.allocate(4096), i * 4096L));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (export.inside.get() < 3 && System.nanoTime() < deadline) Thread.sleep(5);
@@ -158,7 +157,7 @@ class NbdServerTest {
             Thread.sleep(300);
             assertEquals(3, export.mostInside.get(), "more requests ran at once than the connection has threads");
             export.gate.countDown();
-            for (java.util.concurrent.CompletableFuture<Void> read : reads) NbdClient.await(read);
+            for (java.util.concurrent.CompletableFuture<Integer> read : reads) NbdClient.await(read);
             assertEquals(3, export.mostInside.get());
         }
     }
@@ -174,15 +173,16 @@ class NbdServerTest {
     @Test
     void aStoppingServerLeavesASocketFileThatAnotherServerCreatedSince(@TempDir Path dir) throws Exception {
         Path socket = dir.resolve("nbd.sock");
-        List<String> logA = new CopyOnWriteArrayList<>();
+        RecordingLogger logA = new RecordingLogger("[server A] ", System.Logger.Level.INFO);
         NbdServer a = NbdServer.builder().export("", new MemoryExport(1 << 20, false)).unixSocket(socket)
-                .log(logA::add).start();
+                .logger(logA).start();
         Files.delete(socket);
         try (NbdServer b = NbdServer.builder().export("", new MemoryExport(1 << 20, false)).unixSocket(socket)
-                .log(message -> { }).start()) {
+                .start()) {
             a.close();
             assertTrue(Files.exists(socket), "server A removed server B's socket file");
-            assertTrue(logA.stream().anyMatch(line -> line.contains("no longer the socket this server created")), logA.toString());
+            assertEquals(1, logA.messages(System.Logger.Level.WARNING, "no longer the socket this server created").size(),
+                    logA.entries().toString());
             try (SocketChannel channel = SocketChannel.open(UnixDomainSocketAddress.of(socket))) {
                 assertEquals(0x4e42444d41474943L, read(channel, 18).getLong(), "B greets on its socket");
             }

@@ -1,27 +1,23 @@
 package io.pagewise.nbd;
 
 import io.pagewise.CacheMode;
+import io.pagewise.testing.RecordingLogger;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.List;
 
 /** An in-process server on a Unix socket in a temp dir, over a sparse file, closed with everything it opened. */
 final class TestServer implements AutoCloseable {
     final Path file;
     final FileExport export;
     final NbdServer server;
-    final List<String> log = Collections.synchronizedList(new ArrayList<>());
+    /** What the server logged at INFO and above. */
+    final RecordingLogger log = new RecordingLogger("[server] ", System.Logger.Level.INFO);
 
     private TestServer(Path file, FileExport export, NbdServer.Builder builder, Path socket) throws IOException {
         this.file = file;
         this.export = export;
-        this.server = builder.unixSocket(socket).log(message -> {
-            log.add(message);
-            System.err.println("[server] " + message);
-        }).start();
+        this.server = builder.unixSocket(socket).logger(log).start();
     }
 
     /** A sparse file of size bytes in dir, served as "" under mode; configure adds exports or settings. */

@@ -53,7 +53,7 @@ class WholeRequestsTest {
                 assertEquals(4 * MIB, after.dontcacheBytesRead() - before.dontcacheBytesRead(), after.toString());
                 assertEquals(1, after.reads() - before.reads(), "one StorageFile read for one request");
                 byte[] bytes = new byte[4 * MIB];
-                got.get(bytes);
+                got.get(0, bytes);
                 assertArrayEquals(java.util.Arrays.copyOfRange(data, 2 * MIB, 6 * MIB), bytes);
             }
         }
@@ -77,7 +77,7 @@ class WholeRequestsTest {
                 ByteBuffer got = ByteBuffer.allocateDirect(data.length);
                 client.read(got, MIB);
                 byte[] bytes = new byte[data.length];
-                got.get(bytes);
+                got.get(0, bytes);
                 assertArrayEquals(data, bytes);
             }
         }

@@ -19,13 +19,15 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.List;
 import java.util.SplittableRandom;
 import java.util.zip.CRC32;
 
 /**
  * Uses pagewise from outside, as an application does: writes a disk image with EVICT, serves it with the embedded
- * NBD server, reads it back with NbdClient and copies it with Copier. Checks the data (CRC-32) and that each file
- * is at most 1 % cached afterwards; exits with status 1 and a message naming the failed check.
+ * NBD server, reads it back with NbdClient and copies it with Copier. Checks the data (CRC-32), that each file
+ * is at most 1 % cached afterwards, and that the server's and the copier's log arrives in this application's own
+ * {@link System.LoggerFinder} ({@link CollectedLog}); exits with status 1 and a message naming the failed check.
  *
  * <p>Usage: {@code java --enable-native-access=io.pagewise -p target/modules -m example.consumer [DIR]}, where DIR
  * (default: the temporary directory) must be on a disk-backed filesystem, not tmpfs.
@@ -98,6 +100,7 @@ public final class Main {
             checkCached(copy, "after copying to it");
             checkCrc(readFile(copy), expected, "the copy " + copy);
             checkCached(copy, "after reading it with EVICT");
+            checkLog(library);
         } finally {
             Files.deleteIfExists(copy);
             Files.deleteIfExists(disk);
@@ -128,13 +131,18 @@ public final class Main {
         return crc.getValue();
     }
 
-    private static long readOverNbd(NbdClient client) throws IOException {
+    /** Reads the export to its end as a FileChannel loop would: read moves the position and returns -1 at the end. */
+    private static long readOverNbd(NbdClient client) throws IOException, CheckFailed {
         CRC32 crc = new CRC32();
         ByteBuffer buffer = ByteBuffer.allocateDirect(CHUNK);
-        for (long at = 0; at < SIZE; at += CHUNK) {
-            client.read(buffer.clear(), at);
-            crc.update(buffer.rewind());
+        long at = 0;
+        int n;
+        while ((n = client.read(buffer.clear(), at)) != -1) {
+            check(buffer.position() == n, "NbdClient.read returned " + n + " but moved the position to " + buffer.position());
+            crc.update(buffer.flip());
+            at += n;
         }
+        check(at == SIZE, "NbdClient.read said the export ended at " + at + ", not " + SIZE);
         return crc.getValue();
     }
 
@@ -162,6 +170,26 @@ public final class Main {
                 cached.residentPages(), cached.totalPages());
         check(cached.percent() <= MAX_CACHED_PERCENT, String.format("%s is %.2f %% cached %s; EVICT promises at most %.0f %%",
                 path, cached.percent(), when, MAX_CACHED_PERCENT));
+    }
+
+    /**
+     * The server logged each connection's export at DEBUG and the copier its result, both through loggers that
+     * pagewise's module asked this application's LoggerFinder for; a clean run logs nothing at WARNING or above.
+     */
+    private static void checkLog(Module library) throws CheckFailed {
+        List<CollectedLog.Entry> log = CollectedLog.entries();
+        check(log.stream().anyMatch(e -> e.logger().equals(NbdServer.LOGGER_NAME) && e.level() == System.Logger.Level.DEBUG
+                && e.message().contains(": serving 'disk'")), "the server's DEBUG lines did not arrive: " + log.size()
+                + " messages kept");
+        check(log.stream().anyMatch(e -> e.logger().equals(Copier.LOGGER_NAME) && e.level() == System.Logger.Level.DEBUG
+                && e.message().startsWith("copied ")), "the copier's DEBUG lines did not arrive: " + log.size()
+                + " messages kept");
+        for (CollectedLog.Entry e : log) {
+            check(e.caller() == library, e.logger() + " was asked for by " + e.caller() + ", not by " + library);
+            check(e.level().getSeverity() < System.Logger.Level.WARNING.getSeverity(),
+                    "a clean run logged " + e.level() + " " + e.logger() + ": " + e.message());
+        }
+        System.out.printf("log: %d messages from pagewise arrived in the application's LoggerFinder%n", log.size());
     }
 
     private static void check(boolean condition, String failure) throws CheckFailed {

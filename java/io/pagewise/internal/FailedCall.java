@@ -1,0 +1,92 @@
+package io.pagewise.internal;
+
+import io.pagewise.SystemCallFailure;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+
+/**
+ * What a failed system call reports: the call, the path, the range and the errno, and the one message format made
+ * of them, {@code pwrite /data/disk.img at 4096 (+65536): No space left on device (ENOSPC)}. Nested here are the
+ * JDK's file exceptions as the library throws them, each also a {@link SystemCallFailure}; they are not exported,
+ * so applications catch the JDK type and ask the interface for the errno.
+ *
+ * @param offset the start of the range, or -1 when the call had none
+ */
+public record FailedCall(String operation, Path path, long offset, long length, int errno, String errnoName,
+                         String description) {
+
+    /** The message, as every exception of a failed call words it. */
+    public String message() {
+        return message(operation, path, offset, length, errnoName, description);
+    }
+
+    /** The message made of the parts: operation, path, range (when offset is not -1), description and errno name. */
+    public static String message(String operation, Path path, long offset, long length, String errnoName,
+                                 String description) {
+        StringBuilder text = new StringBuilder(operation);
+        if (path != null) text.append(' ').append(path);
+        if (offset >= 0) text.append(" at ").append(offset).append(" (+").append(length).append(')');
+        return text.append(": ").append(description).append(" (").append(errnoName).append(')').toString();
+    }
+
+    /** The JDK's reason text for a file exception: the description and the errno name. */
+    private String reason() {
+        return description + " (" + errnoName + ")";
+    }
+
+    /** ENOENT. */
+    public static final class NoSuchFile extends NoSuchFileException implements SystemCallFailure {
+        private final transient FailedCall call;
+
+        NoSuchFile(FailedCall call) {
+            super(String.valueOf(call.path()), null, call.reason());
+            this.call = call;
+        }
+
+        @Override public String getMessage() { return call.message(); }
+        @Override public String operation() { return call.operation(); }
+        @Override public Path path() { return call.path(); }
+        @Override public long offset() { return call.offset(); }
+        @Override public long length() { return call.length(); }
+        @Override public int errno() { return call.errno(); }
+        @Override public String errnoName() { return call.errnoName(); }
+    }
+
+    /** EACCES or EPERM. */
+    public static final class AccessDenied extends AccessDeniedException implements SystemCallFailure {
+        private final transient FailedCall call;
+
+        AccessDenied(FailedCall call) {
+            super(String.valueOf(call.path()), null, call.reason());
+            this.call = call;
+        }
+
+        @Override public String getMessage() { return call.message(); }
+        @Override public String operation() { return call.operation(); }
+        @Override public Path path() { return call.path(); }
+        @Override public long offset() { return call.offset(); }
+        @Override public long length() { return call.length(); }
+        @Override public int errno() { return call.errno(); }
+        @Override public String errnoName() { return call.errnoName(); }
+    }
+
+    /** EEXIST, from CREATE_NEW. */
+    public static final class AlreadyExists extends FileAlreadyExistsException implements SystemCallFailure {
+        private final transient FailedCall call;
+
+        AlreadyExists(FailedCall call) {
+            super(String.valueOf(call.path()), null, call.reason());
+            this.call = call;
+        }
+
+        @Override public String getMessage() { return call.message(); }
+        @Override public String operation() { return call.operation(); }
+        @Override public Path path() { return call.path(); }
+        @Override public long offset() { return call.offset(); }
+        @Override public long length() { return call.length(); }
+        @Override public int errno() { return call.errno(); }
+        @Override public String errnoName() { return call.errnoName(); }
+    }
+}

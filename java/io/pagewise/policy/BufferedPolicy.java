@@ -1,0 +1,40 @@
+package io.pagewise.policy;
+
+import io.pagewise.CacheMode;
+import io.pagewise.internal.RawFile;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+
+/**
+ * Buffered I/O through the page cache (WRITEBACK, WRITETHROUGH, UNSAFE): the mode's durability decides whether a
+ * write goes out with RWF_DSYNC and whether flush is an fdatasync.
+ */
+final class BufferedPolicy implements CachePolicy {
+    private final RawFile file;
+    private final CacheMode mode;
+
+    BufferedPolicy(RawFile file, CacheMode mode) {
+        this.file = file;
+        this.mode = mode;
+    }
+
+    @Override public CacheMode mode() { return mode; }
+
+    @Override public RawFile file() { return file; }
+
+    @Override
+    public long read(ByteBuffer[] dsts, long offset) throws IOException {
+        return file.read(dsts, offset, 0);
+    }
+
+    @Override
+    public void write(ByteBuffer[] srcs, long offset, boolean fua) throws IOException {
+        boolean durable = mode.syncsEveryWrite() || (fua && mode.flushSyncs());
+        file.write(srcs, offset, durable ? RawFile.DSYNC : 0);
+    }
+
+    @Override
+    public void flush() throws IOException {
+        if (mode.flushSyncs()) file.dataSync();
+    }
+}
