@@ -13,9 +13,9 @@ import java.util.List;
  *
  * <p>The snapshot costs what the cache holds, not the file's size. cachestat counts a range's cached pages in one
  * call: a range with none is skipped, a range that is all cached is one run, and a mixed range is split and asked
- * again, down to {@link #BITMAP_CHUNK}, where mincore tells which pages. Holes are not skipped by themselves: reading
+ * again, down to {@link #SPLIT_ABOVE}, where mincore tells which pages. Holes are not skipped by themselves: reading
  * a hole caches zero pages, which someone else may be using. Where cachestat cannot be asked (Linux before 6.5)
- * mincore reads the whole file, about 1.6 s per TiB of a sparse file's size.
+ * mincore reads the whole file, which costs seconds per TiB of a sparse file's size.
  */
 final class PrecachedPages {
     /** The largest range one mincore bitmap covers (32 KiB of bitmap for 4 KiB pages). */

@@ -103,7 +103,7 @@ public final class Protocol {
 
     /**
      * The largest READ or WRITE payload the server accepts and advertises (NBD_INFO_BLOCK_SIZE maximum): nbdkit's
-     * limit, and what libnbd sends at most. The NBD project's own test client sends 48 MiB.
+     * limit, and what libnbd sends at most. The NBD project's test client (integrityhuge) sends up to 50 MB.
      */
     public static final int MAX_PAYLOAD = 64 << 20;
 
