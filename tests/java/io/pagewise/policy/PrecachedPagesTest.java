@@ -30,7 +30,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * The residency snapshot EVICT and DONTCACHE take at open is exactly the set of pages mincore sees, whether it is
  * found with cachestat or (as on kernels before 6.5) with mincore alone, and its cost follows what is cached, not
- * the size of the file: counted in system calls by the library's own counters.
+ * the size of the file: counted in system calls by the library's own counters. PageCache.residency counts the
+ * same pages either way.
  */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class PrecachedPagesTest {
@@ -69,6 +70,7 @@ class PrecachedPagesTest {
 
             assertArrayEquals(truth, runs(snapshot, size), "cached runs as [start, end) pairs: " + Arrays.toString(truth)
                     + " from mincore, " + Arrays.toString(runs(snapshot, size)) + " in the snapshot");
+            assertEquals(pages(truth), PageCache.residency(path).residentPages(), "PageCache.residency's count");
             long mincoreCalls = after[0] - before[0];
             long cachestatCalls = after[1] - before[1];
             if (cachestat) {
@@ -158,6 +160,14 @@ class PrecachedPagesTest {
             }
         }
         return runStart >= 0 ? append(runs, runStart, size) : runs;
+    }
+
+    /** Pages the runs cover, the last one partial. */
+    private static long pages(long[] runs) {
+        int page = Mincore.pageSize();
+        long pages = 0;
+        for (int i = 0; i < runs.length; i += 2) pages += (runs[i + 1] - runs[i] + page - 1) / page;
+        return pages;
     }
 
     private static long[] runs(PrecachedPages snapshot, long size) {
