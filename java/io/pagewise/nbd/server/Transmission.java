@@ -388,7 +388,7 @@ public final class Transmission {
         }
     }
 
-    private static final int MAX_PAYLOAD_PIECES = MIN_MAX_PAYLOAD / PayloadBuffers.LARGE + 1;
+    private static final int MAX_PAYLOAD_PIECES = MAX_PAYLOAD / PayloadBuffers.LARGE + 1;
 
     /** Executes the request and leaves its reply in r.segments. */
     private void execute(Request r) throws IOException {
