@@ -138,7 +138,7 @@ class LargeRequestTest {
     /** A server with the small budget; perConnection 0 keeps the default share (a quarter of it). */
     private NbdServer server(Export export, long perConnection) throws IOException {
         NbdServer.Builder builder = NbdServer.builder().export("", export).unixSocket(dir.resolve("nbd.sock"))
-                .maxInflightBytes(BUDGET).log(m -> System.err.println("[server] " + m));
+                .maxInflightBytes(BUDGET).logger(new io.pagewise.testing.RecordingLogger("[server] ", System.Logger.Level.INFO));
         if (perConnection > 0) builder.maxInflightBytesPerConnection(perConnection);
         return builder.start();
     }
@@ -234,9 +234,9 @@ class LargeRequestTest {
         }
 
         @Override
-        public void read(ByteBuffer dst, long offset) throws IOException {
+        public void readFully(ByteBuffer dst, long offset) throws IOException {
             reads.incrementAndGet();
-            file.read(dst, offset);
+            file.readFully(dst, offset);
         }
 
         @Override
