@@ -26,7 +26,7 @@ assert h.can_flush() and h.can_fua() and h.can_trim() and h.can_zero() and h.can
 assert h.can_multi_conn() and h.can_cache() and h.can_df()
 assert h.get_block_size(nbd.SIZE_MINIMUM) == 1
 assert h.get_block_size(nbd.SIZE_PREFERRED) == 4096
-assert h.get_block_size(nbd.SIZE_MAXIMUM) == 32 << 20
+assert h.get_block_size(nbd.SIZE_MAXIMUM) == 64 << 20
 assert h.get_export_description() == "test disk", h.get_export_description()
 assert h.get_canonical_export_name() == ""
 

@@ -8,7 +8,10 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 
-/** Page-cache facts and actions for whole files: residency (mincore), eviction, and loading. Needs the native library. */
+/**
+ * Page-cache facts and actions for whole files: residency (cachestat, or mincore before Linux 6.5), eviction, and
+ * loading. Needs the native library.
+ */
 public final class PageCache {
     private static final int TOUCH_CHUNK = 1 << 20;
 

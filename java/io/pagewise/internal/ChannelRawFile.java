@@ -104,6 +104,8 @@ public final class ChannelRawFile implements RawFile {
 
     @Override public byte[] residentBitmap(long offset, long length) { return null; }
 
+    @Override public long cachedPages(long offset, long length) { return -1; }
+
     @Override
     public long residentPages(long offset, long length) {
         throw new UnsupportedOperationException("page-cache residency needs the pagewise native library");

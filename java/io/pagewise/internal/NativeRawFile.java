@@ -238,7 +238,16 @@ public final class NativeRawFile implements RawFile {
     }
 
     @Override
+    public long cachedPages(long offset, long length) throws IOException {
+        long pages = Mincore.cachedPages(fd, offset, length);
+        if (pages == -Errno.ENOSYS || pages == -Errno.EPERM || pages == -Errno.EOPNOTSUPP) return -1;
+        return Errno.check(pages, "cachestat", path, offset, length);
+    }
+
+    @Override
     public long residentPages(long offset, long length) throws IOException {
+        long cached = cachedPages(offset, length);
+        if (cached >= 0) return cached;
         return Errno.check(Mincore.residentPages(fd, offset, length), "mincore", path, offset, length);
     }
 

@@ -68,6 +68,13 @@ public interface RawFile extends java.io.Closeable {
     /** Page-cache residency bitmap of a range (bit i = page i); null when it cannot be read. */
     byte[] residentBitmap(long offset, long length) throws IOException;
 
+    /**
+     * Cached pages of [offset, offset + length) counted in one call (cachestat, Linux 6.5+), or -1 where that cannot
+     * be asked (older kernels, the pure-Java path): then only {@link #residentBitmap} tells.
+     */
+    long cachedPages(long offset, long length) throws IOException;
+
+    /** Resident pages of [offset, offset + length), offset page aligned: cachestat where it answers, else mincore. */
     long residentPages(long offset, long length) throws IOException;
 
     boolean isBlockDevice();

@@ -125,7 +125,7 @@ public final class NbdServer implements Closeable {
                 : Math.max(PayloadBuffers.SMALL, b.maxInflightBytes / 4);
         RequestStats counters = stats.counters();
         context = new ServerContext(b.threads, budget, perConnection, new PayloadBuffers(b.maxInflightBytes, counters), counters,
-                log, Protocol.MIN_MAX_PAYLOAD, PayloadBuffers.longestWithin(perConnection, Protocol.MIN_MAX_PAYLOAD));
+                log, Protocol.MAX_PAYLOAD, PayloadBuffers.longestWithin(perConnection, Protocol.MAX_PAYLOAD));
         handshakeTimer = new ScheduledThreadPoolExecutor(1, r -> daemon(r, "nbd-handshake-timer"));
         handshakeTimer.setRemoveOnCancelPolicy(true);
         acceptor = daemon(this::acceptLoop, "nbd-accept");

@@ -1,7 +1,7 @@
 package io.pagewise.nbd.server;
 
 import static io.pagewise.nbd.wire.Protocol.CMD_FLAG_FUA;
-import static io.pagewise.nbd.wire.Protocol.MIN_MAX_PAYLOAD;
+import static io.pagewise.nbd.wire.Protocol.MAX_PAYLOAD;
 
 import java.nio.ByteBuffer;
 import java.util.Arrays;
@@ -13,7 +13,7 @@ import java.util.Arrays;
 final class Request {
     /** Content chunks in one structured READ reply; extents beyond that are sent as data. */
     static final int MAX_CHUNKS = 64;
-    static final int MAX_PAYLOAD_PIECES = MIN_MAX_PAYLOAD / PayloadBuffers.LARGE + 1;
+    static final int MAX_PAYLOAD_PIECES = MAX_PAYLOAD / PayloadBuffers.LARGE + 1;
     private static final int HEADER_AREA = 4096;
 
     int type;

@@ -101,6 +101,12 @@ public final class Protocol {
     /** Payloads below this size must not be treated as abuse (spec: 2^25). */
     public static final int MIN_MAX_PAYLOAD = 32 << 20;
 
+    /**
+     * The largest READ or WRITE payload the server accepts and advertises (NBD_INFO_BLOCK_SIZE maximum): nbdkit's
+     * limit, and what libnbd sends at most. The NBD project's test client (integrityhuge) sends up to 50 MB.
+     */
+    public static final int MAX_PAYLOAD = 64 << 20;
+
     public static String commandName(int type) {
         switch (type) {
             case CMD_READ: return "READ";

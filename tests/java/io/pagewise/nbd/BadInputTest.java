@@ -225,7 +225,7 @@ class BadInputTest {
             client.request(0, 1, 3, -4096L, 4096);        // offset near 2^64: no overflow
             client.write(ByteBuffer.allocate(4096));
             assertEquals(28, client.reply(3));
-            int tooBig = (32 << 20) + 1;                   // over the maximum block size
+            int tooBig = io.pagewise.nbd.wire.Protocol.MAX_PAYLOAD + 1; // over the maximum block size
             client.request(0, 1, 4, 0, tooBig);
             client.write(ByteBuffer.allocate(tooBig));
             assertEquals(22, client.reply(4));

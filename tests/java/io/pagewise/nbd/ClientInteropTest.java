@@ -67,7 +67,7 @@ class ClientInteropTest {
             long minimum = mode.isDirect() ? Math.max(512, server.export.file().alignment().offset()) : 1;
             assertEquals(minimum, number(json, "block_size_minimum"), json);
             assertEquals(Math.max(4096, minimum), number(json, "block_size_preferred"), json);
-            assertEquals(32 * MiB, number(json, "block_size_maximum"), json);
+            assertEquals(64 * MiB, number(json, "block_size_maximum"), json);
 
             String map = ExternalTools.run(30, "nbdinfo", "--map", server.uri()).assertOk("nbdinfo --map").stdout();
             assertEquals(islandMap(16 * MiB), parseMap(map), map);

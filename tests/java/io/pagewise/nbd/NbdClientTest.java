@@ -52,7 +52,7 @@ class NbdClientTest {
             assertTrue(info.structuredReplies() && info.hasBlockStatus() && info.canMultiConn(), info.toString());
             assertEquals(4, nbd.connectionCount());
             assertEquals(4096, info.preferredBlock());
-            assertEquals(32 * MiB, info.maximumPayload());
+            assertEquals(64 * MiB, info.maximumPayload());
 
             byte[] data = new byte[256 * 1024];
             new Random(1).nextBytes(data);
