@@ -75,9 +75,7 @@ final class ReplyEncoder {
         if (structured) {
             dataChunkHeader(r, REPLY_FLAG_DONE, r.offset, r.length);
         } else {
-            r.addSegment(r.area.slice(r.area.position(), SIMPLE_REPLY_HEADER_SIZE).putInt(SIMPLE_REPLY_MAGIC).putInt(0)
-                    .putLong(r.cookie).flip());
-            r.area.position(r.area.position() + SIMPLE_REPLY_HEADER_SIZE);
+            r.addSegment(simpleHeader(r, 0));
         }
     }
 

@@ -61,10 +61,7 @@ final class RequestReader {
             return true;
         }
         if (type == CMD_READ || type == CMD_WRITE) takeBuffers(r, Math.min(length, context.payloadPiece()));
-        if (type == CMD_WRITE && !isLong(r)) {
-            for (ByteBuffer piece : r.payload()) SocketIo.readExactly(channel, piece);
-            for (int i = 0; i < r.pieceCount; i++) r.pieces[i].flip();
-        }
+        if (type == CMD_WRITE && !isLong(r)) receivePart(r, length);
         return true;
     }
 
