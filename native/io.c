@@ -32,11 +32,9 @@ static int rw_flags(jint flags)
     return result;
 }
 
-/* One syscall over at most IOV_MAX iovecs; plain preadv/pwritev when there are no flags (any kernel). */
+/* One syscall over count (at most IOV_MAX) iovecs; plain preadv/pwritev when there are no flags (any kernel). */
 static ssize_t transfer_once(int fd, const struct iovec *iov, int count, off_t offset, int flags, int writing)
 {
-    if (count > IOV_MAX)
-        count = IOV_MAX;
     if (writing)
         return flags == 0 ? pwritev(fd, iov, count, offset) : pwritev2(fd, iov, count, offset, flags);
     return flags == 0 ? preadv(fd, iov, count, offset) : preadv2(fd, iov, count, offset, flags);
@@ -69,7 +67,7 @@ static jlong transfer_all(int fd, struct iovec *iov, int count, jlong total, jlo
             asked += iov[i].iov_len;
         if (asked > MAX_RW_COUNT)
             asked = MAX_RW_COUNT;
-        ssize_t n = transfer_once(fd, iov + first, count - first, (off_t) (offset + done), native_flags, writing);
+        ssize_t n = transfer_once(fd, iov + first, batch, (off_t) (offset + done), native_flags, writing);
         if (n < 0) {
             if (errno == EINTR)
                 continue;

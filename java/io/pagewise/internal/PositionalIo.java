@@ -54,12 +54,8 @@ public final class PositionalIo {
     }
 
     private static int[] positions(ByteBuffer[] buffers) {
-        int[] positions = new int[buffers.length];
-        for (int i = 0; i < buffers.length; i++) {
-            if (!buffers[i].isDirect()) throw new IllegalArgumentException("native I/O needs direct buffers");
-            positions[i] = buffers[i].position();
-        }
-        return positions;
+        if (!Buffers.allDirect(buffers)) throw new IllegalArgumentException("native I/O needs direct buffers");
+        return Buffers.positions(buffers);
     }
 
     private static int[] lengths(ByteBuffer[] buffers) {
