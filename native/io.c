@@ -1,8 +1,13 @@
-/* io.c: positional scatter/gather reads and writes with full-transfer semantics (Java: PositionalIo). */
+/* io.c: positional scatter/gather reads and writes with full-transfer semantics, writes optionally through Linux
+ * AIO (Java: PositionalIo). */
 #include "pagewise.h"
 
 #include <limits.h>
+#include <linux/aio_abi.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -32,12 +37,97 @@ static int rw_flags(jint flags)
     return result;
 }
 
-/* One syscall over count (at most IOV_MAX) iovecs; plain preadv/pwritev when there are no flags (any kernel). */
-static ssize_t transfer_once(int fd, const struct iovec *iov, int count, off_t offset, int flags, int writing)
+/* Writes through Linux AIO (PW_RW_AIO), each waited for by the thread that submitted it. ext4 runs an O_DIRECT
+ * write that is not a pure overwrite (one into a hole of a sparse file) under the exclusive inode lock. A
+ * synchronous write keeps that lock until the disk is done, so such writes from many threads reach the disk one
+ * at a time; a submitted one keeps it only while it is submitted, and the thread waits outside it. Each thread
+ * gets its own context on first use (one write in flight), destroyed when the thread ends. */
+static pthread_key_t aio_key;
+static pthread_once_t aio_key_once = PTHREAD_ONCE_INIT;
+static int aio_key_ready;
+/* Stored for a thread whose io_setup failed, so that it does not ask again at every write. */
+#define AIO_UNAVAILABLE ((void *) (uintptr_t) 1)
+
+static void aio_context_free(void *value)
 {
+    if (value != NULL && value != AIO_UNAVAILABLE)
+        syscall(SYS_io_destroy, (aio_context_t) (uintptr_t) value);
+}
+
+static void aio_key_create(void)
+{
+    aio_key_ready = pthread_key_create(&aio_key, aio_context_free) == 0;
+}
+
+/* This thread's AIO context, or 0 where there is none (no AIO in the kernel, aio-max-nr reached). */
+static aio_context_t aio_context(void)
+{
+    pthread_once(&aio_key_once, aio_key_create);
+    if (!aio_key_ready)
+        return 0;
+    void *value = pthread_getspecific(aio_key);
+    if (value == NULL) {
+        aio_context_t context = 0;
+        value = syscall(SYS_io_setup, 1, &context) == 0 ? (void *) (uintptr_t) context : AIO_UNAVAILABLE;
+        if (pthread_setspecific(aio_key, value) != 0) {
+            aio_context_free(value);
+            return 0;
+        }
+    }
+    return value == AIO_UNAVAILABLE ? 0 : (aio_context_t) (uintptr_t) value;
+}
+
+/* Returned by aio_write_once when io_submit did not take the write: nothing was written, write it synchronously. */
+#define AIO_REFUSED (-2)
+
+/* One pwritev through the context, waited for. Returns what pwritev2 would (bytes, or -1 with errno), or
+ * AIO_REFUSED. The kernel copies the iocb and the iovecs at io_submit; only the data buffers stay in use. */
+static ssize_t aio_write_once(aio_context_t context, int fd, const struct iovec *iov, int count, off_t offset,
+                              int flags)
+{
+    struct iocb request;
+    memset(&request, 0, sizeof request);
+    request.aio_fildes = (uint32_t) fd;
+    request.aio_lio_opcode = IOCB_CMD_PWRITEV;
+    request.aio_buf = (uint64_t) (uintptr_t) iov;
+    request.aio_nbytes = (uint64_t) count;
+    request.aio_offset = (int64_t) offset;
+    request.aio_rw_flags = flags;
+    struct iocb *requests[1] = { &request };
+    long submitted;
+    PW_RETRY(submitted, syscall(SYS_io_submit, context, 1L, requests));
+    if (submitted != 1)
+        return AIO_REFUSED;
+    struct io_event event;
+    long completed;
+    /* EINTR leaves the write in flight and its completion in the ring: wait again. */
+    PW_RETRY(completed, syscall(SYS_io_getevents, context, 1L, 1L, &event, NULL));
+    if (completed != 1)
+        return -1; /* cannot happen with these arguments; errno says why */
+    if (event.res < 0) {
+        errno = (int) -event.res;
+        return -1;
+    }
+    return (ssize_t) event.res;
+}
+
+/* One syscall over count (at most IOV_MAX) iovecs; plain preadv/pwritev when there are no flags (any kernel). With
+ * PW_RW_AIO a write goes by io_submit where the kernel takes it, counted in *aio_writes. */
+static ssize_t transfer_once(int fd, const struct iovec *iov, int count, off_t offset, jint flags, int writing,
+                             jint *aio_writes)
+{
+    int native_flags = rw_flags(flags);
+    if (writing && (flags & PW_RW_AIO)) {
+        aio_context_t context = aio_context();
+        ssize_t n = context != 0 ? aio_write_once(context, fd, iov, count, offset, native_flags) : AIO_REFUSED;
+        if (n != AIO_REFUSED) {
+            (*aio_writes)++;
+            return n;
+        }
+    }
     if (writing)
-        return flags == 0 ? pwritev(fd, iov, count, offset) : pwritev2(fd, iov, count, offset, flags);
-    return flags == 0 ? preadv(fd, iov, count, offset) : preadv2(fd, iov, count, offset, flags);
+        return native_flags == 0 ? pwritev(fd, iov, count, offset) : pwritev2(fd, iov, count, offset, native_flags);
+    return native_flags == 0 ? preadv(fd, iov, count, offset) : preadv2(fd, iov, count, offset, native_flags);
 }
 
 /* Drops the first done bytes from the vector [*first, count): whole iovecs are skipped, a partial one shortened. */
@@ -55,9 +145,9 @@ static void advance(struct iovec *iov, int *first, int count, size_t done)
 
 /* Transfers every byte of the vector, retrying short transfers and EINTR. A read stops at end of file, or at the
  * first short read with PW_RW_SHORT_IS_EOF. Returns the bytes moved or -errno. */
-static jlong transfer_all(int fd, struct iovec *iov, int count, jlong total, jlong offset, jint flags, int writing)
+static jlong transfer_all(int fd, struct iovec *iov, int count, jlong total, jlong offset, jint flags, int writing,
+                          jint *aio_writes)
 {
-    int native_flags = rw_flags(flags);
     int first = 0;
     jlong done = 0;
     while (done < total) {
@@ -67,7 +157,7 @@ static jlong transfer_all(int fd, struct iovec *iov, int count, jlong total, jlo
             asked += iov[i].iov_len;
         if (asked > MAX_RW_COUNT)
             asked = MAX_RW_COUNT;
-        ssize_t n = transfer_once(fd, iov + first, batch, (off_t) (offset + done), native_flags, writing);
+        ssize_t n = transfer_once(fd, iov + first, batch, (off_t) (offset + done), flags, writing, aio_writes);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -128,10 +218,12 @@ out:
 /* The buffers are direct: the kernel copies to or from their memory while no JNI critical section is held, so the
  * blocking call does not stall the garbage collector. */
 static jlong transfer(JNIEnv *env, jint fd, jobjectArray buffers, jintArray positions, jintArray lengths, jint count,
-                      jlong offset, jint flags, int writing)
+                      jlong offset, jint flags, int writing, jint *aio_writes)
 {
     if (offset < 0 || (flags & ~PW_RW_ALL) != 0 || count < 0 || buffers == NULL || positions == NULL
         || lengths == NULL)
+        return -EINVAL;
+    if ((flags & PW_RW_AIO) && !writing)
         return -EINVAL;
     if (count > (*env)->GetArrayLength(env, buffers) || count > (*env)->GetArrayLength(env, positions)
         || count > (*env)->GetArrayLength(env, lengths))
@@ -147,7 +239,7 @@ static jlong transfer(JNIEnv *env, jint fd, jobjectArray buffers, jintArray posi
     if (total > 0 && offset > LLONG_MAX - total)
         result = writing ? -EFBIG : -EOVERFLOW;
     else if (total > 0)
-        result = transfer_all(fd, iov, count, total, offset, flags, writing);
+        result = transfer_all(fd, iov, count, total, offset, flags, writing, aio_writes);
     if (iov != stack_iov)
         free(iov);
     return result;
@@ -159,21 +251,29 @@ static jlong preadv0(JNIEnv *env, jclass cls, jint fd, jobjectArray buffers, jin
                      jint count, jlong offset, jint flags)
 {
     (void) cls;
-    return transfer(env, fd, buffers, positions, lengths, count, offset, flags, 0);
+    jint aio_writes = 0;
+    return transfer(env, fd, buffers, positions, lengths, count, offset, flags, 0, &aio_writes);
 }
 
-/* Writes the buffers' ranges in order at offset. Returns the bytes written (all of them) or -errno. */
+/* Writes the buffers' ranges in order at offset. Returns the bytes written (all of them) or -errno. With PW_RW_AIO,
+ * aio_writes[0] (when given) gets how many of the syscalls that wrote went by io_submit. */
 static jlong pwritev0(JNIEnv *env, jclass cls, jint fd, jobjectArray buffers, jintArray positions, jintArray lengths,
-                      jint count, jlong offset, jint flags)
+                      jint count, jlong offset, jint flags, jintArray aio_writes)
 {
     (void) cls;
-    return transfer(env, fd, buffers, positions, lengths, count, offset, flags, 1);
+    if (aio_writes != NULL && (*env)->GetArrayLength(env, aio_writes) < 1)
+        return -EINVAL;
+    jint submitted = 0;
+    jlong result = transfer(env, fd, buffers, positions, lengths, count, offset, flags, 1, &submitted);
+    if (aio_writes != NULL)
+        (*env)->SetIntArrayRegion(env, aio_writes, 0, 1, &submitted);
+    return result;
 }
 
 /* Name and JNI signature of each native method of PositionalIo. */
 static const JNINativeMethod METHODS[] = {
     { "preadv0", "(I[Ljava/nio/ByteBuffer;[I[IIJI)J", (void *) preadv0 },
-    { "pwritev0", "(I[Ljava/nio/ByteBuffer;[I[IIJI)J", (void *) pwritev0 },
+    { "pwritev0", "(I[Ljava/nio/ByteBuffer;[I[IIJI[I)J", (void *) pwritev0 },
 };
 
 int pw_register_io(JNIEnv *env)

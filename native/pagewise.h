@@ -27,7 +27,8 @@ enum {
     PW_RW_DONTCACHE = 1,
     PW_RW_DSYNC = 2,
     PW_RW_SHORT_IS_EOF = 4,
-    PW_RW_ALL = 7
+    PW_RW_AIO = 8,
+    PW_RW_ALL = 15
 };
 
 enum {

@@ -149,22 +149,28 @@ public final class NativeRawFile implements RawFile {
     @Override
     public void write(ByteBuffer[] srcs, long offset, int flags) throws IOException {
         long length = Buffers.remaining(srcs);
+        int[] aioWrites = (flags & AIO) != 0 ? new int[1] : null;
         if (Buffers.allDirect(srcs)) {
-            Errno.check(PositionalIo.write(fd, srcs, offset, flags), operation("pwritev", flags), path, offset, length);
+            Errno.check(PositionalIo.write(fd, srcs, offset, flags, aioWrites), operation("pwritev", flags), path,
+                    offset, length);
         } else {
-            writeBounced(srcs, offset, length, flags);
+            writeBounced(srcs, offset, length, flags, aioWrites);
         }
         counters.wrote(flags, length);
+        if (aioWrites != null) counters.submittedAio(aioWrites[0]);
     }
 
-    private void writeBounced(ByteBuffer[] srcs, long offset, long length, int flags) throws IOException {
+    private void writeBounced(ByteBuffer[] srcs, long offset, long length, int flags, int[] aioWrites)
+            throws IOException {
         ByteBuffer bounce = BufferPool.shared().take();
+        int[] chunkAioWrites = aioWrites == null ? null : new int[1];
         try {
             for (long done = 0; done < length; ) {
                 int chunk = (int) Math.min(length - done, bounce.capacity());
                 Buffers.gather(srcs, bounce.clear(), 0, chunk);
-                Errno.check(PositionalIo.write(fd, new ByteBuffer[] {bounce.limit(chunk)}, offset + done, flags),
-                        operation("pwritev", flags), path, offset + done, chunk);
+                Errno.check(PositionalIo.write(fd, new ByteBuffer[] {bounce.limit(chunk)}, offset + done, flags,
+                        chunkAioWrites), operation("pwritev", flags), path, offset + done, chunk);
+                if (aioWrites != null) aioWrites[0] += chunkAioWrites[0];
                 done += chunk;
             }
         } finally {
@@ -172,11 +178,12 @@ public final class NativeRawFile implements RawFile {
         }
     }
 
-    /** The syscall as C makes it: preadv/pwritev, or preadv2/pwritev2 with the RWF_ flags. */
+    /** The syscall as C makes it: preadv/pwritev, or preadv2/pwritev2 with the RWF_ flags, or either by io_submit. */
     private static String operation(String base, int flags) {
-        if ((flags & (DONTCACHE | DSYNC)) == 0) return base;
-        if ((flags & DONTCACHE) != 0 && (flags & DSYNC) != 0) return base + "2 (RWF_DONTCACHE|RWF_DSYNC)";
-        return base + "2" + ((flags & DONTCACHE) != 0 ? " (RWF_DONTCACHE)" : " (RWF_DSYNC)");
+        String via = (flags & AIO) != 0 ? " by io_submit" : "";
+        if ((flags & (DONTCACHE | DSYNC)) == 0) return base + via;
+        if ((flags & DONTCACHE) != 0 && (flags & DSYNC) != 0) return base + "2 (RWF_DONTCACHE|RWF_DSYNC)" + via;
+        return base + "2" + ((flags & DONTCACHE) != 0 ? " (RWF_DONTCACHE)" : " (RWF_DSYNC)") + via;
     }
 
     @Override public IoCounters counters() { return counters; }

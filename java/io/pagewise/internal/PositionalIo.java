@@ -4,16 +4,22 @@ import java.nio.ByteBuffer;
 
 /**
  * Pairs with {@code native/io.c}: full-transfer positional scatter/gather I/O (preadv/pwritev, and preadv2/pwritev2
- * when flags are set) between the remaining bytes of direct buffers, in order, and a file. One call is one syscall
- * unless the kernel transfers less than asked or the vector is longer than IOV_MAX; C retries those and EINTR, and
- * checks every buffer's range again. Only this package makes the calls.
+ * when flags are set, or io_submit with {@link #AIO}) between the remaining bytes of direct buffers, in order, and a
+ * file. One call is one syscall unless the kernel transfers less than asked or the vector is longer than IOV_MAX; C
+ * retries those and EINTR, and checks every buffer's range again. Only this package makes the calls.
  */
 public final class PositionalIo {
     public static final int DONTCACHE = 1;
     public static final int DSYNC = 2;
     /** Stop at the first short read (for O_DIRECT, where a retry at an unaligned offset fails). */
     public static final int SHORT_IS_EOF = 4;
-    private static final int ALL_FLAGS = DONTCACHE | DSYNC | SHORT_IS_EOF;
+    /**
+     * Write through Linux AIO, submitted and waited for by the calling thread (falls back to pwritev2 where the
+     * kernel does not take it). For O_DIRECT on ext4: a write into a hole holds the exclusive inode lock only while
+     * it is submitted, not until the disk is done, so such writes from several threads run at once.
+     */
+    public static final int AIO = 8;
+    private static final int ALL_FLAGS = DONTCACHE | DSYNC | SHORT_IS_EOF | AIO;
 
     private PositionalIo() {}
 
@@ -25,6 +31,7 @@ public final class PositionalIo {
      */
     static long read(int fd, ByteBuffer[] dsts, long offset, int flags) {
         checkFlags(flags);
+        if ((flags & AIO) != 0) throw new IllegalArgumentException("AIO is for writes only");
         for (ByteBuffer dst : dsts) {
             // C could not tell a read-only buffer from a writable one, and would write into it.
             if (dst.isReadOnly()) throw new IllegalArgumentException("read into a read-only buffer");
@@ -43,12 +50,13 @@ public final class PositionalIo {
     /**
      * Writes all remaining bytes of srcs, in order, at offset and advances each buffer's position past them.
      *
+     * @param aioWrites null, or an array whose first element gets how many syscalls of this write went by io_submit
      * @return the bytes written or -errno
      */
-    static long write(int fd, ByteBuffer[] srcs, long offset, int flags) {
+    static long write(int fd, ByteBuffer[] srcs, long offset, int flags, int[] aioWrites) {
         checkFlags(flags);
         int[] positions = positions(srcs);
-        long n = pwritev0(fd, srcs, positions, lengths(srcs), srcs.length, offset, flags);
+        long n = pwritev0(fd, srcs, positions, lengths(srcs), srcs.length, offset, flags, aioWrites);
         if (n > 0) advance(srcs, positions, n);
         return n;
     }
@@ -81,5 +89,5 @@ public final class PositionalIo {
                                        long offset, int flags);
 
     private static native long pwritev0(int fd, ByteBuffer[] buffers, int[] positions, int[] lengths, int count,
-                                        long offset, int flags);
+                                        long offset, int flags, int[] aioWrites);
 }

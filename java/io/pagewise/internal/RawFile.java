@@ -17,6 +17,8 @@ public interface RawFile extends java.io.Closeable {
     int DSYNC = PositionalIo.DSYNC;
     /** Per-call flag: a short read means end of file (O_DIRECT cannot continue at an unaligned offset). */
     int SHORT_IS_EOF = PositionalIo.SHORT_IS_EOF;
+    /** Per-call flag for writes: submit through Linux AIO and wait (see {@link PositionalIo#AIO}); a hint elsewhere. */
+    int AIO = PositionalIo.AIO;
 
     /** Readahead assumed where the device's is unknown: 8 MiB, as on this project's test machines. */
     long DEFAULT_READAHEAD = 8L << 20;

@@ -17,6 +17,10 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * preadv/pwritev; anything else goes through aligned bounce buffers, one chunk at a time, with read-modify-write
  * of the partial blocks at the edges.
  *
+ * <p>Writes go by Linux AIO, each submitted and waited for by its thread: ext4 runs an O_DIRECT write into a hole
+ * under the exclusive inode lock, and a synchronous one holds it until the disk is done, so writes from many threads
+ * into a sparse file would reach the disk one at a time; a submitted write holds it only while it is submitted.
+ *
  * <p>Two writers to different ranges can share an edge block, so read-modify-write holds a lock stripe for each
  * edge block. A write that ends in a partial block reaching past the end of the file pads that block, so it must
  * truncate back: such writes run alone (write lock); all other writes share the read lock.
@@ -105,7 +109,8 @@ final class DirectPolicy implements CachePolicy {
     public void write(ByteBuffer[] srcs, long offset, boolean fua) throws IOException {
         long length = Buffers.remaining(srcs);
         if (length == 0) return; // nothing to write; must not move knownSize past the real end of file
-        int flags = fua ? RawFile.DSYNC : 0;
+        // AIO: into a hole (a sparse file), ext4 serialises synchronous O_DIRECT writes on the inode lock.
+        int flags = (fua ? RawFile.DSYNC : 0) | RawFile.AIO;
         long end = offset + length;
         if (end > maxEnd || end < 0) throw Errno.exception(-Errno.EFBIG, "pwritev", file.path(), offset, length);
         // A write ending inside a block writes that whole block; if the block reaches past the end of the file,

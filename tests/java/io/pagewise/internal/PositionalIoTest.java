@@ -2,6 +2,7 @@ package io.pagewise.internal;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.testing.ExternalTools;
@@ -9,6 +10,7 @@ import java.lang.reflect.Method;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Random;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -19,6 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
  * end of file, and positions move by exactly the bytes each buffer took.
  */
 class PositionalIoTest {
+    private static final int EBADF = 9; // Linux, every architecture
     @TempDir
     Path dir;
 
@@ -29,10 +32,15 @@ class PositionalIoTest {
 
     private static long preadv0(int fd, ByteBuffer[] buffers, int[] positions, int[] lengths, int count, long offset)
             throws Exception {
+        return preadv0(fd, buffers, positions, lengths, count, offset, 0);
+    }
+
+    private static long preadv0(int fd, ByteBuffer[] buffers, int[] positions, int[] lengths, int count, long offset,
+                                int flags) throws Exception {
         Method m = PositionalIo.class.getDeclaredMethod("preadv0", int.class, ByteBuffer[].class, int[].class,
                 int[].class, int.class, long.class, int.class);
         m.setAccessible(true);
-        return (long) m.invoke(null, fd, buffers, positions, lengths, count, offset, 0);
+        return (long) m.invoke(null, fd, buffers, positions, lengths, count, offset, flags);
     }
 
     @Test
@@ -78,6 +86,61 @@ class PositionalIoTest {
             dsts[1].get(0, got, 600, 400);
             assertArrayEquals(data, got);
             assertEquals(0, PositionalIo.read(fd, new ByteBuffer[] {ByteBuffer.allocateDirect(10)}, 1000, 0), "at EOF");
+        } finally {
+            FileDescriptors.close(fd);
+        }
+    }
+
+    @Test
+    void aioWriteOfAVectorLongerThanIovMaxIsOneIoSubmitPerBatch() throws Exception {
+        Path path = dir.resolve("aio");
+        Files.write(path, new byte[0]);
+        int fd = FileDescriptors.open(path, FileDescriptors.READ_WRITE);
+        try {
+            int count = 1500; // IOV_MAX is 1024: two batches
+            ByteBuffer[] srcs = new ByteBuffer[count];
+            byte[] expected = new byte[count * 3];
+            for (int i = 0; i < count; i++) {
+                byte[] three = {(byte) i, (byte) (i >> 8), (byte) 7};
+                System.arraycopy(three, 0, expected, i * 3, 3);
+                srcs[i] = ByteBuffer.allocateDirect(3).put(three).flip();
+            }
+            int[] aioWrites = new int[1];
+            assertEquals(expected.length, PositionalIo.write(fd, srcs, 100, PositionalIo.AIO, aioWrites));
+            assertEquals(2, aioWrites[0], "one io_submit per IOV_MAX batch");
+            for (ByteBuffer src : srcs) assertEquals(3, src.position());
+            assertArrayEquals(expected, Arrays.copyOfRange(Files.readAllBytes(path), 100, 100 + expected.length));
+        } finally {
+            FileDescriptors.close(fd);
+        }
+    }
+
+    @Test
+    void aioWriteThatIoSubmitRefusesFallsBackAndReportsTheRealError() throws Exception {
+        Path path = dir.resolve("read-only");
+        Files.write(path, new byte[100]);
+        int fd = FileDescriptors.open(path, 0); // io_submit refuses a write on a read-only descriptor (EBADF)
+        try {
+            int[] aioWrites = {-1};
+            ByteBuffer src = ByteBuffer.allocateDirect(10);
+            assertEquals(-EBADF, PositionalIo.write(fd, new ByteBuffer[] {src}, 0, PositionalIo.AIO, aioWrites));
+            assertEquals(0, aioWrites[0], "nothing went by io_submit");
+            assertEquals(0, src.position());
+        } finally {
+            FileDescriptors.close(fd);
+        }
+    }
+
+    @Test
+    void aioIsForWritesOnly() throws Exception {
+        Path path = dir.resolve("aio-read");
+        Files.write(path, new byte[100]);
+        int fd = FileDescriptors.open(path, 0);
+        try {
+            ByteBuffer[] dst = {ByteBuffer.allocateDirect(10)};
+            assertThrows(IllegalArgumentException.class, () -> PositionalIo.read(fd, dst, 0, PositionalIo.AIO));
+            assertEquals(-Errno.EINVAL, preadv0(fd, dst, new int[] {0}, new int[] {10}, 1, 0, PositionalIo.AIO),
+                    "C refuses it too");
         } finally {
             FileDescriptors.close(fd);
         }
