@@ -10,7 +10,8 @@
 #   mode,op,sizeMiB,...                 CacheModeBenchmark's CSV (first row of each mode and op is the warm-up)
 #   JMH text output of PositionalIoBenchmark: target J1
 #   jmh/server-memory.sh output: target M1
-#   jmh/dontcache-disk-reads.sh, dontcache-nbd-reads.sh and trace-whole-requests.sh output: printed as it is
+#   jmh/dontcache-disk-reads.sh, dontcache-nbd-reads.sh, trace-whole-requests.sh, direct-sparse-writes.sh and
+#   disk-inflight.sh output: printed as it is
 # copy.csv rows also get issue 12's target C3: file-file pagewise copy at most 0.7x nbdcopy.
 # Rules: "paired" is the median over rounds of row / reference timed in the same round. A time target is met
 # only when both the ratio of the medians and the median paired ratio are <= 1.00; a residency target only when
@@ -97,17 +98,17 @@ def servers(path, rows):
     # nbdkit cache=none runs with and without fadvise=random; the faster configuration by median is the peer.
     read_peers = [c for c in ("nbdkit-none", "nbdkit-none-random", "qemu-none") if times("read", c)]
     write_peers = [c for c in ("nbdkit-none", "nbdkit-none-random") if times("write", c)]
-    if read_peers and write_peers:
-        best = min(read_peers, key=lambda c: median(times("read", c)))
-        best_write = min(write_peers, key=lambda c: median(times("write", c)))
+    if read_peers or write_peers:
+        best = min(read_peers, key=lambda c: median(times("read", c))) if read_peers else None
+        best_write = min(write_peers, key=lambda c: median(times("write", c))) if write_peers else None
         print(f"\n{path}: issue 12 target C1, clean modes vs the best peer of their kind "
-              f"(reads: {best}, the fastest of nbdkit-none, nbdkit-none-random and qemu-none by median; "
-              f"writes: {best_write}, the faster nbdkit cache=none)")
+              f"(reads: {best or 'not run'}, the fastest of nbdkit-none, nbdkit-none-random and qemu-none by median; "
+              f"writes: {best_write or 'not run'}, the faster nbdkit cache=none)")
         print("| target | measured | verdict |")
         print("|---|---|---|")
-        for mode in ("evict", "dontcache", "direct"):
+        for mode in ("evict", "dontcache", "direct") if best else ():
             compare(f"C1 {mode} reads", "read", f"pagewise-{mode}", best, True)
-        for mode in ("evict", "dontcache", "direct"):
+        for mode in ("evict", "dontcache", "direct") if best_write else ():
             compare(f"C1 {mode} writes", "write", f"pagewise-{mode}", best_write, True)
 
 
@@ -239,6 +240,10 @@ for path in paths:
         print(f"\n{path}: disk bytes read / file bytes with RWF_DONTCACHE\n{text.rstrip()}")
     elif "calls  syscall  flags  bytes" in text:
         print(f"\n{path}: system calls on the served file per NBD request (jmh/trace-whole-requests.sh)\n{text.rstrip()}")
+    elif "\nround config seconds write_requests" in text:
+        print(f"\n{path}: writes in flight at the disk while nbdcopy writes a sparse file (jmh/disk-inflight.sh)\n{text.rstrip()}")
+    elif "\nround case seconds" in text:
+        print(f"\n{path}: O_DIRECT writes into a sparse file from many threads (jmh/direct-sparse-writes.sh)\n{text.rstrip()}")
     elif "disk_read/file server_cpu_s" in text:
         print(f"\n{path}: DONTCACHE reads over NBD, RWF_DONTCACHE on whole windows or on every read\n{text.rstrip()}")
     else:

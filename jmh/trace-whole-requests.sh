@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Shows with strace that NBD requests reach the kernel whole: `pagewise serve --cache=MODE` (default dontcache)
 # is traced while nbdcopy reads the cold file in 2 MiB requests and libnbd's Python binding sends sixteen 4 MiB
-# FUA writes. Prints the pread/preadv/preadv2 and pwrite/pwritev/pwritev2 calls by flags and size, and the fdatasync/fsync
-# calls made on the served file before the server is stopped (the one a server makes at shutdown is not counted).
+# FUA writes. Prints the pread/preadv/preadv2 and pwrite/pwritev/pwritev2 calls by flags and size, the writes
+# submitted by io_submit (DIRECT) with their flags and bytes, and the fdatasync/fsync calls made on the served file
+# before the server is stopped (the one a server makes at shutdown is not counted).
 #
 # Usage: jmh/trace-whole-requests.sh [-m MODE] [-s SIZE (default 256M)] [-d DIR (default /var/tmp)]
 # Needs: strace, nbdcopy, python3 with the nbd module (python3-libnbd), a built jar (mvn -q package -DskipTests).
@@ -11,7 +12,7 @@ mode=dontcache size=256M dir=/var/tmp
 while getopts "m:s:d:h" opt; do
     case $opt in
         m) mode=$OPTARG ;; s) size=$OPTARG ;; d) dir=$OPTARG ;;
-        h) sed -n '2,8p' "$0"; exit 0 ;; *) sed -n '7,8p' "$0" >&2; exit 2 ;;
+        h) sed -n '2,9p' "$0"; exit 0 ;; *) sed -n '8,9p' "$0" >&2; exit 2 ;;
     esac
 done
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,9 +24,10 @@ tracer=
 trap '[ -n "$tracer" ] && kill "$tracer" 2>/dev/null; stop_server; rm -rf "$work"' EXIT INT TERM
 file="$work/data.raw"
 head -c "$size" /dev/urandom > "$file"
+sync "$file" # dirty pages would stay cached through the eviction
 vmtouch -q -e "$file"
 start_server "pagewise-$mode" "$file"
-strace -f -qq -p "$server_pid" -e trace=pread64,pwrite64,preadv,preadv2,pwritev,pwritev2,fdatasync,fsync -o "$work/trace.txt" &
+strace -f -qq -p "$server_pid" -e trace=pread64,pwrite64,preadv,preadv2,pwritev,pwritev2,io_submit,fdatasync,fsync -o "$work/trace.txt" &
 tracer=$!
 sleep 1
 fd=$(for f in /proc/"$server_pid"/fd/*; do [ "$(readlink "$f")" != "$file" ] || basename "$f"; done | head -1)
@@ -61,6 +63,16 @@ for line in open(sys.argv[1]):
     if not m:
         continue
     name, args, result = m.groups()
+    if name == "io_submit":
+        # DIRECT writes: one iocb per call; count it as its pwritev, with its flags and its iovecs' bytes.
+        m = re.search(r"aio_lio_opcode=(\w+)", args)
+        fildes = re.search(r"aio_fildes=(\d+)", args)
+        if not m or not fildes or fildes.group(1) != fd:
+            continue
+        flags = re.search(r"aio_rw_flags=([\w|]+)", args)
+        bytes_ = sum(int(n) for n in re.findall(r"iov_len=(\d+)", args))
+        calls[("io_submit " + m.group(1), flags.group(1) if flags else "", str(bytes_))] += 1
+        continue
     if args.split(",")[0] != fd:
         continue  # the JVM reading its own jar and class files
     flags = ""
