@@ -52,7 +52,7 @@ import collections, re, sys
 fd = sys.argv[2]
 pending, calls = {}, collections.Counter()
 for line in open(sys.argv[1]):
-    pid, rest = line.split(" ", 1)
+    pid, rest = line.split(None, 1)  # strace pads the pid column: one space or more
     if "<unfinished ...>" in rest:
         pending[pid] = rest.split("<unfinished")[0]
         continue
