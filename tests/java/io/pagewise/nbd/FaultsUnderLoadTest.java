@@ -9,11 +9,13 @@ import io.pagewise.CacheMode;
 import io.pagewise.Extent;
 import io.pagewise.nbd.FaultInjectingExport.Injection;
 import io.pagewise.nbd.FaultInjectingExport.Operation;
+import io.pagewise.testing.ExternalTools;
 import io.pagewise.testing.RecordingLogger;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -181,6 +183,38 @@ class FaultsUnderLoadTest {
         return "requests in flight " + stats.requestsInFlight() + ", in-flight budget in use " + stats.inflightBytesInUse()
                 + " bytes, payload buffers out " + stats.payloadBuffersOutstanding() + " (" + stats.payloadBytesHeld()
                 + " bytes)";
+    }
+
+    /**
+     * fio verify through random delays (0 to 2 ms on every call): 4 jobs of 64 in flight write random blocks,
+     * then read each back and check its crc32c, while the delays reorder the replies. Delays only: fio ends a job
+     * at its first I/O error, and a block whose write failed would then fail verification, so errors are the
+     * other test's part.
+     */
+    @Test
+    void fioVerifiesThroughRandomDelays() throws Exception {
+        ExternalTools.require("fio");
+        Path file = dir.resolve("fio.img");
+        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
+            raf.setLength(SIZE);
+        }
+        RecordingLogger log = new RecordingLogger("[server] ", System.Logger.Level.WARNING);
+        try (FaultInjectingExport delayed = FaultInjectingExport.wrap(FileExport.open(file, CacheMode.WRITEBACK, false))
+                     .delay(Duration.ZERO, Duration.ofMillis(2)).seed(14).build();
+             NbdServer server = NbdServer.builder().export("", delayed).unixSocket(dir.resolve("fio.sock"))
+                     .maxInflightBytes(BUDGET).logger(log).start()) {
+            ExternalTools.Result fio = ExternalTools.run(120, "fio", "--name=delayed", "--ioengine=nbd",
+                    "--uri=" + server.uri(), "--rw=randwrite", "--bsrange=4k-64k", "--numjobs=" + CONNECTIONS,
+                    "--size=16M", "--offset_increment=16M", "--iodepth=" + IN_FLIGHT, "--verify=crc32c",
+                    "--do_verify=1", "--verify_fatal=1", "--randseed=42", "--verify_state_save=0", "--group_reporting");
+            fio.assertOk("fio");
+            assertTrue(fio.stdout().contains("err= 0"), fio.stdout());
+            assertTrue(delayed.delayed(Operation.WRITE) > 0 && delayed.delayed(Operation.READ) > 0,
+                    "writes and reads were delayed");
+            assertEquals(0, server.stats().errors("WRITE") + server.stats().errors("READ"));
+            assertAllGivenBack(server.stats(), "after fio");
+            assertTrue(log.entries().isEmpty(), "the server logged warnings: " + log.entries());
+        }
     }
 
     /**
