@@ -126,6 +126,7 @@ public final class NbdServer implements Closeable {
         RequestStats counters = stats.counters();
         context = new ServerContext(b.threads, budget, perConnection, new PayloadBuffers(b.maxInflightBytes, counters), counters,
                 log, Protocol.MAX_PAYLOAD, PayloadBuffers.longestWithin(perConnection, Protocol.MAX_PAYLOAD));
+        stats.watch(context);
         handshakeTimer = new ScheduledThreadPoolExecutor(1, r -> daemon(r, "nbd-handshake-timer"));
         handshakeTimer.setRemoveOnCancelPolicy(true);
         acceptor = daemon(this::acceptLoop, "nbd-accept");

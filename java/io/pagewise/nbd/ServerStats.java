@@ -1,6 +1,7 @@
 package io.pagewise.nbd;
 
 import io.pagewise.nbd.server.RequestStats;
+import io.pagewise.nbd.server.ServerContext;
 import io.pagewise.nbd.wire.Protocol;
 import java.io.PrintStream;
 import java.util.Locale;
@@ -8,7 +9,14 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
-/** Counts of what a server did: per command, requests, bytes and errors; plus connections and requests in flight. */
+/**
+ * Counts of what a server did: per command, requests, bytes and errors; plus connections and requests in flight.
+ *
+ * <p>Some gauges show what the server holds right now, so a test or a monitor can check that everything taken for
+ * requests came back once they were answered: with no request in flight, {@link #requestsInFlight()},
+ * {@link #inflightBytesInUse()}, {@link #payloadBuffersOutstanding()} and {@link #payloadBytesHeld()} are all 0,
+ * whether the requests succeeded or failed.
+ */
 public final class ServerStats {
     private static final int COMMANDS = Protocol.CMD_BLOCK_STATUS + 1;
 
@@ -24,6 +32,8 @@ public final class ServerStats {
     private final AtomicInteger mostInFlight = new AtomicInteger();
     private final AtomicLong payloadBytesHeld = new AtomicLong();
     private final AtomicLong peakPayloadBytesHeld = new AtomicLong();
+    /** The engine's shared budget and buffer pool, read for the gauges; null until the server has made them. */
+    private volatile ServerContext engine;
 
     /** Only a server makes these ({@link NbdServer#stats()}). */
     ServerStats() {}
@@ -43,6 +53,11 @@ public final class ServerStats {
 
             @Override public void payloadBuffersGiven(long bytes) { ServerStats.this.payloadBuffersGiven(bytes); }
         };
+    }
+
+    /** Lets the gauges read the server's in-flight budget and payload buffer pool. */
+    void watch(ServerContext context) {
+        engine = context;
     }
 
     private static LongAdder[] adders() {
@@ -127,6 +142,31 @@ public final class ServerStats {
     /** {@return the most requests read and not yet answered at one time, over all connections} */
     public int mostInFlight() { return mostInFlight.get(); }
 
+    /** {@return the requests read and not yet answered now, over all connections} */
+    public int requestsInFlight() { return inFlight.get(); }
+
+    /**
+     * {@return the bytes of the server-wide in-flight budget ({@link NbdServer.Builder#maxInflightBytes}) that
+     * requests hold now}: each READ or WRITE holds what its payload buffers occupy from the moment it is read until
+     * its reply has gone out
+     */
+    public long inflightBytesInUse() {
+        ServerContext context = engine;
+        return context == null ? 0 : context.budget().used();
+    }
+
+    /** {@return the payload buffers that requests hold now, handed out by the pool and not given back} */
+    public int payloadBuffersOutstanding() {
+        ServerContext context = engine;
+        return context == null ? 0 : context.buffers().outstanding();
+    }
+
+    /** {@return the free payload buffers the pool keeps for the next requests} (at most the in-flight budget's worth) */
+    public int payloadBuffersPooled() {
+        ServerContext context = engine;
+        return context == null ? 0 : context.buffers().pooled();
+    }
+
     /** {@return the bytes of payload buffers held by requests in flight now} */
     public long payloadBytesHeld() { return payloadBytesHeld.get(); }
 
@@ -153,7 +193,9 @@ public final class ServerStats {
         out.printf(Locale.ROOT, "elapsed: %.3f s, connections: %d (%d refused, %d handshake timeouts), protocol errors: %d, "
                 + "most requests in flight: %d%n",
                 seconds, connections(), rejectedConnections(), handshakeTimeouts(), protocolErrors(), mostInFlight());
-        out.printf(Locale.ROOT, "payload buffers: at most %d bytes held at once%n", peakPayloadBytesHeld());
+        out.printf(Locale.ROOT, "payload buffers: at most %d bytes held at once; now %d buffers held, %d pooled, "
+                + "%d bytes of the in-flight budget in use%n", peakPayloadBytesHeld(), payloadBuffersOutstanding(),
+                payloadBuffersPooled(), inflightBytesInUse());
         out.printf(Locale.ROOT, "%-13s %10s %14s %12s %8s%n", "command", "ops", "bytes", "MiB/s", "errors");
         for (int i = 0; i <= COMMANDS; i++) {
             long n = ops[i].sum();

@@ -24,4 +24,14 @@ public final class ByteBudget {
         used -= taken;
         notifyAll();
     }
+
+    /** Bytes taken and not yet released: 0 whenever no request is in flight. */
+    public synchronized long used() {
+        return used;
+    }
+
+    /** The most bytes that may be taken at once. */
+    public long capacity() {
+        return capacity;
+    }
 }

@@ -3,6 +3,7 @@ package io.pagewise.nbd.server;
 import io.pagewise.internal.BufferPool;
 import java.nio.ByteBuffer;
 import java.util.concurrent.LinkedBlockingDeque;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Reusable page-aligned direct buffers for request payloads in two sizes: 64 KiB for small requests and 256 KiB
@@ -18,6 +19,8 @@ public final class PayloadBuffers {
     private final LinkedBlockingDeque<ByteBuffer> small;
     private final LinkedBlockingDeque<ByteBuffer> large;
     private final RequestStats stats;
+    /** Buffers handed to requests and not given back yet. */
+    private final AtomicInteger outstanding = new AtomicInteger();
 
     public PayloadBuffers(long budget, RequestStats stats) {
         small = new LinkedBlockingDeque<>((int) Math.max(16, Math.min(4096, budget / SMALL)));
@@ -41,12 +44,14 @@ public final class PayloadBuffers {
         stats.payloadBuffersTaken(footprint(length));
         if (length <= SMALL) {
             pieces[0] = get(small, SMALL).limit((int) length);
+            outstanding.incrementAndGet();
             return 1;
         }
         int n = 0;
         for (long left = length; left > 0; left -= LARGE) {
             pieces[n++] = get(large, LARGE).limit((int) Math.min(LARGE, left));
         }
+        outstanding.addAndGet(n);
         return n;
     }
 
@@ -58,7 +63,18 @@ public final class PayloadBuffers {
             (piece.capacity() == SMALL ? small : large).offerFirst(piece);
             pieces[i] = null;
         }
+        outstanding.addAndGet(-n);
         stats.payloadBuffersGiven(bytes);
+    }
+
+    /** Buffers handed to requests by {@link #take} and not yet given back: 0 whenever no request is in flight. */
+    public int outstanding() {
+        return outstanding.get();
+    }
+
+    /** Free buffers waiting in the pool for the next request. */
+    public int pooled() {
+        return small.size() + large.size();
     }
 
     private static ByteBuffer get(LinkedBlockingDeque<ByteBuffer> free, int size) {
