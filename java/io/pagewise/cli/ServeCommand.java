@@ -44,11 +44,18 @@ public final class ServeCommand {
             "                            stop when it exits and exit with its status",
             "  --stats[=FILE]            at exit, print request statistics and page-cache residency (default stderr)",
             "  --threads=N               threads serving each connection: its requests run at once (default 16)",
-            "  --max-connections=N       connections served at once (default 64)",
+            "  --max-connections=N       connections in transmission at once (default 64); a client that",
+            "                            completes its handshake beyond it is refused",
+            "  --max-handshakes=N        connections in the handshake at once (default 64); beyond it the",
+            "                            oldest pending handshake is dropped to make room",
             "  --max-inflight-bytes=SIZE payload bytes buffered at once (default 64M; K, M, G suffixes);",
             "                            one connection may hold a quarter of it",
             "  --handshake-timeout=SECONDS  drop clients that have not finished the handshake by then",
             "                            (default 10; 0 for no limit)",
+            "  --idle-timeout=SECONDS    close connections with no request in flight and nothing received",
+            "                            for that long (default 0: no limit)",
+            "  --shutdown-grace=SECONDS  at exit, time left to connections to send the replies they owe",
+            "                            before they are cut (default 5)",
             "  --create=SIZE             create FILE (sparse) or extend it to SIZE",
             "  -v, --verbose             log every request");
 
@@ -72,6 +79,9 @@ public final class ServeCommand {
         Integer maxConnections;
         Long maxInflightBytes;
         Integer handshakeTimeoutSeconds;
+        Integer maxHandshakes;
+        Integer idleTimeoutSeconds;
+        Integer shutdownGraceSeconds;
         Long create;
         boolean verbose;
         Path file;
@@ -135,6 +145,9 @@ public final class ServeCommand {
                 case "--max-connections": o.maxConnections = Arguments.integer(name, value, 1, 65536); break;
                 case "--max-inflight-bytes": o.maxInflightBytes = Arguments.size(name, value); break;
                 case "--handshake-timeout": o.handshakeTimeoutSeconds = Arguments.integer(name, value, 0, 86400); break;
+                case "--max-handshakes": o.maxHandshakes = Arguments.integer(name, value, 1, 65536); break;
+                case "--idle-timeout": o.idleTimeoutSeconds = Arguments.integer(name, value, 0, 864000); break;
+                case "--shutdown-grace": o.shutdownGraceSeconds = Arguments.integer(name, value, 0, 3600); break;
                 case "--create": o.create = Arguments.size(name, value); break;
                 case "--read-only": case "--verbose":
                     throw new UsageException("option " + name + " takes no value");
@@ -157,7 +170,8 @@ public final class ServeCommand {
         switch (option) {
             case "--cache": case "--hint": case "--socket": case "--port": case "--bind": case "--export-name":
             case "--description": case "--run": case "--threads": case "--max-connections":
-            case "--max-inflight-bytes": case "--handshake-timeout": case "--create":
+            case "--max-inflight-bytes": case "--handshake-timeout": case "--create": case "--max-handshakes":
+            case "--idle-timeout": case "--shutdown-grace":
                 return true;
             default:
                 return false;
@@ -274,6 +288,9 @@ public final class ServeCommand {
             if (options.handshakeTimeoutSeconds != null) {
                 builder.handshakeTimeout(Duration.ofSeconds(options.handshakeTimeoutSeconds));
             }
+            if (options.maxHandshakes != null) builder.maxHandshakes(options.maxHandshakes);
+            if (options.idleTimeoutSeconds != null) builder.idleTimeout(Duration.ofSeconds(options.idleTimeoutSeconds));
+            if (options.shutdownGraceSeconds != null) builder.shutdownGrace(Duration.ofSeconds(options.shutdownGraceSeconds));
             if (options.socket != null) {
                 builder.unixSocket(options.socket);
             } else if (options.run != null && options.port == null && options.bind == null) {

@@ -3,6 +3,7 @@ package io.pagewise.nbd;
 import io.pagewise.nbd.server.ByteBudget;
 import io.pagewise.nbd.server.ExportEntry;
 import io.pagewise.nbd.server.Handshake;
+import io.pagewise.nbd.server.IdleWatch;
 import io.pagewise.nbd.server.PayloadBuffers;
 import io.pagewise.nbd.server.ProtocolViolation;
 import io.pagewise.nbd.server.RequestStats;
@@ -30,7 +31,10 @@ import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.Collections;
+import java.util.Deque;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
@@ -38,7 +42,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -60,15 +66,24 @@ import java.util.concurrent.atomic.AtomicReference;
  * gives), so an application routes it with its {@link System.LoggerFinder}; by default the JDK's goes to
  * {@code java.util.logging}. Levels: {@code ERROR} when the server itself fails (accepting a connection, flushing an
  * export at shutdown, a bug); {@code WARNING} for a client that breaks the protocol, is refused, is dropped for a
- * handshake timeout or is cut at shutdown, and for a request that failed (the client got an error reply);
- * {@code INFO} when a connection ends without a clean disconnect; {@code DEBUG} for the export each connection chose
+ * handshake timeout or to make room for a newer handshake (at most one line a second for these two), or is cut at
+ * shutdown, and for a request that failed (the client got an error reply); {@code INFO} when a connection ends
+ * without a clean disconnect or is closed by the idle timeout; {@code DEBUG} for the export each connection chose
  * and for every request, with its result and latency (formatted only when DEBUG is enabled).
+ *
+ * <p>Connections are limited in two groups: at most {@link Builder#maxHandshakes} in the handshake, where the oldest
+ * is dropped to make room for a new one, so that clients that connect and send nothing cannot keep out one that
+ * completes its handshake; and at most {@link Builder#maxConnections} in transmission, where a client that
+ * completes its handshake while they are all taken is refused ({@code NBD_REP_ERR_POLICY} to {@code NBD_OPT_GO}).
+ * Each connection has a thread of its own in the handshake, and {@link Builder#threads} in transmission.
  */
 public final class NbdServer implements Closeable {
     /** The port a server listens on when no address is given: 10809, NBD's registered port, on the loopback address. */
     public static final int DEFAULT_PORT = 10809;
-    /** How long close() lets connections send the replies still owed before it cuts them. */
-    static final Duration CLOSE_GRACE = Duration.ofSeconds(5);
+    /** The default for {@link Builder#shutdownGrace}. */
+    public static final Duration DEFAULT_SHUTDOWN_GRACE = Duration.ofSeconds(5);
+    /** The default for {@link Builder#maxHandshakes}. */
+    public static final int DEFAULT_MAX_HANDSHAKES = 64;
     /** The default for {@link Builder#threads}. */
     public static final int DEFAULT_THREADS = 16;
     /** The name of the {@link System.Logger} a server logs to unless {@link Builder#logger} names another. */
@@ -84,9 +99,22 @@ public final class NbdServer implements Closeable {
     private final ServerStats stats;
     private final System.Logger log;
     private final int maxConnections;
+    private final int maxHandshakes;
     private final Duration handshakeTimeout;
-    private final ScheduledThreadPoolExecutor handshakeTimer;
+    private final Duration idleTimeout;
+    private final Duration shutdownGrace;
+    /** Runs the handshake timeouts and the idle checks. */
+    private final ScheduledThreadPoolExecutor timer;
     private final Set<Connection> connections = ConcurrentHashMap.newKeySet();
+    /** Connections in the handshake, oldest first: the first droppable one makes room for a new one. Guarded by itself. */
+    private final Deque<Connection> handshaking = new ArrayDeque<>();
+    /** One permit per handshake thread, so that a flood of connections cannot start more than maxHandshakes. */
+    private final Semaphore handshakeSlots;
+    /** Connections admitted to transmission, against maxConnections. */
+    private final AtomicInteger transmitting = new AtomicInteger();
+    private final LogThrottle dropLog = new LogThrottle();
+    private final LogThrottle refusalLog = new LogThrottle();
+    private final LogThrottle timeoutLog = new LogThrottle();
     private final AtomicInteger connectionIds = new AtomicInteger();
     private final Thread acceptor;
     private final CountDownLatch stopped = new CountDownLatch(1);
@@ -96,7 +124,11 @@ public final class NbdServer implements Closeable {
         this.exports = Collections.unmodifiableMap(new LinkedHashMap<>(b.exports));
         this.log = b.logger != null ? b.logger : System.getLogger(LOGGER_NAME);
         this.maxConnections = b.maxConnections;
+        this.maxHandshakes = b.maxHandshakes;
+        this.handshakeSlots = new Semaphore(b.maxHandshakes);
         this.handshakeTimeout = b.handshakeTimeout;
+        this.idleTimeout = b.idleTimeout;
+        this.shutdownGrace = b.shutdownGrace;
         this.stats = new ServerStats();
         SocketAddress requested = b.address != null ? b.address
                 : new InetSocketAddress(InetAddress.getLoopbackAddress(), DEFAULT_PORT);
@@ -127,8 +159,8 @@ public final class NbdServer implements Closeable {
         context = new ServerContext(b.threads, budget, perConnection, new PayloadBuffers(b.maxInflightBytes, counters), counters,
                 log, Protocol.MAX_PAYLOAD, PayloadBuffers.longestWithin(perConnection, Protocol.MAX_PAYLOAD));
         stats.watch(context);
-        handshakeTimer = new ScheduledThreadPoolExecutor(1, r -> daemon(r, "nbd-handshake-timer"));
-        handshakeTimer.setRemoveOnCancelPolicy(true);
+        timer = new ScheduledThreadPoolExecutor(1, r -> daemon(r, "nbd-timer"));
+        timer.setRemoveOnCancelPolicy(true);
         acceptor = daemon(this::acceptLoop, "nbd-accept");
     }
 
@@ -173,6 +205,11 @@ public final class NbdServer implements Closeable {
         return connections.size();
     }
 
+    /** {@return the connections currently in transmission, the ones {@link Builder#maxConnections} limits} */
+    public int transmittingCount() {
+        return transmitting.get();
+    }
+
     /** {@return true once {@link #close()} has finished} */
     public boolean isStopped() {
         return stopped.getCount() == 0;
@@ -189,8 +226,9 @@ public final class NbdServer implements Closeable {
 
     /**
      * Stops: no new connections, in-flight requests finish and are answered, connections close, writable exports
-     * are flushed, the socket file is removed. A connection that has not finished within 5 seconds (a client that
-     * does not read its replies) is cut. Idempotent; later callers wait for the first to finish.
+     * are flushed, the socket file is removed. A connection that has not finished within the
+     * {@linkplain Builder#shutdownGrace shutdown grace} (a client that does not read its replies) is cut. Idempotent;
+     * later callers wait for the first to finish.
      *
      * @throws IOException when flushing an export fails (after everything else is done)
      */
@@ -210,7 +248,7 @@ public final class NbdServer implements Closeable {
         try {
             listener.close();
             for (Connection connection : connections) connection.stopReading();
-            long deadline = System.nanoTime() + CLOSE_GRACE.toNanos();
+            long deadline = System.nanoTime() + shutdownGrace.toNanos();
             for (Connection connection : connections) {
                 long left = deadline - System.nanoTime();
                 if (left > 0) connection.thread.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
@@ -218,7 +256,7 @@ public final class NbdServer implements Closeable {
             }
             for (Connection connection : connections) connection.join();
             acceptor.join(10_000);
-            handshakeTimer.shutdownNow();
+            timer.shutdownNow();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
@@ -255,28 +293,93 @@ public final class NbdServer implements Closeable {
                 sleepQuietly();
                 continue;
             }
-            if (connections.size() >= maxConnections) {
-                stats.connectionRejected();
-                log.log(Level.WARNING, "refused a connection: " + maxConnections + " connections are open (--max-connections)");
+            if (!takeHandshakeSlot()) {
                 closeQuietly(channel);
                 continue;
             }
             Connection connection = new Connection(connectionIds.incrementAndGet(), channel);
             connections.add(connection);
+            synchronized (handshaking) {
+                handshaking.addLast(connection);
+            }
             stats.connectionAccepted();
             if (stopping) connection.stopReading();
             connection.thread.start();
         }
     }
 
-    private enum Phase { HANDSHAKE, TRANSMISSION, HANDSHAKE_TIMED_OUT }
+    /**
+     * Takes a handshake slot for a new connection, dropping the oldest pending handshakes when all are taken;
+     * false when the server is stopping instead.
+     */
+    private boolean takeHandshakeSlot() {
+        try {
+            if (handshakeSlots.tryAcquire()) return true;
+            while (!stopping) {
+                dropOldestHandshake();
+                // The dropped connection's thread gives its slot back as soon as its socket is closed.
+                if (handshakeSlots.tryAcquire(1, TimeUnit.SECONDS)) return true;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return false;
+    }
+
+    private void dropOldestHandshake() {
+        Connection dropped = null;
+        synchronized (handshaking) {
+            for (Iterator<Connection> it = handshaking.iterator(); it.hasNext() && dropped == null; ) {
+                Connection oldest = it.next();
+                if (oldest.dropFromHandshake()) {
+                    it.remove();
+                    dropped = oldest;
+                }
+            }
+        }
+        if (dropped == null) return;
+        stats.handshakeDropped();
+        int heldBack = dropLog.heldBackIfDue();
+        if (heldBack >= 0) {
+            log.log(Level.WARNING, "connection " + dropped.id + ": dropped in the handshake after "
+                    + seconds(Duration.ofNanos(System.nanoTime() - dropped.connectedNanos)) + " to make room for a new one: "
+                    + maxHandshakes + " handshakes pending (--max-handshakes)"
+                    + (heldBack > 0 ? "; " + heldBack + " more dropped since the last such message" : ""));
+        }
+    }
+
+    /** Lets a message through at most once a second and counts those held back, so that a flood cannot flood the log. */
+    private static final class LogThrottle {
+        private long nextNanos = System.nanoTime();
+        private int heldBack;
+
+        /** {@return -1 to hold this message back, else how many were held back since the last one let through} */
+        synchronized int heldBackIfDue() {
+            long now = System.nanoTime();
+            if (now - nextNanos < 0) {
+                heldBack++;
+                return -1;
+            }
+            nextNanos = now + TimeUnit.SECONDS.toNanos(1);
+            int count = heldBack;
+            heldBack = 0;
+            return count;
+        }
+    }
+
+    private enum Phase { HANDSHAKE, ADMITTING, TRANSMISSION, HANDSHAKE_TIMED_OUT, DROPPED }
 
     /** One client: its handshake, then its transmission phase, on a thread of its own. */
     private final class Connection {
         final int id;
         final SocketChannel channel;
         final Thread thread;
+        final long connectedNanos = System.nanoTime();
         final AtomicReference<Phase> phase = new AtomicReference<>(Phase.HANDSHAKE);
+        /** The slot takeHandshakeSlot() took for this connection, until leaveHandshake() gives it back. */
+        final AtomicBoolean holdsHandshakeSlot = new AtomicBoolean(true);
+        /** Set when the idle timeout closed the connection, which it has logged. */
+        volatile boolean idleClosed;
 
         Connection(int id, SocketChannel channel) {
             this.id = id;
@@ -297,52 +400,106 @@ public final class NbdServer implements Closeable {
                     log.log(Level.DEBUG, who + ": serving '" + session.entry().name() + "' (" + session.entry().export()
                             + ")" + (session.structuredReplies() ? ", structured replies" : ""));
                 }
-                new Transmission(channel, session, who, context).serve();
+                IdleWatch idle = idleTimeout.isZero() ? IdleWatch.off() : new IdleWatch(timer, idleTimeout, this::idleExpired);
+                new Transmission(channel, session, who, context, idle).serve();
             } catch (ProtocolViolation e) {
                 stats.protocolError();
                 log.log(Level.WARNING, who + ": dropped: " + e.getMessage());
             } catch (EOFException e) {
-                if (!stopping) log.log(Level.INFO, who + ": client went away: " + e.getMessage());
+                if (!stopping && !idleClosed) log.log(Level.INFO, who + ": client went away: " + e.getMessage());
             } catch (IOException e) {
-                if (!stopping) log.log(Level.INFO, who + ": closed: " + e);
+                if (!stopping && !idleClosed) log.log(Level.INFO, who + ": closed: " + e);
             } catch (RuntimeException e) {
                 if (!stopping) log.log(Level.ERROR, who + ": closed: " + e, e);
             } finally {
                 closeQuietly(channel);
+                leaveHandshake();
+                if (phase.get() == Phase.TRANSMISSION) transmitting.decrementAndGet();
                 connections.remove(this);
             }
         }
 
         /**
-         * Runs the handshake under the handshake timeout: when it expires first, the socket is closed under the
-         * handshake, and this logs it once and returns null.
+         * Runs the handshake under the handshake timeout: when it expires first, or the connection is dropped to make
+         * room for a newer one, the socket is closed under the handshake, and this returns null.
          */
         private Session handshake() throws IOException {
             ScheduledFuture<?> timeout = handshakeTimeout.isZero() ? null
-                    : handshakeTimer.schedule(this::handshakeExpired, handshakeTimeout.toNanos(), TimeUnit.NANOSECONDS);
+                    : timer.schedule(this::handshakeExpired, handshakeTimeout.toNanos(), TimeUnit.NANOSECONDS);
             Session session;
             try {
-                session = new Handshake(channel, exports, context.maxPayload(), () -> stopping).negotiate();
+                session = new Handshake(channel, exports, context.maxPayload(), () -> stopping, this::admit).negotiate();
             } catch (IOException e) {
-                if (phase.get() != Phase.HANDSHAKE_TIMED_OUT) throw e;
+                if (phase.get() == Phase.HANDSHAKE || phase.get() == Phase.TRANSMISSION) throw e;
                 session = null;
             } finally {
                 if (timeout != null) timeout.cancel(false);
+                leaveHandshake();
             }
-            if (phase.compareAndSet(Phase.HANDSHAKE, Phase.TRANSMISSION)) return session;
-            stats.handshakeTimedOut();
-            log.log(Level.WARNING, "connection " + id + ": dropped: handshake not finished within " + seconds(handshakeTimeout)
-                    + " (--handshake-timeout)");
-            return null;
+            if (phase.get() == Phase.HANDSHAKE_TIMED_OUT) {
+                stats.handshakeTimedOut();
+                int heldBack = timeoutLog.heldBackIfDue();
+                if (heldBack >= 0) {
+                    log.log(Level.WARNING, "connection " + id + ": dropped: handshake not finished within "
+                            + seconds(handshakeTimeout) + " (--handshake-timeout)"
+                            + (heldBack > 0 ? "; " + heldBack + " more dropped since the last such message" : ""));
+                }
+            }
+            return phase.get() == Phase.TRANSMISSION ? session : null;
+        }
+
+        /** The handshake's question before GO or EXPORT_NAME: null once this connection counts as transmitting. */
+        private String admit() {
+            // A connection being dropped or timed out has its socket closed already: its answer does not matter.
+            if (!phase.compareAndSet(Phase.HANDSHAKE, Phase.ADMITTING)) return "the handshake took too long";
+            if (transmitting.incrementAndGet() <= maxConnections) {
+                phase.set(Phase.TRANSMISSION);
+                return null;
+            }
+            transmitting.decrementAndGet();
+            phase.set(Phase.HANDSHAKE);
+            stats.connectionRejected();
+            String why = "all " + maxConnections + " transmission slots are taken (--max-connections); try again later";
+            int heldBack = refusalLog.heldBackIfDue();
+            if (heldBack >= 0) {
+                log.log(Level.WARNING, "connection " + id + ": refused entry to transmission: " + why
+                        + (heldBack > 0 ? "; " + heldBack + " more refused since the last such message" : ""));
+            }
+            return why;
+        }
+
+        /** Takes this connection off the handshaking list and gives its handshake slot back; once only. */
+        private void leaveHandshake() {
+            if (!holdsHandshakeSlot.compareAndSet(true, false)) return;
+            synchronized (handshaking) {
+                handshaking.remove(this);
+            }
+            handshakeSlots.release();
         }
 
         private void handshakeExpired() {
             if (phase.compareAndSet(Phase.HANDSHAKE, Phase.HANDSHAKE_TIMED_OUT)) closeQuietly(channel);
         }
 
+        /** Drops this connection if it is still in the handshake; true when it did. */
+        boolean dropFromHandshake() {
+            if (!phase.compareAndSet(Phase.HANDSHAKE, Phase.DROPPED)) return false;
+            closeQuietly(channel);
+            return true;
+        }
+
+        /** The idle timeout: logged here, then reading stops; what is in flight is still answered. */
+        private void idleExpired() {
+            idleClosed = true;
+            stats.idleTimedOut();
+            log.log(Level.INFO, "connection " + id + ": closed after " + seconds(idleTimeout)
+                    + " without requests (--idle-timeout)");
+            stopReading();
+        }
+
         /** Closes the socket under a connection that did not finish in time at close(): its pending replies are dropped. */
         void cut() {
-            log.log(Level.WARNING, "connection " + id + ": cut at shutdown: replies still unsent after " + seconds(CLOSE_GRACE));
+            log.log(Level.WARNING, "connection " + id + ": cut at shutdown: replies still unsent after " + seconds(shutdownGrace));
             closeQuietly(channel);
         }
 
@@ -458,6 +615,9 @@ public final class NbdServer implements Closeable {
         private SocketAddress address;
         private int threads = DEFAULT_THREADS;
         private int maxConnections = 64;
+        private int maxHandshakes = DEFAULT_MAX_HANDSHAKES;
+        private Duration idleTimeout = Duration.ZERO;
+        private Duration shutdownGrace = DEFAULT_SHUTDOWN_GRACE;
         private long maxInflightBytes = 64L << 20;
         private long maxInflightBytesPerConnection;
         private Duration handshakeTimeout = Duration.ofSeconds(10);
@@ -544,7 +704,10 @@ public final class NbdServer implements Closeable {
         }
 
         /**
-         * Connections open at once (default 64); more are accepted and closed at once.
+         * Connections in transmission at once (default 64). A client that completes its handshake while they are all
+         * taken is refused: {@code NBD_OPT_GO} gets {@code NBD_REP_ERR_POLICY} with a message saying so (the client may
+         * try again or abort), {@code NBD_OPT_EXPORT_NAME}, which has no error reply, a closed connection. Connections
+         * still in the handshake are limited by {@link #maxHandshakes} instead.
          *
          * @param maxConnections at least 1
          * @return this builder
@@ -552,6 +715,21 @@ public final class NbdServer implements Closeable {
         public Builder maxConnections(int maxConnections) {
             if (maxConnections < 1) throw new IllegalArgumentException("max connections must be at least 1");
             this.maxConnections = maxConnections;
+            return this;
+        }
+
+        /**
+         * Connections in the handshake at once (default {@value NbdServer#DEFAULT_MAX_HANDSHAKES}), each with a thread of
+         * its own. A new connection beyond it is not refused: the oldest pending handshake is dropped to make room
+         * (logged at most once a second), so that clients that connect and stay silent cannot keep out one that
+         * completes its handshake at once.
+         *
+         * @param maxHandshakes at least 1
+         * @return this builder
+         */
+        public Builder maxHandshakes(int maxHandshakes) {
+            if (maxHandshakes < 1) throw new IllegalArgumentException("max handshakes must be at least 1");
+            this.maxHandshakes = maxHandshakes;
             return this;
         }
 
@@ -594,6 +772,33 @@ public final class NbdServer implements Closeable {
         public Builder handshakeTimeout(Duration timeout) {
             if (timeout.isNegative()) throw new IllegalArgumentException("handshake timeout must not be negative");
             this.handshakeTimeout = timeout;
+            return this;
+        }
+
+        /**
+         * Closes a connection in transmission that has had no request in flight and sent no byte for this long
+         * (logged at INFO); default zero, no limit, since NBD clients may idle between requests. Requests in flight
+         * are never cut: a slow one, or one whose reply the client is slow to read, keeps the connection active.
+         *
+         * @param timeout the idle time allowed, not negative; zero for no limit
+         * @return this builder
+         */
+        public Builder idleTimeout(Duration timeout) {
+            if (timeout.isNegative()) throw new IllegalArgumentException("idle timeout must not be negative");
+            this.idleTimeout = timeout;
+            return this;
+        }
+
+        /**
+         * How long {@link NbdServer#close()} lets connections finish the requests they have read and send their
+         * replies before it cuts them (default 5 s); zero cuts them at once.
+         *
+         * @param grace the time allowed, not negative
+         * @return this builder
+         */
+        public Builder shutdownGrace(Duration grace) {
+            if (grace.isNegative()) throw new IllegalArgumentException("shutdown grace must not be negative");
+            this.shutdownGrace = grace;
             return this;
         }
 

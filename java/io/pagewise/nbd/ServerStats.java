@@ -28,6 +28,8 @@ public final class ServerStats {
     private final LongAdder rejectedConnections = new LongAdder();
     private final LongAdder protocolErrors = new LongAdder();
     private final LongAdder handshakeTimeouts = new LongAdder();
+    private final LongAdder droppedHandshakes = new LongAdder();
+    private final LongAdder idleTimeouts = new LongAdder();
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicInteger mostInFlight = new AtomicInteger();
     private final AtomicLong payloadBytesHeld = new AtomicLong();
@@ -98,6 +100,10 @@ public final class ServerStats {
 
     void handshakeTimedOut() { handshakeTimeouts.increment(); }
 
+    void handshakeDropped() { droppedHandshakes.increment(); }
+
+    void idleTimedOut() { idleTimeouts.increment(); }
+
     void payloadBuffersTaken(long bytes) {
         long held = payloadBytesHeld.addAndGet(bytes);
         peakPayloadBytesHeld.accumulateAndGet(held, Math::max);
@@ -130,7 +136,10 @@ public final class ServerStats {
     /** {@return the connections accepted so far} */
     public long connections() { return connections.sum(); }
 
-    /** {@return the connections refused because {@link NbdServer.Builder#maxConnections} were open} */
+    /**
+     * {@return the times a client that completed its handshake was refused entry to transmission because
+     * {@link NbdServer.Builder#maxConnections} connections were in it}
+     */
     public long rejectedConnections() { return rejectedConnections.sum(); }
 
     /** {@return the connections dropped for breaking the protocol (bad magic, unknown flags or exports)} */
@@ -138,6 +147,12 @@ public final class ServerStats {
 
     /** {@return the connections dropped because their handshake did not finish in time} */
     public long handshakeTimeouts() { return handshakeTimeouts.sum(); }
+
+    /** {@return the connections dropped in the handshake to make room for newer ones ({@link NbdServer.Builder#maxHandshakes})} */
+    public long droppedHandshakes() { return droppedHandshakes.sum(); }
+
+    /** {@return the connections closed by the idle timeout ({@link NbdServer.Builder#idleTimeout})} */
+    public long idleTimeouts() { return idleTimeouts.sum(); }
 
     /** {@return the most requests read and not yet answered at one time, over all connections} */
     public int mostInFlight() { return mostInFlight.get(); }
@@ -190,9 +205,10 @@ public final class ServerStats {
      */
     public void print(PrintStream out) {
         double seconds = elapsedSeconds();
-        out.printf(Locale.ROOT, "elapsed: %.3f s, connections: %d (%d refused, %d handshake timeouts), protocol errors: %d, "
-                + "most requests in flight: %d%n",
-                seconds, connections(), rejectedConnections(), handshakeTimeouts(), protocolErrors(), mostInFlight());
+        out.printf(Locale.ROOT, "elapsed: %.3f s, connections: %d (%d refused, %d handshake timeouts, %d dropped in the "
+                + "handshake, %d idle timeouts), protocol errors: %d, most requests in flight: %d%n",
+                seconds, connections(), rejectedConnections(), handshakeTimeouts(), droppedHandshakes(), idleTimeouts(),
+                protocolErrors(), mostInFlight());
         out.printf(Locale.ROOT, "payload buffers: at most %d bytes held at once; now %d buffers held, %d pooled, "
                 + "%d bytes of the in-flight budget in use%n", peakPayloadBytesHeld(), payloadBuffersOutstanding(),
                 payloadBuffersPooled(), inflightBytesInUse());

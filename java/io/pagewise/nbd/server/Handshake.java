@@ -23,18 +23,35 @@ public final class Handshake {
     private final Map<String, ExportEntry> exports;
     private final int maxPayload;
     private final BooleanSupplier stopping;
+    private final Admission admission;
     private final ByteBuffer header = ByteBuffer.allocate(16);
-    private final ByteBuffer option = ByteBuffer.allocate(MAX_OPTION_LENGTH);
+    /** Grown to the longest option received, up to MAX_OPTION_LENGTH: a silent client costs no 64 KiB buffer. */
+    private ByteBuffer option = ByteBuffer.allocate(1024);
     private boolean noZeroes;
     private boolean structuredReplies;
     /** The export name SET_META_CONTEXT selected base:allocation for, or null. */
     private String allocationContextFor;
+    /** Set when EXPORT_NAME was refused entry: that option has no error reply, so the handshake ends. */
+    private boolean exportNameRefused;
+
+    /** Asked before a client enters transmission (GO or EXPORT_NAME): whether the server takes it now. */
+    @FunctionalInterface
+    public interface Admission {
+        /** {@return null to let the client in (the caller counts it as transmitting), else why it is refused} */
+        String refusal();
+    }
 
     public Handshake(ByteChannel channel, Map<String, ExportEntry> exports, int maxPayload, BooleanSupplier stopping) {
+        this(channel, exports, maxPayload, stopping, () -> null);
+    }
+
+    public Handshake(ByteChannel channel, Map<String, ExportEntry> exports, int maxPayload, BooleanSupplier stopping,
+                     Admission admission) {
         this.channel = channel;
         this.exports = exports;
         this.maxPayload = maxPayload;
         this.stopping = stopping;
+        this.admission = admission;
     }
 
     /** Runs the handshake; the session to serve, or null when the client left without choosing an export. */
@@ -68,6 +85,7 @@ public final class Handshake {
                         + MAX_OPTION_LENGTH);
                 continue;
             }
+            if (length > option.capacity()) option = ByteBuffer.allocate((int) length);
             option.clear().limit((int) length);
             SocketIo.readExactly(channel, option);
             option.flip();
@@ -77,7 +95,7 @@ public final class Handshake {
             }
             Session session = handle(code);
             if (session != null) return session;
-            if (code == OPT_ABORT) return null;
+            if (code == OPT_ABORT || exportNameRefused) return null;
         }
     }
 
@@ -88,6 +106,10 @@ public final class Handshake {
                 ExportEntry entry = exports.get(name);
                 if (entry == null) throw new ProtocolViolation("EXPORT_NAME asked for unknown export '" + name + "'");
                 Session session = session(entry);
+                if (admission.refusal() != null) {
+                    exportNameRefused = true;
+                    return null;
+                }
                 ByteBuffer reply = ByteBuffer.allocate(noZeroes ? 10 : 134);
                 reply.putLong(session.size()).putShort((short) session.transmissionFlags()).position(reply.capacity()).flip();
                 SocketIo.writeFully(channel, reply);
@@ -149,6 +171,14 @@ public final class Handshake {
             return null;
         }
         Session session = session(entry);
+        if (code == OPT_GO) {
+            String refusal = admission.refusal();
+            // POLICY, not SHUTDOWN: the server is not going away, and the client may try GO again later.
+            if (refusal != null) {
+                replyError(code, REP_ERR_POLICY, refusal);
+                return null;
+            }
+        }
         reply(code, REP_INFO, ByteBuffer.allocate(12).putShort((short) INFO_EXPORT).putLong(session.size())
                 .putShort((short) session.transmissionFlags()).flip());
         if (wantName) {

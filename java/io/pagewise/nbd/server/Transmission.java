@@ -26,6 +26,7 @@ public final class Transmission {
     private final RequestReader reader;
     private final RequestExecutor executor;
     private final ReplyEncoder replies;
+    private final IdleWatch idle;
     private final ReentrantLock receiving = new ReentrantLock();
     private final ReentrantLock sending = new ReentrantLock();
     /** Set once no more requests are to be read: end of stream, DISC, a broken protocol or a failed send. */
@@ -36,10 +37,17 @@ public final class Transmission {
     private boolean sendFailed;
 
     public Transmission(SocketChannel channel, Session session, String who, ServerContext context) {
+        this(channel, session, who, context, IdleWatch.off());
+    }
+
+    /** A transmission that idle watches: it counts the requests in flight and the bytes received. */
+    public Transmission(SocketChannel channel, Session session, String who, ServerContext context, IdleWatch idle) {
         this.channel = channel;
         this.who = who;
         this.context = context;
-        this.reader = new RequestReader(channel, session, context, new ByteBudget(context.connectionInflightBytes()));
+        this.idle = idle;
+        this.reader = new RequestReader(idle.watching(channel), session, context,
+                new ByteBudget(context.connectionInflightBytes()));
         this.replies = new ReplyEncoder(session);
         this.executor = new RequestExecutor(session.entry().export(), session, replies, new Parts(),
                 context.payloadPiece());
@@ -54,10 +62,12 @@ public final class Transmission {
             helpers[i].setDaemon(true);
             helpers[i].start();
         }
+        idle.start();
         try {
             serveRequests();
         } finally {
             for (Thread helper : helpers) Uninterruptibly.run(helper::join);
+            idle.stop();
         }
         receiving.lock();
         try {
@@ -79,6 +89,7 @@ public final class Transmission {
                     run(request);
                 }
                 send(request);
+                idle.requestEnded();
                 context.stats().requestAnswered();
                 reader.release(request);
             }
@@ -93,10 +104,13 @@ public final class Transmission {
      */
     private boolean receive(Request r) {
         receiving.lock();
+        boolean started = false;
         try {
             if (ending) return false;
             try {
                 if (reader.read(r)) {
+                    idle.requestStarted();
+                    started = true;
                     if (r.refusal == null && r.type == Protocol.CMD_WRITE && reader.isLong(r)) {
                         executor.receiveAndWrite(r, reader);
                     }
@@ -107,6 +121,7 @@ public final class Transmission {
             } catch (IOException e) {
                 failure = e;
             }
+            if (started) idle.requestEnded();
             // Set under the lock, so that no other thread reads what follows a broken request.
             ending = true;
             return false;

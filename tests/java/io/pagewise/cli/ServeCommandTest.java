@@ -64,6 +64,9 @@ class ServeCommandTest {
             "--max-inflight-bytes=12Q|--max-inflight-bytes",
             "--threads=0|--threads",
             "--handshake-timeout=-1|--handshake-timeout",
+            "--max-handshakes=0|--max-handshakes",
+            "--idle-timeout=soon|--idle-timeout",
+            "--shutdown-grace=-5|--shutdown-grace",
             "--socket=/tmp/x.sock --port=1|--socket",
             "--bind=badhost.invalid|--bind=badhost.invalid",
             "--bind=|--bind",
@@ -190,6 +193,28 @@ class ServeCommandTest {
         Outcome outcome = serve("--handshake-timeout=1", "--run", python + " " + script, file.toString());
         assertEquals(0, outcome.status(), outcome.err());
         assertTrue(outcome.err().contains("handshake not finished within 1 s"), outcome.err());
+    }
+
+    @Test
+    void idleTimeoutClosesAClientThatSendsNothing() throws Exception {
+        String python = ExternalTools.python();
+        Path file = disk(1 << 20);
+        Path script = dir.resolve("idle.py");
+        Files.writeString(script, String.join("\n",
+                "import nbd, os, sys, time",
+                "h = nbd.NBD()",
+                "h.connect_uri(os.environ['uri'])",
+                "h.pread(512, 0)",
+                "time.sleep(3)",
+                "try:",
+                "    h.pread(512, 0)",
+                "except nbd.Error:",
+                "    sys.exit(0)",
+                "sys.exit(9)",
+                ""));
+        Outcome outcome = serve("--idle-timeout=1", "--run", python + " " + script, file.toString());
+        assertEquals(0, outcome.status(), outcome.err());
+        assertTrue(outcome.err().contains("closed after 1 s without requests (--idle-timeout)"), outcome.err());
     }
 
     /**

@@ -78,11 +78,37 @@ class BadInputTest {
 
         /** Enters transmission with EXPORT_NAME "" (client said NO_ZEROES): simple replies. */
         Client transmitting() throws IOException {
+            return transmitting("", SIZE);
+        }
+
+        /** Enters transmission with EXPORT_NAME name, whose size is size. */
+        Client transmitting(String name, long size) throws IOException {
             greeted(3);
-            option(1, 0, null);
+            byte[] bytes = name.getBytes(StandardCharsets.UTF_8);
+            option(1, bytes.length, bytes);
             ByteBuffer reply = read(10);
-            assertEquals(SIZE, reply.getLong());
+            assertEquals(size, reply.getLong());
             return this;
+        }
+
+        /** Sends GO for the export "" and reads the replies up to the last; returns its type (ACK is 1). */
+        int go() throws IOException {
+            option(7, 6, new byte[6]);
+            int type;
+            do {
+                type = optionReply(7);
+            } while (type == 3);                                  // NBD_REP_INFO, then ACK or an error
+            return type;
+        }
+
+        /** Reads one option reply and returns its message, when it is an error. */
+        String optionError(int code) throws IOException {
+            ByteBuffer head = read(20);
+            assertEquals(0x3e889045565a9L, head.getLong());
+            assertEquals(code, head.getInt());
+            int type = head.getInt();
+            assertTrue(type < 0, "not an error reply: " + type);
+            return StandardCharsets.UTF_8.decode(read(head.getInt())).toString();
         }
 
         void request(int flags, int type, long cookie, long offset, int length) throws IOException {
@@ -121,6 +147,19 @@ class BadInputTest {
 
         void write(ByteBuffer buffer) throws IOException {
             while (buffer.hasRemaining()) channel.write(buffer);
+        }
+
+        /** True when the server closed the connection, maybe after its greeting: end of stream within 18 bytes. */
+        boolean closedAfterGreeting() throws IOException {
+            ByteBuffer greeting = ByteBuffer.allocate(19);
+            try {
+                while (channel.read(greeting) >= 0) {
+                    if (!greeting.hasRemaining()) return false;
+                }
+                return true;
+            } catch (IOException e) {
+                return true; // reset
+            }
         }
 
         /** True when the server has closed the connection (read sees end of stream). */
@@ -269,11 +308,57 @@ class BadInputTest {
     }
 
     @Test
-    void connectionsBeyondTheCapAreRefused() throws Exception {
+    void aClientBeyondMaxConnectionsIsRefusedWhenItAsksToTransmitAndMayRetry() throws Exception {
         server(b -> b.maxConnections(2));
-        try (Client one = new Client().greeted(3); Client two = new Client().greeted(3); Client three = new Client()) {
-            assertTrue(three.closedByServer());
-            assertEquals(1, server.server.stats().rejectedConnections());
+        try (Client one = new Client().transmitting(); Client two = new Client().transmitting();
+             Client three = new Client().greeted(3); Client four = new Client().greeted(3)) {
+            // Connections in the handshake do not count: three and four got their greeting.
+            three.option(7, 6, new byte[6]);
+            assertTrue(three.optionError(7).contains("all 2 transmission slots are taken (--max-connections)"));
+            four.option(1, 0, null);                              // EXPORT_NAME has no error reply: closed
+            assertTrue(four.closedByServer());
+            assertEquals(2, server.server.stats().rejectedConnections());
+            assertEquals(2, server.server.transmittingCount());
+            one.close();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (server.server.transmittingCount() > 1 && System.nanoTime() < deadline) Thread.sleep(10);
+            assertEquals(1, three.go());                          // the same connection, asking again, gets in
+            three.writeAt(0, new byte[] {9, 8});
+            assertArrayEquals(new byte[] {9, 8}, three.readAt(0, 2));
+            assertEquals(1, warnings("refused entry to transmission"));   // the second within the same second is held back
+        }
+    }
+
+    @Test
+    void theOldestPendingHandshakeMakesRoomForANewOneAndTheDropsAreLoggedAtMostOnceASecond() throws Exception {
+        server(b -> b.maxHandshakes(2));
+        Client oldest = new Client();
+        Client older = new Client();
+        oldest.read(18);
+        older.read(18);
+        try (Client fresh = new Client()) {
+            assertTrue(oldest.closedByServer());
+            fresh.transmitting();
+            assertEquals(1, server.server.stats().droppedHandshakes());
+            java.util.List<Client> flood = new java.util.ArrayList<>();
+            try {
+                for (int i = 0; i < 50; i++) flood.add(new Client());
+                assertTrue(older.closedByServer());
+                // Two slots: the last two of the flood are pending, all others (and older) were dropped.
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (server.server.stats().droppedHandshakes() < 50 && System.nanoTime() < deadline) Thread.sleep(10);
+                assertEquals(50, server.server.stats().droppedHandshakes());
+                for (Client dropped : flood.subList(0, 48)) assertTrue(dropped.closedAfterGreeting());
+                awaitConnectionCount(3);
+                fresh.writeAt(0, new byte[] {1});                 // transmission is untouched by the drops
+            } finally {
+                for (Client c : flood) c.close();
+            }
+            long logged = warnings("to make room for a new one: 2 handshakes pending (--max-handshakes)");
+            assertTrue(logged >= 1 && logged < 50, logged + " lines for 50 drops");
+        } finally {
+            oldest.close();
+            older.close();
         }
     }
 
@@ -387,11 +472,8 @@ class BadInputTest {
 
     @Test
     void aSilentClientIsDroppedAfterTheHandshakeTimeoutAndFreesItsSlot() throws Exception {
-        server(b -> b.maxConnections(1).handshakeTimeout(java.time.Duration.ofMillis(300)));
+        server(b -> b.maxHandshakes(1).handshakeTimeout(java.time.Duration.ofMillis(300)));
         try (Client silent = new Client()) {
-            try (Client refused = new Client()) {
-                assertTrue(refused.closedByServer());             // the silent client holds the only slot
-            }
             long started = System.nanoTime();
             silent.read(18);                                      // the greeting, then nothing from the client
             assertTrue(silent.closedByServer());
@@ -418,6 +500,89 @@ class BadInputTest {
             assertTrue(stalling.closedByServer());
             awaitConnectionCount(0);
             assertEquals(1, warnings("handshake not finished"));
+        }
+    }
+
+    /** An export whose READs take a second: a request that is in flight for longer than a short idle timeout. */
+    private static final class SlowExport implements Export {
+        @Override
+        public long size() {
+            return SIZE;
+        }
+
+        @Override
+        public void readFully(ByteBuffer dst, long offset) throws IOException {
+            try {
+                Thread.sleep(1000);
+            } catch (InterruptedException e) {
+                throw new java.io.InterruptedIOException();
+            }
+            dst.position(dst.limit());
+        }
+
+        @Override
+        public void close() {}
+    }
+
+    @Test
+    @Timeout(value = 20, unit = TimeUnit.SECONDS)
+    void anIdleClientInTransmissionIsClosedAfterTheIdleTimeout() throws Exception {
+        server(b -> b.idleTimeout(java.time.Duration.ofMillis(300)));
+        try (Client idle = new Client().transmitting(); Client busy = new Client().transmitting()) {
+            long started = System.nanoTime();
+            // busy keeps sending within the timeout: each request resets its clock
+            while (System.nanoTime() - started < TimeUnit.MILLISECONDS.toNanos(900)) {
+                busy.writeAt(0, new byte[] {1});
+                Thread.sleep(100);
+            }
+            assertTrue(idle.closedByServer());
+            assertArrayEquals(new byte[] {1}, busy.readAt(0, 1));
+            assertEquals(1, server.server.stats().idleTimeouts());
+            assertEquals(1, server.log.messages(System.Logger.Level.INFO, "closed after 300 ms without requests (--idle-timeout)").size(),
+                    server.log.entries().toString());
+            awaitConnectionCount(1);
+        }
+    }
+
+    @Test
+    @Timeout(value = 20, unit = TimeUnit.SECONDS)
+    void aRequestInFlightIsNotCutByTheIdleTimeout() throws Exception {
+        server(b -> b.idleTimeout(java.time.Duration.ofMillis(200)).export("slow", new SlowExport()));
+        try (Client client = new Client().transmitting("slow", SIZE)) {
+            client.request(0, 0, 41, 0, 4096);                    // a READ that takes a second, five timeouts
+            assertEquals(0, client.reply(41));
+            assertEquals(4096, client.read(4096).remaining());
+            assertEquals(0, server.server.stats().idleTimeouts());
+            assertTrue(client.closedByServer());                  // and once it is answered, the clock runs again
+            assertEquals(1, server.server.stats().idleTimeouts());
+        }
+    }
+
+    @Test
+    @Timeout(value = 20, unit = TimeUnit.SECONDS)
+    void aClientThatDoesNotReadItsRepliesIsNotIdle() throws Exception {
+        server(b -> b.idleTimeout(java.time.Duration.ofMillis(200)));
+        try (Client stuck = stuckReader(32, 1 << 20)) {
+            Thread.sleep(1000);                                   // replies wait to be sent: requests are in flight
+            for (int i = 0; i < 32; i++) {
+                ByteBuffer reply = stuck.read(16);
+                assertEquals(0x67446698, reply.getInt());
+                assertEquals(0, reply.getInt());
+                stuck.read(1 << 20);
+            }
+            assertEquals(0, server.server.stats().idleTimeouts());
+        }
+    }
+
+    @Test
+    @Timeout(value = 20, unit = TimeUnit.SECONDS)
+    void theShutdownGraceIsAnOption() throws Exception {
+        server(b -> b.shutdownGrace(java.time.Duration.ofMillis(200)).threads(2));
+        try (Client stuck = stuckReader(64, 1 << 20)) {
+            letItJam();
+            // 20 times the grace, and still under the 5 s default, which the test would otherwise wait out
+            assertTimeoutPreemptively(java.time.Duration.ofSeconds(4), () -> server.server.close());
+            assertEquals(1, warnings("cut at shutdown: replies still unsent after 200 ms"), server.log.entries().toString());
         }
     }
 }
