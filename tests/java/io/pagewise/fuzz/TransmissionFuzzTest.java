@@ -142,8 +142,9 @@ class TransmissionFuzzTest {
     private static ServerSocketChannel listen() {
         try {
             Path socket = Files.createTempDirectory("pagewise-fuzz").resolve("server.sock");
-            socket.toFile().deleteOnExit();
+            // Deleted at exit in the reverse order: the socket, then its directory.
             socket.getParent().toFile().deleteOnExit();
+            socket.toFile().deleteOnExit();
             ServerSocketChannel listener = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
             listener.bind(UnixDomainSocketAddress.of(socket));
             return listener;
