@@ -49,7 +49,7 @@ public final class CopyCommand {
 
     private CopyCommand() {}
 
-    private static final class Options {
+    static final class Options {
         CacheMode srcCache = defaultMode();
         CacheMode dstCache = defaultMode();
         int connections = 4;
@@ -115,7 +115,7 @@ public final class CopyCommand {
         return new Copying(options, err).run();
     }
 
-    private static Options parse(List<String> args) throws UsageException {
+    static Options parse(List<String> args) throws UsageException {
         Options o = new Options();
         boolean positionalOnly = false;
         for (int i = 0; i < args.size(); i++) {

@@ -63,7 +63,7 @@ public final class ServeCommand {
 
     private ServeCommand() {}
 
-    private static final class Options {
+    static final class Options {
         CacheMode cache = CacheMode.WRITEBACK;
         AccessHint hint = AccessHint.NORMAL;
         boolean readOnly;
@@ -109,7 +109,7 @@ public final class ServeCommand {
         }
     }
 
-    private static Options parse(List<String> args) throws UsageException {
+    static Options parse(List<String> args) throws UsageException {
         Options o = new Options();
         for (int i = 0; i < args.size(); i++) {
             String arg = args.get(i);

@@ -9,7 +9,10 @@ import io.pagewise.nbd.client.ClientHandshake;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.net.StandardProtocolFamily;
+import java.net.UnknownHostException;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
@@ -135,10 +138,18 @@ public final class NbdClient implements Closeable {
     }
 
     private static SocketChannel open(NbdUri uri) throws IOException {
-        boolean unix = uri.address() instanceof UnixDomainSocketAddress;
+        SocketAddress address = uri.address();
+        if (address instanceof InetSocketAddress && ((InetSocketAddress) address).isUnresolved()) {
+            InetSocketAddress named = (InetSocketAddress) address;
+            address = new InetSocketAddress(named.getHostString(), named.getPort());
+            if (((InetSocketAddress) address).isUnresolved()) {
+                throw new UnknownHostException("cannot connect to NBD server " + uri + ": unknown host " + named.getHostString());
+            }
+        }
+        boolean unix = address instanceof UnixDomainSocketAddress;
         SocketChannel channel = unix ? SocketChannel.open(StandardProtocolFamily.UNIX) : SocketChannel.open();
         try {
-            channel.connect(uri.address());
+            channel.connect(address);
             if (!unix) channel.socket().setTcpNoDelay(true);
             return channel;
         } catch (IOException e) {

@@ -13,7 +13,8 @@ import java.nio.file.Path;
  * An NBD server address in the libnbd URI form: {@code nbd://host[:port]/export} (TCP, port 10809 by default) or
  * {@code nbd+unix:///export?socket=PATH} (Unix socket). TLS schemes ({@code nbds}) are refused.
  *
- * @param address    where the server listens: an {@link InetSocketAddress} or a {@link UnixDomainSocketAddress}
+ * @param address    where the server listens: an unresolved {@link InetSocketAddress} (the host is looked up when
+ *                   connecting) or a {@link UnixDomainSocketAddress}
  * @param exportName the export's name, decoded ("" for the default export)
  * @param text       the URI as written
  */
@@ -57,7 +58,8 @@ public record NbdUri(SocketAddress address, String exportName, String text) {
                 }
                 if (host.startsWith("[") && host.endsWith("]")) host = host.substring(1, host.length() - 1);
                 int port = uri.getPort() < 0 ? DEFAULT_PORT : uri.getPort();
-                return new NbdUri(new InetSocketAddress(host, port), exportName, text);
+                // Unresolved: parsing does no network I/O; NbdClient looks the host up when it connects.
+                return new NbdUri(InetSocketAddress.createUnresolved(host, port), exportName, text);
             }
             case "nbd+unix": {
                 String socket = queryParameter(uri.getRawQuery(), "socket");

@@ -219,7 +219,8 @@ public final class ClientConnection {
     }
 
     private static void checkWithin(Request request, long at, long size) throws IOException {
-        if (request.readInto == null || at < 0 || size < 0 || at + size > request.length) {
+        // size > length - at, not at + size > length: a hostile offset near Long.MAX_VALUE would overflow the sum.
+        if (request.readInto == null || at < 0 || size < 0 || size > request.length - at) {
             throw new IOException("reply chunk at +" + at + " (+" + size + ") lies outside " + request.describe());
         }
     }

@@ -64,7 +64,7 @@ public final class ClientHandshake {
             if (reply.type != REP_INFO || reply.data.remaining() < 2) continue;
             int info = reply.data.getShort() & 0xffff;
             if (info == INFO_EXPORT && reply.data.remaining() >= 10) {
-                size = reply.data.getLong();
+                size = checkedSize(reply.data.getLong());
                 flags = reply.data.getShort() & 0xffff;
             } else if (info == INFO_BLOCK_SIZE && reply.data.remaining() >= 12) {
                 minimum = reply.data.getInt();
@@ -96,9 +96,15 @@ public final class ClientHandshake {
         } catch (IOException e) {
             throw failure("closed the connection on EXPORT_NAME '" + exportName + "' (no such export?)");
         }
-        long size = reply.getLong();
+        long size = checkedSize(reply.getLong());
         int flags = reply.getShort() & 0xffff;
         return info(size, flags, 1, 4096, DEFAULT_MAXIMUM_PAYLOAD, structured, allocation);
+    }
+
+    /** The wire's size is unsigned; one of 2^63 bytes or more cannot be addressed with Java's long offsets. */
+    private long checkedSize(long size) throws IOException {
+        if (size < 0) throw failure("sent an export size of " + Long.toUnsignedString(size) + " bytes, over 2^63 - 1");
+        return size;
     }
 
     /** Sends an option whose only success reply is ACK; false when the server does not support it. */

@@ -32,7 +32,8 @@ class NbdClientTest {
     @Test
     void parsesTcpAndUnixUris() {
         NbdUri tcp = NbdUri.parse("nbd://127.0.0.1:10810/disk");
-        assertEquals(new InetSocketAddress("127.0.0.1", 10810), tcp.address());
+        // Unresolved: parsing looks nothing up (the host is resolved on connect).
+        assertEquals(InetSocketAddress.createUnresolved("127.0.0.1", 10810), tcp.address());
         assertEquals("disk", tcp.exportName());
         assertEquals(10809, ((InetSocketAddress) NbdUri.parse("nbd://[::1]/").address()).getPort());
         NbdUri unix = NbdUri.parse("nbd+unix:///my%20disk?socket=/tmp/a%20b.sock");
@@ -41,6 +42,13 @@ class NbdClientTest {
         assertThrows(IllegalArgumentException.class, () -> NbdUri.parse("nbd+unix:///disk"));
         assertThrows(IllegalArgumentException.class, () -> NbdUri.parse("nbds://host/disk"));
         assertThrows(IllegalArgumentException.class, () -> NbdUri.parse("http://host/disk"));
+    }
+
+    @Test
+    void anUnknownHostIsAnIOExceptionOnConnect() {
+        // .invalid never resolves (RFC 6761); the JDK's connect would throw the unchecked UnresolvedAddressException.
+        IOException e = assertThrows(IOException.class, () -> NbdClient.connect("nbd://no-such-host.invalid/disk"));
+        assertTrue(e.getMessage().contains("unknown host no-such-host.invalid"), e.getMessage());
     }
 
     @Test

@@ -1,0 +1,183 @@
+package io.pagewise.fuzz;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.code_intelligence.jazzer.junit.FuzzTest;
+import io.pagewise.nbd.MemoryExport;
+import io.pagewise.nbd.server.ByteBudget;
+import io.pagewise.nbd.server.ExportEntry;
+import io.pagewise.nbd.server.Handshake;
+import io.pagewise.nbd.server.PayloadBuffers;
+import io.pagewise.nbd.server.ProtocolViolation;
+import io.pagewise.nbd.server.RequestStats;
+import io.pagewise.nbd.server.ServerContext;
+import io.pagewise.nbd.server.Session;
+import io.pagewise.nbd.server.Transmission;
+import io.pagewise.nbd.wire.Protocol;
+import io.pagewise.nbd.wire.SocketIo;
+import io.pagewise.testing.RecordingLogger;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.System.Logger.Level;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Tag;
+
+/**
+ * The transmission phase fed arbitrary request bytes: the server's real {@link Transmission} (its RequestReader,
+ * checks, RequestExecutor and ReplyEncoder) on one end of a Unix socket, over a 1 MiB {@link MemoryExport}, with a
+ * connection share of 128 KiB so that WRITEs and READs over 64 KiB take the piece-by-piece path. The input's first
+ * byte picks what the handshake settled (bit 0: structured replies, bit 1: base:allocation, bit 2: read-only); the
+ * rest is what the client sends, followed by end of stream.
+ *
+ * <p>Invariants: serving ends (a watchdog fails the input after 10 s); it fails only with a {@link ProtocolViolation}
+ * or an {@link EOFException}; every request read is answered; every payload buffer taken is given back; and a
+ * request that passed the checks never fails on a MemoryExport (the executor would log it as failed). Seeds:
+ * tests/resources/io/pagewise/fuzz/TransmissionFuzzTestInputs/serve/.
+ */
+@Tag("fuzz")
+class TransmissionFuzzTest {
+    private static final int EXPORT_SIZE = 1 << 20;
+    private static final long BUDGET = 4 << 20;
+    private static final long CONNECTION_SHARE = 128 << 10;
+    private static final ExportEntry WRITABLE = new ExportEntry("", "", new MemoryExport(EXPORT_SIZE, false));
+    private static final ExportEntry READ_ONLY = new ExportEntry("", "", new MemoryExport(EXPORT_SIZE, true));
+    private static final ExecutorService CLIENT = Executors.newCachedThreadPool(r -> daemon(r, "fuzz-client"));
+    private static final ScheduledExecutorService WATCHDOG =
+            Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "fuzz-watchdog"));
+    private static final ServerSocketChannel LISTENER = listen();
+
+    @FuzzTest
+    void serve(byte[] input) throws Exception {
+        if (input.length == 0) return;
+        boolean structured = (input[0] & 1) != 0;
+        boolean allocation = structured && (input[0] & 2) != 0;
+        ExportEntry entry = (input[0] & 4) != 0 ? READ_ONLY : WRITABLE;
+        ByteBuffer requests = ByteBuffer.wrap(input, 1, input.length - 1);
+
+        Counters counters = new Counters();
+        RecordingLogger log = new RecordingLogger(null, Level.WARNING);
+        ServerContext context = new ServerContext(1, new ByteBudget(BUDGET), CONNECTION_SHARE,
+                new PayloadBuffers(BUDGET, counters), counters, log, Protocol.MAX_PAYLOAD,
+                PayloadBuffers.longestWithin(CONNECTION_SHARE, Protocol.MAX_PAYLOAD));
+        Session session = new Session(entry, EXPORT_SIZE, Handshake.transmissionFlags(entry.export(), structured),
+                structured, allocation);
+
+        try (SocketChannel client = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+            client.connect(LISTENER.getLocalAddress());
+            try (SocketChannel server = LISTENER.accept()) {
+                Future<?> sending = CLIENT.submit(() -> {
+                    SocketIo.writeFully(client, requests);
+                    client.shutdownOutput();
+                    return null;
+                });
+                Future<Long> replies = CLIENT.submit(() -> drain(client));
+                Thread serving = Thread.currentThread();
+                AtomicBoolean hung = new AtomicBoolean();
+                ScheduledFuture<?> watchdog = WATCHDOG.schedule(() -> {
+                    hung.set(true);
+                    serving.interrupt();
+                    closeQuietly(server);
+                }, 10, TimeUnit.SECONDS);
+                try {
+                    new Transmission(server, session, "fuzz", context).serve();
+                } catch (ProtocolViolation | EOFException expected) {
+                    // the documented ways a client's bytes end a connection
+                } catch (IOException e) {
+                    if (!hung.get()) throw new AssertionError("undocumented failure: " + e, e);
+                } finally {
+                    watchdog.cancel(false);
+                    Thread.interrupted();
+                }
+                assertFalse(hung.get(), "serving did not end within 10 s of the client's end of stream");
+                server.close();
+                replies.get(10, TimeUnit.SECONDS);
+                try {
+                    sending.get(10, TimeUnit.SECONDS);
+                } catch (java.util.concurrent.ExecutionException e) {
+                    // the server stopped reading after a protocol violation and closed: the rest cannot be sent
+                }
+            }
+        }
+        assertEquals(counters.received.get(), counters.answered.get(), "requests read but not answered");
+        assertEquals(counters.taken.get(), counters.given.get(), "payload buffer bytes taken but not given back");
+        for (RecordingLogger.Entry e : log.entries()) {
+            assertTrue(e.level() == Level.WARNING && !e.message().contains(" failed: "),
+                    "a checked request failed on a MemoryExport, or worse: " + e.level() + " " + e.message());
+        }
+    }
+
+    /**
+     * Reads the replies until the server closes; returns how many bytes came. A server that drops the connection
+     * after a protocol violation leaves requests unread, so its close may come as a reset.
+     */
+    private static long drain(SocketChannel client) {
+        ByteBuffer sink = ByteBuffer.allocate(256 << 10);
+        long total = 0;
+        try {
+            for (int n; (n = client.read(sink.clear())) >= 0; ) total += n;
+        } catch (IOException reset) {
+            // the connection ended all the same
+        }
+        return total;
+    }
+
+    private static ServerSocketChannel listen() {
+        try {
+            Path socket = Files.createTempDirectory("pagewise-fuzz").resolve("server.sock");
+            // Deleted at exit in the reverse order: the socket, then its directory.
+            socket.getParent().toFile().deleteOnExit();
+            socket.toFile().deleteOnExit();
+            ServerSocketChannel listener = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+            listener.bind(UnixDomainSocketAddress.of(socket));
+            return listener;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static Thread daemon(Runnable r, String name) {
+        Thread t = new Thread(r, name);
+        t.setDaemon(true);
+        return t;
+    }
+
+    private static void closeQuietly(SocketChannel channel) {
+        try {
+            channel.close();
+        } catch (IOException ignored) {
+            // closing to unblock a hung server
+        }
+    }
+
+    /** The engine's counters for one connection. */
+    private static final class Counters implements RequestStats {
+        final AtomicLong received = new AtomicLong();
+        final AtomicLong answered = new AtomicLong();
+        final AtomicLong taken = new AtomicLong();
+        final AtomicLong given = new AtomicLong();
+
+        @Override public void requestReceived() { received.incrementAndGet(); }
+        @Override public void requestAnswered() { answered.incrementAndGet(); }
+        @Override public void request(int command, long length, boolean failed) {}
+        @Override public void payloadBuffersTaken(long bytes) { taken.addAndGet(bytes); }
+        @Override public void payloadBuffersGiven(long bytes) { given.addAndGet(bytes); }
+    }
+}
