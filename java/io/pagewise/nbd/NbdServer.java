@@ -8,8 +8,10 @@ import io.pagewise.nbd.server.ProtocolViolation;
 import io.pagewise.nbd.server.RequestStats;
 import io.pagewise.nbd.server.ServerContext;
 import io.pagewise.nbd.server.Session;
+import io.pagewise.nbd.server.TlsSettings;
 import io.pagewise.nbd.server.Transmission;
 import io.pagewise.nbd.wire.Protocol;
+import io.pagewise.nbd.wire.TlsChannel;
 import java.io.Closeable;
 import java.io.EOFException;
 import java.io.IOException;
@@ -41,6 +43,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import javax.net.ssl.SSLContext;
 
 /**
  * An NBD server: fixed-newstyle handshake, structured replies, {@code base:allocation}, and many connections with
@@ -63,6 +66,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * handshake timeout or is cut at shutdown, and for a request that failed (the client got an error reply);
  * {@code INFO} when a connection ends without a clean disconnect; {@code DEBUG} for the export each connection chose
  * and for every request, with its result and latency (formatted only when DEBUG is enabled).
+ *
+ * <p>With {@link Builder#tls} the server speaks TLS after the client's STARTTLS, on TCP and Unix sockets alike;
+ * {@link TlsCertificates} makes the context from an nbdkit-style certificates directory.
  */
 public final class NbdServer implements Closeable {
     /** The port a server listens on when no address is given: 10809, NBD's registered port, on the loopback address. */
@@ -85,6 +91,7 @@ public final class NbdServer implements Closeable {
     private final System.Logger log;
     private final int maxConnections;
     private final Duration handshakeTimeout;
+    private final TlsSettings tls;
     private final ScheduledThreadPoolExecutor handshakeTimer;
     private final Set<Connection> connections = ConcurrentHashMap.newKeySet();
     private final AtomicInteger connectionIds = new AtomicInteger();
@@ -97,6 +104,7 @@ public final class NbdServer implements Closeable {
         this.log = b.logger != null ? b.logger : System.getLogger(LOGGER_NAME);
         this.maxConnections = b.maxConnections;
         this.handshakeTimeout = b.handshakeTimeout;
+        this.tls = b.tlsContext == null ? TlsSettings.OFF : new TlsSettings(b.tlsContext, b.tlsMode, b.tlsVerifyPeer);
         this.stats = new ServerStats();
         SocketAddress requested = b.address != null ? b.address
                 : new InetSocketAddress(InetAddress.getLoopbackAddress(), DEFAULT_PORT);
@@ -147,19 +155,21 @@ public final class NbdServer implements Closeable {
     }
 
     /**
-     * {@return a libnbd-style URI for an export: {@code nbd+unix:///NAME?socket=PATH} or {@code nbd://HOST:PORT/NAME}}
+     * {@return a libnbd-style URI for an export: {@code nbd+unix:///NAME?socket=PATH} or {@code nbd://HOST:PORT/NAME}},
+     * with the TLS schemes {@code nbds+unix} and {@code nbds} when the server requires TLS
      *
      * @param exportName the export's name, which the URI percent-encodes
      */
     public String uri(String exportName) {
         String name = encode(exportName);
-        if (socketFile != null) return "nbd+unix:///" + name + "?socket=" + socketFile;
+        String scheme = tls.mode() == TlsMode.REQUIRE ? "nbds" : "nbd";
+        if (socketFile != null) return scheme + "+unix:///" + name + "?socket=" + socketFile;
         InetSocketAddress inet = (InetSocketAddress) address;
         InetAddress host = inet.getAddress();
         if (host.isAnyLocalAddress()) host = InetAddress.getLoopbackAddress();
         String text = host.getHostAddress().replaceAll("%.*", "");
         if (text.contains(":")) text = "[" + (host.isLoopbackAddress() ? "::1" : text) + "]";
-        return "nbd://" + text + ":" + inet.getPort() + "/" + name;
+        return scheme + "://" + text + ":" + inet.getPort() + "/" + name;
     }
 
     /** {@return the server's live counters} */
@@ -276,6 +286,8 @@ public final class NbdServer implements Closeable {
         final SocketChannel channel;
         final Thread thread;
         final AtomicReference<Phase> phase = new AtomicReference<>(Phase.HANDSHAKE);
+        /** The TLS channel over the socket once the client started TLS; only this connection's thread sets it. */
+        TlsChannel tlsChannel;
 
         Connection(int id, SocketChannel channel) {
             this.id = id;
@@ -296,7 +308,7 @@ public final class NbdServer implements Closeable {
                     log.log(Level.DEBUG, who + ": serving '" + session.entry().name() + "' (" + session.entry().export()
                             + ")" + (session.structuredReplies() ? ", structured replies" : ""));
                 }
-                new Transmission(channel, session, who, context).serve();
+                new Transmission(channel, tlsChannel, session, who, context).serve();
             } catch (ProtocolViolation e) {
                 stats.protocolError();
                 log.log(Level.WARNING, who + ": dropped: " + e.getMessage());
@@ -307,7 +319,8 @@ public final class NbdServer implements Closeable {
             } catch (RuntimeException e) {
                 if (!stopping) log.log(Level.ERROR, who + ": closed: " + e, e);
             } finally {
-                closeQuietly(channel);
+                // The TLS channel tells the client with close_notify, then closes the socket.
+                closeQuietly(tlsChannel != null ? tlsChannel : channel);
                 connections.remove(this);
             }
         }
@@ -320,8 +333,10 @@ public final class NbdServer implements Closeable {
             ScheduledFuture<?> timeout = handshakeTimeout.isZero() ? null
                     : handshakeTimer.schedule(this::handshakeExpired, handshakeTimeout.toNanos(), TimeUnit.NANOSECONDS);
             Session session;
+            Handshake handshake = new Handshake(channel, tls, exports, context.maxPayload(), () -> stopping);
             try {
-                session = new Handshake(channel, exports, context.maxPayload(), () -> stopping).negotiate();
+                session = handshake.negotiate();
+                tlsChannel = handshake.tls();
             } catch (IOException e) {
                 if (phase.get() != Phase.HANDSHAKE_TIMED_OUT) throw e;
                 session = null;
@@ -461,6 +476,9 @@ public final class NbdServer implements Closeable {
         private long maxInflightBytesPerConnection;
         private Duration handshakeTimeout = Duration.ofSeconds(10);
         private System.Logger logger;
+        private SSLContext tlsContext;
+        private TlsMode tlsMode = TlsMode.OFF;
+        private boolean tlsVerifyPeer;
 
         private Builder() {}
 
@@ -607,6 +625,37 @@ public final class NbdServer implements Closeable {
          */
         public Builder logger(System.Logger logger) {
             this.logger = java.util.Objects.requireNonNull(logger, "logger");
+            return this;
+        }
+
+        /**
+         * Serves TLS (NBD's STARTTLS) with sessions from context: {@link TlsMode#ON} offers it,
+         * {@link TlsMode#REQUIRE} refuses everything else before it. {@link TlsCertificates#serverContext} makes a
+         * context from a certificates directory.
+         *
+         * @param context where the server's certificate and key (and, for {@link #tlsVerifyPeer}, the trusted CAs)
+         *                come from; may be null only with {@link TlsMode#OFF}
+         * @param mode    whether TLS is off, offered or required
+         * @return this builder
+         * @throws IllegalArgumentException when mode is ON or REQUIRE and context is null
+         */
+        public Builder tls(SSLContext context, TlsMode mode) {
+            java.util.Objects.requireNonNull(mode, "mode");
+            if (mode != TlsMode.OFF && context == null) throw new IllegalArgumentException("TLS mode " + mode + " needs an SSLContext");
+            this.tlsContext = mode == TlsMode.OFF ? null : context;
+            this.tlsMode = mode;
+            return this;
+        }
+
+        /**
+         * Requires TLS clients to present a certificate that the context's trust managers accept (with
+         * {@link TlsCertificates#serverContext}, one that chains to {@code ca-cert.pem}); default false.
+         *
+         * @param verifyPeer true to require and verify client certificates
+         * @return this builder
+         */
+        public Builder tlsVerifyPeer(boolean verifyPeer) {
+            this.tlsVerifyPeer = verifyPeer;
             return this;
         }
 

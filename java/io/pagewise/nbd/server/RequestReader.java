@@ -8,7 +8,7 @@ import static io.pagewise.nbd.wire.Protocol.*;
 import io.pagewise.nbd.wire.SocketIo;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.SocketChannel;
+import java.nio.channels.ByteChannel;
 
 /**
  * Reads requests off a connection's socket and checks each against what the session negotiated. One thread at a
@@ -19,7 +19,7 @@ import java.nio.channels.SocketChannel;
  * payload is left on the socket for {@link #receivePart}.
  */
 final class RequestReader {
-    private final SocketChannel channel;
+    private final ByteChannel channel;
     private final Session session;
     private final ServerContext context;
     /** Payload bytes this connection may hold: its share of the server-wide budget. */
@@ -27,7 +27,7 @@ final class RequestReader {
     private final ByteBuffer head = ByteBuffer.allocateDirect(REQUEST_HEADER_SIZE);
     private final ByteBuffer scratch = ByteBuffer.allocateDirect(64 * 1024);
 
-    RequestReader(SocketChannel channel, Session session, ServerContext context, ByteBudget connectionBudget) {
+    RequestReader(ByteChannel channel, Session session, ServerContext context, ByteBudget connectionBudget) {
         this.channel = channel;
         this.session = session;
         this.context = context;
