@@ -7,13 +7,15 @@ import java.nio.file.StandardCopyOption;
 
 /**
  * Certificates made with openssl for the TLS tests, in nbdkit's directory layout. A CA signs a server certificate
- * for DNS:localhost and IP:127.0.0.1 (RSA key in PKCS#1) and a client certificate (EC key in SEC1); a second,
- * unrelated CA signs a client certificate of its own; one server certificate is expired. Each directory below is
- * one situation.
+ * for DNS:localhost and IP:127.0.0.1 (RSA key in PKCS#1) and two client certificates (an RSA key in PKCS#8, as
+ * openssl makes it by default, and an EC key in SEC1); a second, unrelated CA signs a client certificate of its
+ * own; one server certificate is expired. Each directory below is one situation.
  */
 public final class TestCertificates {
-    /** Everything of the good CA: ca-cert.pem, server-cert.pem/-key.pem (PKCS#1), client-cert.pem/-key.pem (EC). */
+    /** Everything of the good CA: ca-cert.pem, server-cert.pem/-key.pem (PKCS#1), client-cert.pem/-key.pem (RSA). */
     public final Path all;
+    /** ca-cert.pem, and a client certificate with an EC key in SEC1 form ("BEGIN EC PRIVATE KEY"). */
+    public final Path ecClient;
     /** The server files with the key in PKCS#8, and ca-cert.pem. */
     public final Path pkcs8Server;
     /** Only ca-cert.pem of the good CA: a client that verifies the server but has no certificate. */
@@ -30,6 +32,7 @@ public final class TestCertificates {
     private TestCertificates(Path root) throws IOException {
         work = Files.createDirectories(root.resolve("work"));
         all = Files.createDirectories(root.resolve("all"));
+        ecClient = Files.createDirectories(root.resolve("ec-client"));
         pkcs8Server = Files.createDirectories(root.resolve("pkcs8-server"));
         caOnly = Files.createDirectories(root.resolve("ca-only"));
         otherCa = Files.createDirectories(root.resolve("other-ca"));
@@ -52,8 +55,10 @@ public final class TestCertificates {
         c.rsaKey("server-key.pem");
         c.signed("server", "server-key.pem", "localhost", "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n", "ca", "30");
         c.signed("expired", "server-key.pem", "localhost", "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n", "ca", "-1");
-        c.openssl("ecparam", "-genkey", "-name", "prime256v1", "-out", "client-key.pem");
+        c.rsaKey("client-key.pem");
         c.signed("client", "client-key.pem", "client", "extendedKeyUsage=clientAuth\n", "ca", "30");
+        c.openssl("ecparam", "-genkey", "-name", "prime256v1", "-out", "ec-client-key.pem");
+        c.signed("ec-client", "ec-client-key.pem", "ec client", "extendedKeyUsage=clientAuth\n", "ca", "30");
         c.signed("other-client", "client-key.pem", "client", "extendedKeyUsage=clientAuth\n", "other-ca", "30");
         c.openssl("rsa", "-in", "server-key.pem", "-traditional", "-out", "server-key-pkcs1.pem");
         c.openssl("pkey", "-in", "server-key.pem", "-out", "server-key-pkcs8.pem");
@@ -63,6 +68,9 @@ public final class TestCertificates {
         c.copy("server-key-pkcs1.pem", c.all, "server-key.pem");
         c.copy("client-cert.pem", c.all, "client-cert.pem");
         c.copy("client-key.pem", c.all, "client-key.pem");
+        c.copy("ca-cert.pem", c.ecClient, "ca-cert.pem");
+        c.copy("ec-client-cert.pem", c.ecClient, "client-cert.pem");
+        c.copy("ec-client-key.pem", c.ecClient, "client-key.pem");
         c.copy("ca-cert.pem", c.pkcs8Server, "ca-cert.pem");
         c.copy("server-cert.pem", c.pkcs8Server, "server-cert.pem");
         c.copy("server-key-pkcs8.pem", c.pkcs8Server, "server-key.pem");
