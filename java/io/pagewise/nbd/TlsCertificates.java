@@ -109,7 +109,8 @@ public final class TlsCertificates {
 
     /**
      * Verifies client certificates as the CAs of ca-cert.pem do, but names no CA in the TLS CertificateRequest:
-     * GnuTLS clients (libnbd 1.14, qemu) send no certificate under TLS 1.3 when the JDK lists the CAs there.
+     * GnuTLS clients (libnbd 1.14, qemu) with an RSA key send no certificate under TLS 1.3 when the JDK lists the
+     * CAs there.
      */
     private static final class UnlistedIssuers extends X509ExtendedTrustManager {
         private final X509ExtendedTrustManager cas;
