@@ -15,15 +15,17 @@ usage: jmh/compare-tls.sh [options]
   -r ROUNDS    paired rounds (default 5)
   -d DIR       where the test file goes (default /var/tmp)
   -o OUT       output directory for results.csv and summary.txt (default jmh/results-tls)
+  -w           warm each server with one untimed read first (without it, the time includes a fresh
+               JVM's JIT warm-up for pagewise: about 1-2 s of CPU for the JDK's TLS code)
   -h           this help
 USAGE
 }
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-size=1G rounds=5 dir=/var/tmp out="$root/jmh/results-tls"
-while getopts "s:r:d:o:h" opt; do
+size=1G rounds=5 dir=/var/tmp out="$root/jmh/results-tls" warm=
+while getopts "s:r:d:o:wh" opt; do
     case $opt in
-        s) size=$OPTARG ;; r) rounds=$OPTARG ;; d) dir=$OPTARG ;; o) out=$OPTARG ;;
+        s) size=$OPTARG ;; r) rounds=$OPTARG ;; d) dir=$OPTARG ;; o) out=$OPTARG ;; w) warm=1 ;;
         h) usage; exit 0 ;; *) usage >&2; exit 2 ;;
     esac
 done
@@ -116,19 +118,20 @@ for round in $(seq 1 "$rounds"); do
         vmtouch -q -t "$source_file"
         port=$(free_port)
         start_server "$config" "$port"
+        [ -n "$warm" ] && nbdcopy "nbds://localhost:$port/?tls-certificates=$certs" null:
         seconds=$(timed nbdcopy "nbds://localhost:$port/?tls-certificates=$certs" null:)
         stop_server
         printf '%s,%s,%.3f\n' "$round" "$config" "$seconds" | tee -a "$csv" >&2
     done
 done
 
-python3 - "$csv" "$size" <<'PY' | tee "$out/summary.txt"
+python3 - "$csv" "$size" "${warm:+, servers warmed by one untimed read}" <<'PY' | tee "$out/summary.txt"
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 by = {}
 for r in rows:
     by.setdefault(r["config"], {})[r["round"]] = float(r["seconds"])
-print(f"nbdcopy read of {sys.argv[2]} over TLS (nbds://localhost), file in the page cache, {len(by['nbdkit'])} paired rounds")
+print(f"nbdcopy read of {sys.argv[2]} over TLS (nbds://localhost), file in the page cache, {len(by['nbdkit'])} paired rounds{sys.argv[3]}")
 for name in ("pagewise", "nbdkit"):
     times = list(by[name].values())
     print(f"  {name:9s} median {statistics.median(times):7.3f} s   min {min(times):7.3f} s")

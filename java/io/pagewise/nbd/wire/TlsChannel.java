@@ -49,7 +49,7 @@ public final class TlsChannel implements ByteChannel, GatheringByteChannel {
         plainSize = session.getApplicationBufferSize();
         netIn = ByteBuffer.allocateDirect(packetSize * RECORDS_PER_IO).flip();
         plainIn = ByteBuffer.allocateDirect(plainSize).flip();
-        netOut = ByteBuffer.allocateDirect(packetSize * RECORDS_PER_IO);
+        netOut = ByteBuffer.allocate(packetSize * RECORDS_PER_IO);
     }
 
     /**
@@ -122,7 +122,7 @@ public final class TlsChannel implements ByteChannel, GatheringByteChannel {
         netOut.clear();
         SSLEngineResult result = engine.wrap(EMPTY, netOut);
         if (result.getStatus() == Status.BUFFER_OVERFLOW) {
-            netOut = ByteBuffer.allocateDirect(engine.getSession().getPacketBufferSize() * RECORDS_PER_IO);
+            netOut = ByteBuffer.allocate(engine.getSession().getPacketBufferSize() * RECORDS_PER_IO);
             return HandshakeStatus.NEED_WRAP;
         }
         flushNetOut();
@@ -289,7 +289,7 @@ public final class TlsChannel implements ByteChannel, GatheringByteChannel {
                     if (result.getStatus() == Status.CLOSED) throw new ClosedChannelException();
                     if (result.getStatus() == Status.BUFFER_OVERFLOW) {
                         if (netOut.position() > 0) break;
-                        netOut = ByteBuffer.allocateDirect(engine.getSession().getPacketBufferSize() * RECORDS_PER_IO);
+                        netOut = ByteBuffer.allocate(engine.getSession().getPacketBufferSize() * RECORDS_PER_IO);
                         continue;
                     }
                     if (result.getHandshakeStatus() == HandshakeStatus.NEED_TASK) runTasks();
