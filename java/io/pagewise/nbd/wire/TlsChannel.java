@@ -20,8 +20,9 @@ import javax.net.ssl.SSLSession;
  * the socket. One thread may read while another writes (the SSLEngine allows wrap and unwrap at once); readers are
  * serialised by one lock and writers by another. Records are encrypted and decrypted in heap buffers sized from the
  * session: the JDK's AES-GCM runs its intrinsics on arrays, but on direct buffers hashes block by block in Java
- * (JDK 17: three times the CPU for a gigabyte). A read into a heap buffer with room for a whole record is decrypted
- * straight into it; a gathering write fills each record from as many sources as it takes.
+ * (pagewise copy reading 1 GiB over TLS: 4.5 s of user CPU with direct buffers, 2.6-3.0 s with heap ones). A read
+ * into a heap buffer with room for a whole record is decrypted straight into it; a gathering write fills each
+ * record from as many sources as it takes.
  */
 public final class TlsChannel implements ByteChannel, GatheringByteChannel {
     private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
