@@ -8,6 +8,8 @@ import io.pagewise.Residency;
 import io.pagewise.StorageFile;
 import io.pagewise.nbd.FileExport;
 import io.pagewise.nbd.NbdServer;
+import io.pagewise.nbd.TlsCertificates;
+import io.pagewise.nbd.TlsMode;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -57,6 +59,10 @@ public final class ServeCommand {
             "  --shutdown-grace=SECONDS  at exit, time left to connections to send the replies they owe",
             "                            before they are cut (default 5)",
             "  --create=SIZE             create FILE (sparse) or extend it to SIZE",
+            "  --tls=MODE                off (default), on (offer TLS), require (refuse clients until they start TLS)",
+            "  --tls-certificates=DIR    ca-cert.pem, server-cert.pem and server-key.pem, as nbdkit and qemu use them",
+            "  --tls-verify-peer         clients must present a certificate that chains to DIR/ca-cert.pem",
+            "  --tls-psk=FILE            not supported: the JDK's TLS has no pre-shared keys (use --tls-certificates)",
             "  -v, --verbose             log every request");
 
     private static final long DEMO_SIZE = 1L << 30;
@@ -85,6 +91,9 @@ public final class ServeCommand {
         Long create;
         boolean verbose;
         Path file;
+        TlsMode tls = TlsMode.OFF;
+        Path tlsCertificates;
+        boolean tlsVerifyPeer;
     }
 
     /** Runs {@code serve} with the arguments after the command name; returns the exit status. */
@@ -117,6 +126,7 @@ public final class ServeCommand {
             if (arg.equals("-r") || arg.equals("--read-only")) { o.readOnly = true; continue; }
             if (arg.equals("-v") || arg.equals("--verbose")) { o.verbose = true; continue; }
             if (arg.equals("--stats")) { o.stats = true; continue; }
+            if (arg.equals("--tls-verify-peer")) { o.tlsVerifyPeer = true; continue; }
             if (!arg.startsWith("-") || arg.equals("-")) {
                 if (o.file != null) throw new UsageException("more than one FILE given ('" + o.file + "' and '" + arg + "')");
                 o.file = Path.of(arg);
@@ -149,7 +159,12 @@ public final class ServeCommand {
                 case "--idle-timeout": o.idleTimeoutSeconds = Arguments.integer(name, value, 0, 864000); break;
                 case "--shutdown-grace": o.shutdownGraceSeconds = Arguments.integer(name, value, 0, 3600); break;
                 case "--create": o.create = Arguments.size(name, value); break;
-                case "--read-only": case "--verbose":
+                case "--tls": o.tls = tlsMode(value); break;
+                case "--tls-certificates": o.tlsCertificates = Path.of(nonEmpty(name, value)); break;
+                case "--tls-psk":
+                    throw new UsageException("--tls-psk is not supported: the JDK's TLS has no pre-shared keys "
+                            + "(see docs/SERVER.md); use --tls-certificates=DIR");
+                case "--read-only": case "--verbose": case "--tls-verify-peer":
                     throw new UsageException("option " + name + " takes no value");
                 default:
                     throw new UsageException("unknown option '" + name + "'");
@@ -162,6 +177,13 @@ public final class ServeCommand {
             throw new UsageException("--max-inflight-bytes must be at least 64K");
         }
         if (o.create != null && o.file == null) throw new UsageException("--create needs a FILE");
+        if (o.tls != TlsMode.OFF && o.tlsCertificates == null) {
+            throw new UsageException("--tls=" + o.tls.name().toLowerCase(Locale.ROOT) + " needs --tls-certificates=DIR");
+        }
+        if (o.tls == TlsMode.OFF && (o.tlsCertificates != null || o.tlsVerifyPeer)) {
+            throw new UsageException((o.tlsVerifyPeer ? "--tls-verify-peer" : "--tls-certificates")
+                    + " needs --tls=on or --tls=require");
+        }
         if (o.readOnly && o.create != null) throw new UsageException("--create cannot be combined with --read-only");
         return o;
     }
@@ -171,7 +193,7 @@ public final class ServeCommand {
             case "--cache": case "--hint": case "--socket": case "--port": case "--bind": case "--export-name":
             case "--description": case "--run": case "--threads": case "--max-connections":
             case "--max-inflight-bytes": case "--handshake-timeout": case "--create": case "--max-handshakes":
-            case "--idle-timeout": case "--shutdown-grace":
+            case "--idle-timeout": case "--shutdown-grace": case "--tls": case "--tls-certificates": case "--tls-psk":
                 return true;
             default:
                 return false;
@@ -184,6 +206,15 @@ public final class ServeCommand {
             case "sequential": return AccessHint.SEQUENTIAL;
             case "random": return AccessHint.RANDOM;
             default: throw new UsageException("--hint=" + value + ": expected normal, sequential or random");
+        }
+    }
+
+    private static TlsMode tlsMode(String value) throws UsageException {
+        switch (value) {
+            case "off": return TlsMode.OFF;
+            case "on": return TlsMode.ON;
+            case "require": return TlsMode.REQUIRE;
+            default: throw new UsageException("--tls=" + value + ": expected off, on or require");
         }
     }
 
@@ -219,6 +250,7 @@ public final class ServeCommand {
         private NbdServer server;
         private Thread hook;
         private boolean finished;
+        private javax.net.ssl.SSLContext tlsContext;
 
         Serving(Options options, PrintStream out, PrintStream err) {
             this.options = options;
@@ -231,6 +263,9 @@ public final class ServeCommand {
             hook = new Thread(this::stopFromSignal, "pagewise-serve-shutdown");
             Runtime.getRuntime().addShutdownHook(hook);
             try {
+                // Certificates first: a bad directory is reported before any file is created or opened.
+                tlsContext = options.tls == TlsMode.OFF ? null
+                        : TlsCertificates.serverContext(options.tlsCertificates, options.tlsVerifyPeer);
                 prepareFile();
                 export = FileExport.open(file, options.cache, options.readOnly);
                 if (options.hint != AccessHint.NORMAL) export.file().advise(options.hint);
@@ -291,6 +326,9 @@ public final class ServeCommand {
             if (options.maxHandshakes != null) builder.maxHandshakes(options.maxHandshakes);
             if (options.idleTimeoutSeconds != null) builder.idleTimeout(Duration.ofSeconds(options.idleTimeoutSeconds));
             if (options.shutdownGraceSeconds != null) builder.shutdownGrace(Duration.ofSeconds(options.shutdownGraceSeconds));
+            if (options.tls != TlsMode.OFF) {
+                builder.tls(tlsContext, options.tls).tlsVerifyPeer(options.tlsVerifyPeer);
+            }
             if (options.socket != null) {
                 builder.unixSocket(options.socket);
             } else if (options.run != null && options.port == null && options.bind == null) {
@@ -310,8 +348,15 @@ public final class ServeCommand {
             }
         }
 
-        private void announce() throws IOException {
+        /** The server's URI, with the certificates directory for TLS clients when TLS is required. */
+        private String uri() {
             String uri = server.uri(options.exportName);
+            if (options.tls != TlsMode.REQUIRE) return uri;
+            return uri + (uri.contains("?") ? "&" : "?") + "tls-certificates=" + options.tlsCertificates.toAbsolutePath();
+        }
+
+        private void announce() throws IOException {
+            String uri = uri();
             if (options.file == null) {
                 out.println("pagewise: serving a 1 GiB scratch disk (sparse, deleted when the server stops) at");
                 out.println("  " + uri);
@@ -329,7 +374,7 @@ public final class ServeCommand {
 
         private int runCaptive() throws IOException, InterruptedException {
             ProcessBuilder process = new ProcessBuilder("sh", "-c", options.run).inheritIO();
-            String uri = server.uri(options.exportName);
+            String uri = uri();
             process.environment().put("uri", uri);
             process.environment().put("nbd", uri);
             process.environment().put("exportname", options.exportName);

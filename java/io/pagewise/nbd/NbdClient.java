@@ -22,6 +22,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLParameters;
 
 /**
  * An NBD client for one export, over one or (when the server advertises multi-conn) several connections.
@@ -47,6 +50,13 @@ import java.util.function.Supplier;
  * errors complete the futures (and make the blocking methods throw) with {@link NbdException}; a lost connection
  * fails every request still in flight with an IOException naming the request; requests after {@link #close()}
  * fail with {@link java.nio.channels.ClosedChannelException}.
+ *
+ * <p>TLS: an {@code nbds://} or {@code nbds+unix://} URI (or an {@link SSLContext} given to
+ * {@link #connect(NbdUri, int, SSLContext)}) makes every connection send STARTTLS first and fail when the server
+ * refuses it. The server's certificate must chain to the CAs of the URI's {@code tls-certificates} directory (see
+ * {@link TlsCertificates#clientContext}), or to the JDK's default trust store without one; over TCP it must also
+ * name the URI's host (DNS name or IP address). The client presents {@code client-cert.pem} when the directory
+ * holds it.
  */
 public final class NbdClient implements Closeable {
     private final NbdUri uri;
@@ -97,32 +107,56 @@ public final class NbdClient implements Closeable {
      * @throws IllegalArgumentException when connections is below 1
      */
     public static NbdClient connect(NbdUri uri, int connections) throws IOException {
+        SSLContext tls = null;
+        if (uri.tls()) {
+            if (uri.tlsCertificates() != null) {
+                tls = TlsCertificates.clientContext(uri.tlsCertificates());
+            } else {
+                try {
+                    tls = SSLContext.getDefault();
+                } catch (java.security.NoSuchAlgorithmException e) {
+                    throw new IOException("no default TLS context in this JDK: " + e.getMessage(), e);
+                }
+            }
+        }
+        return connect(uri, connections, tls);
+    }
+
+    /**
+     * Connects over TLS with the given context (whatever the URI's scheme), then opens up to connections - 1 more
+     * when the server says they see each other's writes.
+     *
+     * @param uri         the export's address and name
+     * @param connections how many connections to use at most
+     * @param tls         where the trusted CAs (and the client's certificate, if any) come from, or null for no TLS
+     * @return the connected client
+     * @throws IOException when the server cannot be reached, refuses TLS, is not trusted, or a handshake fails
+     * @throws IllegalArgumentException when connections is below 1
+     */
+    public static NbdClient connect(NbdUri uri, int connections, SSLContext tls) throws IOException {
         if (connections < 1) throw new IllegalArgumentException("connections must be at least 1: " + connections);
         List<ClientConnection> open = new ArrayList<>();
         try {
-            SocketChannel first = open(uri);
-            ExportInfo info;
-            try {
-                info = new ClientHandshake(first, uri.text(), uri.exportName()).negotiate();
-            } catch (IOException | RuntimeException e) {
-                first.close();
-                throw e;
-            }
-            open.add(new ClientConnection(first, info, uri.text(), 0));
-            int wanted = info.canMultiConn() ? connections : 1;
+            ExportInfo info = null;
+            int wanted = 1;
             while (open.size() < wanted) {
                 SocketChannel channel = open(uri);
                 try {
-                    ExportInfo again = new ClientHandshake(channel, uri.text(), uri.exportName()).negotiate();
-                    if (again.size() != info.size() || again.transmissionFlags() != info.transmissionFlags()) {
+                    ClientHandshake handshake = new ClientHandshake(channel, tls == null ? null : engine(tls, uri),
+                            uri.text(), uri.exportName());
+                    ExportInfo described = handshake.negotiate();
+                    if (info == null) {
+                        info = described;
+                        wanted = info.canMultiConn() ? connections : 1;
+                    } else if (described.size() != info.size() || described.transmissionFlags() != info.transmissionFlags()) {
                         throw new IOException("NBD server " + uri + " described the export differently on connection "
                                 + (open.size() + 1));
                     }
+                    open.add(new ClientConnection(channel, handshake.tls(), info, uri.text(), open.size()));
                 } catch (IOException | RuntimeException e) {
                     channel.close();
                     throw e;
                 }
-                open.add(new ClientConnection(channel, info, uri.text(), open.size()));
             }
             return new NbdClient(uri, info, List.copyOf(open));
         } catch (IOException | RuntimeException e) {
@@ -135,6 +169,22 @@ public final class NbdClient implements Closeable {
             }
             throw e;
         }
+    }
+
+    /** A client engine that checks the server's name on TCP; a Unix socket has no host name to check. */
+    private static SSLEngine engine(SSLContext context, NbdUri uri) {
+        SSLEngine engine;
+        if (uri.address() instanceof InetSocketAddress) {
+            InetSocketAddress inet = (InetSocketAddress) uri.address();
+            engine = context.createSSLEngine(inet.getHostString(), inet.getPort());
+            SSLParameters parameters = engine.getSSLParameters();
+            parameters.setEndpointIdentificationAlgorithm("HTTPS");
+            engine.setSSLParameters(parameters);
+        } else {
+            engine = context.createSSLEngine();
+        }
+        engine.setUseClientMode(true);
+        return engine;
     }
 
     private static SocketChannel open(NbdUri uri) throws IOException {

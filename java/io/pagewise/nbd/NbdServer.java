@@ -9,8 +9,10 @@ import io.pagewise.nbd.server.ProtocolViolation;
 import io.pagewise.nbd.server.RequestStats;
 import io.pagewise.nbd.server.ServerContext;
 import io.pagewise.nbd.server.Session;
+import io.pagewise.nbd.server.TlsSettings;
 import io.pagewise.nbd.server.Transmission;
 import io.pagewise.nbd.wire.Protocol;
+import io.pagewise.nbd.wire.TlsChannel;
 import java.io.Closeable;
 import java.io.EOFException;
 import java.io.IOException;
@@ -47,6 +49,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import javax.net.ssl.SSLContext;
 
 /**
  * An NBD server: fixed-newstyle handshake, structured replies, {@code base:allocation}, and many connections with
@@ -76,6 +79,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * completes its handshake; and at most {@link Builder#maxConnections} in transmission, where a client that
  * completes its handshake while they are all taken is refused ({@code NBD_REP_ERR_POLICY} to {@code NBD_OPT_GO}).
  * Each connection has a thread of its own in the handshake, and {@link Builder#threads} in transmission.
+ *
+ * <p>With {@link Builder#tls} the server speaks TLS after the client's STARTTLS, on TCP and Unix sockets alike;
+ * {@link TlsCertificates} makes the context from an nbdkit-style certificates directory.
  */
 public final class NbdServer implements Closeable {
     /** The port a server listens on when no address is given: 10809, NBD's registered port, on the loopback address. */
@@ -105,6 +111,7 @@ public final class NbdServer implements Closeable {
     private final Duration shutdownGrace;
     /** Runs the handshake timeouts and the idle checks. */
     private final ScheduledThreadPoolExecutor timer;
+    private final TlsSettings tls;
     private final Set<Connection> connections = ConcurrentHashMap.newKeySet();
     /** Connections in the handshake, oldest first: the first droppable one makes room for a new one. Guarded by itself. */
     private final Deque<Connection> handshaking = new ArrayDeque<>();
@@ -129,6 +136,7 @@ public final class NbdServer implements Closeable {
         this.handshakeTimeout = b.handshakeTimeout;
         this.idleTimeout = b.idleTimeout;
         this.shutdownGrace = b.shutdownGrace;
+        this.tls = b.tlsContext == null ? TlsSettings.OFF : new TlsSettings(b.tlsContext, b.tlsMode, b.tlsVerifyPeer);
         this.stats = new ServerStats();
         SocketAddress requested = b.address != null ? b.address
                 : new InetSocketAddress(InetAddress.getLoopbackAddress(), DEFAULT_PORT);
@@ -180,19 +188,21 @@ public final class NbdServer implements Closeable {
     }
 
     /**
-     * {@return a libnbd-style URI for an export: {@code nbd+unix:///NAME?socket=PATH} or {@code nbd://HOST:PORT/NAME}}
+     * {@return a libnbd-style URI for an export: {@code nbd+unix:///NAME?socket=PATH} or {@code nbd://HOST:PORT/NAME}},
+     * with the TLS schemes {@code nbds+unix} and {@code nbds} when the server requires TLS
      *
      * @param exportName the export's name, which the URI percent-encodes
      */
     public String uri(String exportName) {
         String name = encode(exportName);
-        if (socketFile != null) return "nbd+unix:///" + name + "?socket=" + socketFile;
+        String scheme = tls.mode() == TlsMode.REQUIRE ? "nbds" : "nbd";
+        if (socketFile != null) return scheme + "+unix:///" + name + "?socket=" + socketFile;
         InetSocketAddress inet = (InetSocketAddress) address;
         InetAddress host = inet.getAddress();
         if (host.isAnyLocalAddress()) host = InetAddress.getLoopbackAddress();
         String text = host.getHostAddress().replaceAll("%.*", "");
         if (text.contains(":")) text = "[" + (host.isLoopbackAddress() ? "::1" : text) + "]";
-        return "nbd://" + text + ":" + inet.getPort() + "/" + name;
+        return scheme + "://" + text + ":" + inet.getPort() + "/" + name;
     }
 
     /** {@return the server's live counters} */
@@ -380,6 +390,8 @@ public final class NbdServer implements Closeable {
         final AtomicBoolean holdsHandshakeSlot = new AtomicBoolean(true);
         /** Set when the idle timeout closed the connection, which it has logged. */
         volatile boolean idleClosed;
+        /** The TLS channel over the socket once the client started TLS; only this connection's thread sets it. */
+        TlsChannel tlsChannel;
 
         Connection(int id, SocketChannel channel) {
             this.id = id;
@@ -401,7 +413,7 @@ public final class NbdServer implements Closeable {
                             + ")" + (session.structuredReplies() ? ", structured replies" : ""));
                 }
                 IdleWatch idle = idleTimeout.isZero() ? IdleWatch.off() : new IdleWatch(timer, idleTimeout, this::idleExpired);
-                new Transmission(channel, session, who, context, idle).serve();
+                new Transmission(channel, tlsChannel, session, who, context, idle).serve();
             } catch (ProtocolViolation e) {
                 stats.protocolError();
                 log.log(Level.WARNING, who + ": dropped: " + e.getMessage());
@@ -412,7 +424,8 @@ public final class NbdServer implements Closeable {
             } catch (RuntimeException e) {
                 if (!stopping) log.log(Level.ERROR, who + ": closed: " + e, e);
             } finally {
-                closeQuietly(channel);
+                // The TLS channel tells the client with close_notify, then closes the socket.
+                closeQuietly(tlsChannel != null ? tlsChannel : channel);
                 leaveHandshake();
                 if (phase.get() == Phase.TRANSMISSION) transmitting.decrementAndGet();
                 connections.remove(this);
@@ -427,8 +440,10 @@ public final class NbdServer implements Closeable {
             ScheduledFuture<?> timeout = handshakeTimeout.isZero() ? null
                     : timer.schedule(this::handshakeExpired, handshakeTimeout.toNanos(), TimeUnit.NANOSECONDS);
             Session session;
+            Handshake handshake = new Handshake(channel, tls, exports, context.maxPayload(), () -> stopping, this::admit);
             try {
-                session = new Handshake(channel, exports, context.maxPayload(), () -> stopping, this::admit).negotiate();
+                session = handshake.negotiate();
+                tlsChannel = handshake.tls();
             } catch (IOException e) {
                 if (phase.get() == Phase.HANDSHAKE || phase.get() == Phase.TRANSMISSION) throw e;
                 session = null;
@@ -622,6 +637,9 @@ public final class NbdServer implements Closeable {
         private long maxInflightBytesPerConnection;
         private Duration handshakeTimeout = Duration.ofSeconds(10);
         private System.Logger logger;
+        private SSLContext tlsContext;
+        private TlsMode tlsMode = TlsMode.OFF;
+        private boolean tlsVerifyPeer;
 
         private Builder() {}
 
@@ -813,6 +831,37 @@ public final class NbdServer implements Closeable {
          */
         public Builder logger(System.Logger logger) {
             this.logger = java.util.Objects.requireNonNull(logger, "logger");
+            return this;
+        }
+
+        /**
+         * Serves TLS (NBD's STARTTLS) with sessions from context: {@link TlsMode#ON} offers it,
+         * {@link TlsMode#REQUIRE} refuses everything else before it. {@link TlsCertificates#serverContext} makes a
+         * context from a certificates directory.
+         *
+         * @param context where the server's certificate and key (and, for {@link #tlsVerifyPeer}, the trusted CAs)
+         *                come from; may be null only with {@link TlsMode#OFF}
+         * @param mode    whether TLS is off, offered or required
+         * @return this builder
+         * @throws IllegalArgumentException when mode is ON or REQUIRE and context is null
+         */
+        public Builder tls(SSLContext context, TlsMode mode) {
+            java.util.Objects.requireNonNull(mode, "mode");
+            if (mode != TlsMode.OFF && context == null) throw new IllegalArgumentException("TLS mode " + mode + " needs an SSLContext");
+            this.tlsContext = mode == TlsMode.OFF ? null : context;
+            this.tlsMode = mode;
+            return this;
+        }
+
+        /**
+         * Requires TLS clients to present a certificate that the context's trust managers accept (with
+         * {@link TlsCertificates#serverContext}, one that chains to {@code ca-cert.pem}); default false.
+         *
+         * @param verifyPeer true to require and verify client certificates
+         * @return this builder
+         */
+        public Builder tlsVerifyPeer(boolean verifyPeer) {
+            this.tlsVerifyPeer = verifyPeer;
             return this;
         }
 

@@ -11,14 +11,30 @@ import java.nio.file.Path;
 
 /**
  * An NBD server address in the libnbd URI form: {@code nbd://host[:port]/export} (TCP, port 10809 by default) or
- * {@code nbd+unix:///export?socket=PATH} (Unix socket). TLS schemes ({@code nbds}) are refused.
+ * {@code nbd+unix:///export?socket=PATH} (Unix socket), and their TLS forms {@code nbds://} and
+ * {@code nbds+unix://}, which take libnbd's {@code tls-certificates=DIR} query (see {@link TlsCertificates}). Without
+ * it the server is verified against the JDK's default trust store. libnbd's {@code tls-psk-file} is refused:
+ * the JDK's TLS has no pre-shared keys.
  *
- * @param address    where the server listens: an unresolved {@link InetSocketAddress} (the host is looked up when
- *                   connecting) or a {@link UnixDomainSocketAddress}
- * @param exportName the export's name, decoded ("" for the default export)
- * @param text       the URI as written
+ * @param address         where the server listens: an unresolved {@link InetSocketAddress} (the host is looked up
+ *                        when connecting) or a {@link UnixDomainSocketAddress}
+ * @param exportName      the export's name, decoded ("" for the default export)
+ * @param text            the URI as written
+ * @param tls             true for the {@code nbds} schemes: the connection must use TLS
+ * @param tlsCertificates the {@code tls-certificates} directory, or null for none
  */
-public record NbdUri(SocketAddress address, String exportName, String text) {
+public record NbdUri(SocketAddress address, String exportName, String text, boolean tls, Path tlsCertificates) {
+    /**
+     * A URI without TLS.
+     *
+     * @param address    where the server listens: an {@link InetSocketAddress} or a {@link UnixDomainSocketAddress}
+     * @param exportName the export's name, decoded ("" for the default export)
+     * @param text       the URI as written
+     */
+    public NbdUri(SocketAddress address, String exportName, String text) {
+        this(address, exportName, text, false, null);
+    }
+
     /** The port {@code nbd://} URIs use when they name none: 10809, NBD's registered port. */
     public static final int DEFAULT_PORT = 10809;
 
@@ -29,7 +45,8 @@ public record NbdUri(SocketAddress address, String exportName, String text) {
      */
     public static boolean looksLikeUri(String text) {
         return text.startsWith("nbd://") || text.startsWith("nbd+unix://") || text.startsWith("nbds://")
-                || text.startsWith("nbds+unix://") || text.startsWith("nbd+tcp://");
+                || text.startsWith("nbds+unix://") || text.startsWith("nbd+tcp://")
+                || text.startsWith("nbds+tcp://");
     }
 
     /**
@@ -37,7 +54,7 @@ public record NbdUri(SocketAddress address, String exportName, String text) {
      *
      * @param text the URI
      * @return the parsed address and export name, with text as given
-     * @throws IllegalArgumentException when text is not an NBD URI, names no host or socket, or asks for TLS
+     * @throws IllegalArgumentException when text is not an NBD URI, names no host or socket, or asks for TLS-PSK
      */
     public static NbdUri parse(String text) {
         URI uri;
@@ -49,9 +66,24 @@ public record NbdUri(SocketAddress address, String exportName, String text) {
         String scheme = uri.getScheme() == null ? "" : uri.getScheme();
         String path = uri.getRawPath() == null ? "" : uri.getRawPath();
         String exportName = decode(path.startsWith("/") ? path.substring(1) : path);
+        boolean tls = scheme.startsWith("nbds");
+        String certificates = queryParameter(uri.getRawQuery(), "tls-certificates");
+        if (queryParameter(uri.getRawQuery(), "tls-psk-file") != null) {
+            throw new IllegalArgumentException("NBD URI " + text + ": tls-psk-file is not supported (the JDK's TLS has no "
+                    + "pre-shared keys); use certificates with tls-certificates=DIR");
+        }
+        if (certificates != null && !tls) {
+            throw new IllegalArgumentException("NBD URI " + text + ": tls-certificates needs a TLS scheme (nbds:// or nbds+unix://)");
+        }
+        if (certificates != null && certificates.isEmpty()) {
+            throw new IllegalArgumentException("NBD URI " + text + ": tls-certificates= names no directory");
+        }
+        Path tlsCertificates = certificates == null ? null : Path.of(certificates);
         switch (scheme) {
             case "nbd":
-            case "nbd+tcp": {
+            case "nbd+tcp":
+            case "nbds":
+            case "nbds+tcp": {
                 String host = uri.getHost();
                 if (host == null || host.isEmpty()) {
                     throw new IllegalArgumentException("NBD URI " + text + " names no host (nbd://HOST[:PORT]/EXPORT)");
@@ -59,21 +91,19 @@ public record NbdUri(SocketAddress address, String exportName, String text) {
                 if (host.startsWith("[") && host.endsWith("]")) host = host.substring(1, host.length() - 1);
                 int port = uri.getPort() < 0 ? DEFAULT_PORT : uri.getPort();
                 // Unresolved: parsing does no network I/O; NbdClient looks the host up when it connects.
-                return new NbdUri(InetSocketAddress.createUnresolved(host, port), exportName, text);
+                return new NbdUri(InetSocketAddress.createUnresolved(host, port), exportName, text, tls, tlsCertificates);
             }
-            case "nbd+unix": {
+            case "nbd+unix":
+            case "nbds+unix": {
                 String socket = queryParameter(uri.getRawQuery(), "socket");
                 if (socket == null || socket.isEmpty()) {
                     throw new IllegalArgumentException("NBD URI " + text + " needs ?socket=PATH");
                 }
-                return new NbdUri(UnixDomainSocketAddress.of(Path.of(socket)), exportName, text);
+                return new NbdUri(UnixDomainSocketAddress.of(Path.of(socket)), exportName, text, tls, tlsCertificates);
             }
-            case "nbds":
-            case "nbds+unix":
-                throw new IllegalArgumentException("NBD URI " + text + ": TLS is not supported");
             default:
                 throw new IllegalArgumentException("not an NBD URI: " + text
-                        + " (expected nbd://HOST[:PORT]/EXPORT or nbd+unix:///EXPORT?socket=PATH)");
+                        + " (expected nbd[s]://HOST[:PORT]/EXPORT or nbd[s]+unix:///EXPORT?socket=PATH)");
         }
     }
 

@@ -7,9 +7,12 @@ import io.pagewise.internal.ClosedWithMessage;
 import io.pagewise.nbd.ExportInfo;
 import io.pagewise.nbd.NbdException;
 import io.pagewise.nbd.wire.SocketIo;
+import io.pagewise.nbd.wire.TlsChannel;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.ByteChannel;
+import java.nio.channels.GatheringByteChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -25,7 +28,10 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class ClientConnection {
     private static final ByteBuffer ZEROES = ByteBuffer.allocateDirect(64 * 1024).asReadOnlyBuffer();
 
-    private final SocketChannel channel;
+    /** The socket, or the TLS channel over it. */
+    private final ByteChannel channel;
+    /** The same channel, for gathering writes. */
+    private final GatheringByteChannel out;
     private final ExportInfo info;
     private final String server;
     private final Map<Long, Request> inFlight = new ConcurrentHashMap<>();
@@ -59,8 +65,10 @@ public final class ClientConnection {
         }
     }
 
-    public ClientConnection(SocketChannel channel, ExportInfo info, String server, int index) {
-        this.channel = channel;
+    /** A connection on socket, through tls (which runs over socket) when it is not null. */
+    public ClientConnection(SocketChannel socket, TlsChannel tls, ExportInfo info, String server, int index) {
+        this.channel = tls != null ? tls : socket;
+        this.out = tls != null ? tls : socket;
         this.info = info;
         this.server = server;
         this.reader = new Thread(this::readReplies, "pagewise-nbd-client-" + index);
@@ -86,7 +94,7 @@ public final class ClientConnection {
                 if (payload == null) {
                     SocketIo.writeFully(channel, requestHeader);
                 } else {
-                    SocketIo.writeFully(channel, new ByteBuffer[] {requestHeader, payload}, 2);
+                    SocketIo.writeFully(out, new ByteBuffer[] {requestHeader, payload}, 2);
                 }
             }
         } catch (IOException e) {

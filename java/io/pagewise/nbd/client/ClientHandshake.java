@@ -4,20 +4,29 @@ import static io.pagewise.nbd.wire.Protocol.*;
 
 import io.pagewise.nbd.ExportInfo;
 import io.pagewise.nbd.wire.SocketIo;
+import io.pagewise.nbd.wire.TlsChannel;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ByteChannel;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLException;
 
 /**
  * The client side of the fixed-newstyle handshake: structured replies, {@code base:allocation}, then GO with a
- * block-size request (EXPORT_NAME when the server does not know GO).
+ * block-size request (EXPORT_NAME when the server does not know GO). With a TLS engine, STARTTLS comes first, and
+ * the connection fails when the server will not start TLS.
  */
 public final class ClientHandshake {
     private static final long OLDSTYLE_MAGIC = 0x00420281861253L;
     private static final int DEFAULT_MAXIMUM_PAYLOAD = MIN_MAX_PAYLOAD;
 
-    private final ByteChannel channel;
+    private final ByteChannel socket;
+    private final SSLEngine tlsEngine;
+    /** The socket, or the TLS channel over it after STARTTLS. */
+    private ByteChannel channel;
+    private TlsChannel tls;
     private final String server;
     private final String exportName;
     private final byte[] exportNameBytes;
@@ -25,11 +34,24 @@ public final class ClientHandshake {
     /** One option reply: its type and data. */
     private record Reply(int type, ByteBuffer data) {}
 
+    /** A handshake without TLS, on any channel (tests and fuzzing drive it in memory). */
     public ClientHandshake(ByteChannel channel, String server, String exportName) {
-        this.channel = channel;
+        this(channel, null, server, exportName);
+    }
+
+    /** A handshake on socket, over TLS with tlsEngine (a client-mode engine) unless it is null; TLS needs a SocketChannel. */
+    public ClientHandshake(ByteChannel socket, SSLEngine tlsEngine, String server, String exportName) {
+        this.socket = socket;
+        this.tlsEngine = tlsEngine;
+        this.channel = socket;
         this.server = server;
         this.exportName = exportName;
         this.exportNameBytes = exportName.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** {@return the TLS channel the connection goes on over, or null without TLS} */
+    public TlsChannel tls() {
+        return tls;
     }
 
     public ExportInfo negotiate() throws IOException {
@@ -43,6 +65,10 @@ public final class ClientHandshake {
         boolean noZeroes = (serverFlags & FLAG_NO_ZEROES) != 0;
         int clientFlags = (fixed ? CLIENT_FIXED_NEWSTYLE : 0) | (noZeroes ? CLIENT_NO_ZEROES : 0);
         SocketIo.writeFully(channel, ByteBuffer.allocate(4).putInt(clientFlags).flip());
+        if (tlsEngine != null) {
+            if (!fixed) throw failure("does not speak fixed newstyle, so TLS cannot be started");
+            startTls();
+        }
         if (!fixed) return exportName(noZeroes, false, -1);
 
         boolean structured = simpleOption(OPT_STRUCTURED_REPLY, ByteBuffer.allocate(0));
@@ -85,6 +111,22 @@ public final class ClientHandshake {
         return new ExportInfo(size, flags, minimum, preferred, maximum, structured, allocation);
     }
 
+    private void startTls() throws IOException {
+        sendOption(OPT_STARTTLS, ByteBuffer.allocate(0));
+        Reply reply = readReply(OPT_STARTTLS);
+        if (reply.type != REP_ACK) {
+            if (reply.type >= 0) throw failure("answered STARTTLS with reply type " + reply.type);
+            throw failure("will not start TLS: " + describe(reply) + " (connect with nbd:// or nbd+unix:// for no TLS)");
+        }
+        try {
+            if (!(socket instanceof SocketChannel)) throw new IllegalStateException("TLS needs a socket channel");
+            tls = TlsChannel.handshake((SocketChannel) socket, tlsEngine);
+        } catch (SSLException e) {
+            throw new SSLException("NBD server " + server + ": TLS handshake failed: " + e.getMessage(), e);
+        }
+        channel = tls;
+    }
+
     /** The pre-GO way in: no block sizes, and the server hangs up instead of refusing an unknown export. */
     private ExportInfo exportName(boolean noZeroes, boolean structured, long allocation) throws IOException {
         ByteBuffer header = ByteBuffer.allocate(16 + exportNameBytes.length);
@@ -112,6 +154,7 @@ public final class ClientHandshake {
         sendOption(option, data);
         Reply reply = readReply(option);
         if (reply.type == REP_ACK) return true;
+        if (reply.type == REP_ERR_TLS_REQD) throw failure("requires TLS (connect with nbds:// or nbds+unix://)");
         if (reply.type < 0) return false;
         throw failure("answered " + optionName(option) + " with reply type " + reply.type);
     }
@@ -157,17 +200,22 @@ public final class ClientHandshake {
     }
 
     private IOException refused(String option, Reply reply) {
+        return failure("refused " + option + " for export '" + exportName + "': " + describe(reply));
+    }
+
+    private static String describe(Reply reply) {
         String message = StandardCharsets.UTF_8.decode(reply.data).toString();
         String kind;
         switch (reply.type) {
             case REP_ERR_UNKNOWN: kind = "no such export"; break;
+            case REP_ERR_UNSUP: kind = "not supported"; break;
             case REP_ERR_POLICY: kind = "refused by policy"; break;
             case REP_ERR_INVALID: kind = "invalid request"; break;
             case REP_ERR_SHUTDOWN: kind = "server is shutting down"; break;
+            case REP_ERR_TLS_REQD: kind = "TLS is required"; break;
             default: kind = "error 0x" + Integer.toHexString(reply.type);
         }
-        return failure("refused " + option + " for export '" + exportName + "': " + kind
-                + (message.isEmpty() ? "" : " (" + message + ")"));
+        return kind + (message.isEmpty() ? "" : " (" + message + ")");
     }
 
     private ByteBuffer read(int length) throws IOException {

@@ -3,23 +3,32 @@ package io.pagewise.nbd.server;
 import static io.pagewise.nbd.wire.Protocol.*;
 
 import io.pagewise.nbd.Export;
+import io.pagewise.nbd.TlsMode;
 import io.pagewise.nbd.wire.SocketIo;
+import io.pagewise.nbd.wire.TlsChannel;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ByteChannel;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
+import javax.net.ssl.SSLException;
 
 /**
  * The fixed-newstyle handshake on one connection, up to the moment it enters transmission (GO or EXPORT_NAME) or
- * ends (ABORT, end of stream, protocol violation).
+ * ends (ABORT, end of stream, protocol violation). STARTTLS upgrades the connection to TLS, after which the
+ * haggling starts over; in {@link TlsMode#REQUIRE} nothing else is answered before it.
  */
 public final class Handshake {
     /** Oversized options up to this length are read and dropped; longer ones close the connection. */
     static final long MAX_DISCARDED_OPTION_LENGTH = 16L << 20;
 
-    private final ByteChannel channel;
+    private final ByteChannel socket;
+    private final TlsSettings tlsSettings;
+    /** The socket, or the TLS channel over it once STARTTLS succeeded. */
+    private ByteChannel channel;
+    private TlsChannel tls;
     private final Map<String, ExportEntry> exports;
     private final int maxPayload;
     private final BooleanSupplier stopping;
@@ -41,17 +50,26 @@ public final class Handshake {
         String refusal();
     }
 
+    /** A handshake without TLS, on any channel (tests and fuzzing drive it in memory). */
     public Handshake(ByteChannel channel, Map<String, ExportEntry> exports, int maxPayload, BooleanSupplier stopping) {
-        this(channel, exports, maxPayload, stopping, () -> null);
+        this(channel, TlsSettings.OFF, exports, maxPayload, stopping, () -> null);
     }
 
-    public Handshake(ByteChannel channel, Map<String, ExportEntry> exports, int maxPayload, BooleanSupplier stopping,
-                     Admission admission) {
+    /** A handshake on a connection; with TLS on, channel must be the connection's SocketChannel. */
+    public Handshake(ByteChannel channel, TlsSettings tlsSettings, Map<String, ExportEntry> exports, int maxPayload,
+                     BooleanSupplier stopping, Admission admission) {
+        this.socket = channel;
+        this.tlsSettings = tlsSettings;
         this.channel = channel;
         this.exports = exports;
         this.maxPayload = maxPayload;
         this.stopping = stopping;
         this.admission = admission;
+    }
+
+    /** {@return the TLS channel the connection goes on over, or null when the client did not ask for TLS} */
+    public TlsChannel tls() {
+        return tls;
     }
 
     /** Runs the handshake; the session to serve, or null when the client left without choosing an export. */
@@ -93,6 +111,12 @@ public final class Handshake {
                 replyError(code, REP_ERR_SHUTDOWN, "server is shutting down");
                 continue;
             }
+            if (tls == null && tlsSettings.mode() == TlsMode.REQUIRE && code != OPT_STARTTLS && code != OPT_ABORT) {
+                // EXPORT_NAME has no error reply: the spec says to end the session.
+                if (code == OPT_EXPORT_NAME) throw new ProtocolViolation("EXPORT_NAME before STARTTLS, and TLS is required");
+                replyError(code, REP_ERR_TLS_REQD, "TLS is required: send STARTTLS first");
+                continue;
+            }
             Session session = handle(code);
             if (session != null) return session;
             if (code == OPT_ABORT || exportNameRefused) return null;
@@ -122,6 +146,10 @@ public final class Handshake {
                     // The spec lets a client close without waiting for this ACK.
                 }
                 return null;
+            case OPT_STARTTLS:
+                if (tlsSettings.mode() == TlsMode.OFF) break;
+                startTls();
+                return null;
             case OPT_LIST:
                 if (option.hasRemaining()) return invalid(code, "LIST takes no data");
                 for (ExportEntry entry : exports.values()) {
@@ -146,9 +174,32 @@ public final class Handshake {
                 metaContext(code);
                 return null;
             default:
-                replyError(code, REP_ERR_UNSUP, "option " + optionName(code) + " is not supported");
-                return null;
+                break;
         }
+        replyError(code, REP_ERR_UNSUP, "option " + optionName(code) + " is not supported");
+        return null;
+    }
+
+    /** ACKs STARTTLS and runs the TLS handshake; what was negotiated in clear is forgotten. */
+    private void startTls() throws IOException {
+        if (tls != null) {
+            invalid(OPT_STARTTLS, "TLS is already active");
+            return;
+        }
+        if (option.hasRemaining()) {
+            invalid(OPT_STARTTLS, "STARTTLS takes no data");
+            return;
+        }
+        reply(OPT_STARTTLS, REP_ACK, null);
+        try {
+            if (!(socket instanceof SocketChannel)) throw new IllegalStateException("TLS needs a socket channel");
+            tls = TlsChannel.handshake((SocketChannel) socket, tlsSettings.serverEngine());
+        } catch (SSLException e) {
+            throw new ProtocolViolation("TLS handshake failed: " + e.getMessage(), e);
+        }
+        channel = tls;
+        structuredReplies = false;
+        allocationContextFor = null;
     }
 
     private Session info(int code) throws IOException {

@@ -11,4 +11,8 @@ public final class ProtocolViolation extends IOException {
     ProtocolViolation(String message) {
         super(message);
     }
+
+    ProtocolViolation(String message, Throwable cause) {
+        super(message, cause);
+    }
 }

@@ -3,10 +3,13 @@ package io.pagewise.nbd.server;
 import io.pagewise.internal.Uninterruptibly;
 import io.pagewise.nbd.wire.Protocol;
 import io.pagewise.nbd.wire.SocketIo;
+import io.pagewise.nbd.wire.TlsChannel;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.lang.System.Logger.Level;
+import java.nio.channels.ByteChannel;
 import java.nio.channels.ClosedChannelException;
+import java.nio.channels.GatheringByteChannel;
 import java.nio.channels.SocketChannel;
 import java.util.Locale;
 import java.util.concurrent.locks.ReentrantLock;
@@ -20,7 +23,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * waits for a hand-off to another thread. A client that stops reading replies blocks only its own threads.
  */
 public final class Transmission {
+    /** The socket: shut down here to stop reading, whether or not TLS runs over it. */
     private final SocketChannel channel;
+    /** Where replies are written: the socket, or the TLS channel over it. */
+    private final GatheringByteChannel out;
     private final String who;
     private final ServerContext context;
     private final RequestReader reader;
@@ -37,16 +43,22 @@ public final class Transmission {
     private boolean sendFailed;
 
     public Transmission(SocketChannel channel, Session session, String who, ServerContext context) {
-        this(channel, session, who, context, IdleWatch.off());
+        this(channel, null, session, who, context, IdleWatch.off());
     }
 
-    /** A transmission that idle watches: it counts the requests in flight and the bytes received. */
-    public Transmission(SocketChannel channel, Session session, String who, ServerContext context, IdleWatch idle) {
+    /**
+     * Serves a session on channel, through tls (which runs over channel) when it is not null; idle counts the requests
+     * in flight and the bytes received.
+     */
+    public Transmission(SocketChannel channel, TlsChannel tls, Session session, String who, ServerContext context,
+                        IdleWatch idle) {
         this.channel = channel;
+        this.out = tls != null ? tls : channel;
+        ByteChannel in = tls != null ? tls : channel;
         this.who = who;
         this.context = context;
         this.idle = idle;
-        this.reader = new RequestReader(idle.watching(channel), session, context,
+        this.reader = new RequestReader(idle.watching(in), session, context,
                 new ByteBudget(context.connectionInflightBytes()));
         this.replies = new ReplyEncoder(session);
         this.executor = new RequestExecutor(session.entry().export(), session, replies, new Parts(),
@@ -168,7 +180,7 @@ public final class Transmission {
     private void send(Request r) {
         sending.lock();
         try {
-            if (!sendFailed && !r.replied) SocketIo.writeFully(channel, r.segments, r.segmentCount);
+            if (!sendFailed && !r.replied) SocketIo.writeFully(out, r.segments, r.segmentCount);
         } catch (IOException e) {
             sendingBroke(e);
         } finally {
@@ -203,7 +215,7 @@ public final class Transmission {
         @Override
         public boolean send(Request r) {
             try {
-                SocketIo.writeFully(channel, r.segments, r.segmentCount);
+                SocketIo.writeFully(out, r.segments, r.segmentCount);
                 return true;
             } catch (IOException e) {
                 sendingBroke(e);

@@ -35,6 +35,7 @@ public final class Protocol {
     public static final int REP_ERR_UNSUP = 0x80000000 | 1;
     public static final int REP_ERR_POLICY = 0x80000000 | 2;
     public static final int REP_ERR_INVALID = 0x80000000 | 3;
+    public static final int REP_ERR_TLS_REQD = 0x80000000 | 5;
     public static final int REP_ERR_UNKNOWN = 0x80000000 | 6;
     public static final int REP_ERR_SHUTDOWN = 0x80000000 | 7;
     public static final int REP_ERR_TOO_BIG = 0x80000000 | 9;

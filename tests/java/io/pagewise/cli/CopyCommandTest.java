@@ -286,7 +286,7 @@ class CopyCommandTest {
         assertEquals(2, copy("--sparse=100", "a", "b").status);
         String[][] mistakes = {
                 {"pattern:abc", "null:"}, {"zero:12Q", "null:"}, {"null:", "b"}, {"a", "pattern:1M"}, {"a", "zero:1M"},
-                {"nbd://[::1/x", "b"}, {"a", "nbds://127.0.0.1/x"}, {"nbd+unix:///x", "b"}, {"nbd:///x", "b"},
+                {"nbd://[::1/x", "b"}, {"a", "nbds://127.0.0.1/x?tls-psk-file=k"}, {"nbd+unix:///x", "b"}, {"nbd:///x", "b"},
                 {"--progress=1000000", "pattern:1M", "null:"},
         };
         for (String[] args : mistakes) {

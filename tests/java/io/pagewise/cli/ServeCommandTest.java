@@ -73,6 +73,13 @@ class ServeCommandTest {
             "--read-only=yes|--read-only",
             "a.img b.img|more than one FILE",
             "--create=1M|--create needs a FILE",
+            "--tls=on|--tls=on needs --tls-certificates=DIR",
+            "--tls=require|--tls=require needs --tls-certificates=DIR",
+            "--tls=yes --tls-certificates=/tmp|--tls=yes: expected off, on or require",
+            "--tls-certificates=/tmp|--tls-certificates needs --tls=on or --tls=require",
+            "--tls-verify-peer|--tls-verify-peer needs --tls=on or --tls=require",
+            "--tls-verify-peer=yes|--tls-verify-peer takes no value",
+            "--tls=require --tls-psk=keys.psk|--tls-psk is not supported: the JDK's TLS has no pre-shared keys",
     })
     void badCommandLinesExitTwoNamingTheOption(String args, String named) {
         Outcome outcome = serve(args.split(" "));
@@ -88,6 +95,33 @@ class ServeCommandTest {
             assertEquals(2, outcome.status(), outcome.err());
             assertTrue(outcome.err().contains(option + " is 4097 bytes long"), outcome.err());
             assertFalse(Files.exists(dir.resolve("never.img")), "a usage error must not create the file");
+        }
+    }
+
+    @Test
+    void badCertificatesDirectoryFailsBeforeTheFileIsCreated() throws Exception {
+        Path certs = Files.createDirectories(dir.resolve("certs"));
+        Files.writeString(certs.resolve("server-cert.pem"), "not a certificate\n");
+        Path never = dir.resolve("never.img");
+        Outcome outcome = serve("--tls=require", "--tls-certificates=" + certs, "--create=1M", never.toString());
+        assertEquals(1, outcome.status(), outcome.err());
+        assertTrue(outcome.err().contains(certs.resolve("server-cert.pem") + ": no PEM certificate"), outcome.err());
+        assertFalse(Files.exists(never), "a bad certificates directory must not create the file");
+        Files.delete(certs.resolve("server-cert.pem"));
+        outcome = serve("--tls=on", "--tls-certificates=" + certs, "--create=1M", never.toString());
+        assertTrue(outcome.err().contains(certs.resolve("server-cert.pem") + ": missing"), outcome.err());
+    }
+
+    @Test
+    void runOverTlsGivesAnNbdsUriWithTheCertificates() throws Exception {
+        requireTool("nbdinfo");
+        io.pagewise.testing.TestCertificates certs = io.pagewise.testing.TestCertificates.make(dir.resolve("certs"));
+        Path file = disk(1 << 20);
+        for (String listen : new String[] {"--port=0", "--socket=" + dir.resolve("tls.sock")}) {
+            Outcome outcome = serve("--tls=require", "--tls-certificates=" + certs.all, "--tls-verify-peer", listen, "--run",
+                    "case \"$uri\" in nbds*tls-certificates=" + certs.all + ") nbdinfo --size \"$uri\";; *) echo \"$uri\"; exit 9;; esac",
+                    file.toString());
+            assertEquals(0, outcome.status(), outcome.err());
         }
     }
 

@@ -79,7 +79,7 @@ class ClientFuzzTest {
         SocketChannel clientSide = SocketChannel.open(StandardProtocolFamily.UNIX);
         clientSide.connect(LISTENER.getLocalAddress());
         try (SocketChannel serverSide = LISTENER.accept()) {
-            ClientConnection connection = new ClientConnection(clientSide, info, "fuzz", 0);
+            ClientConnection connection = new ClientConnection(clientSide, null, info, "fuzz", 0);
             List<CompletableFuture<Void>> replies = new ArrayList<>();
             List<Extent> extents = new ArrayList<>();
             replies.add(connection.submit(new ClientConnection.Request(CMD_READ, 0, 4096, ByteBuffer.allocate(4096), null), 0, null));

@@ -40,7 +40,6 @@ class NbdClientTest {
         assertEquals(UnixDomainSocketAddress.of("/tmp/a b.sock"), unix.address());
         assertEquals("my disk", unix.exportName());
         assertThrows(IllegalArgumentException.class, () -> NbdUri.parse("nbd+unix:///disk"));
-        assertThrows(IllegalArgumentException.class, () -> NbdUri.parse("nbds://host/disk"));
         assertThrows(IllegalArgumentException.class, () -> NbdUri.parse("http://host/disk"));
     }
 
@@ -49,6 +48,28 @@ class NbdClientTest {
         // .invalid never resolves (RFC 6761); the JDK's connect would throw the unchecked UnresolvedAddressException.
         IOException e = assertThrows(IOException.class, () -> NbdClient.connect("nbd://no-such-host.invalid/disk"));
         assertTrue(e.getMessage().contains("unknown host no-such-host.invalid"), e.getMessage());
+    }
+
+    @Test
+    void parsesTlsUrisWithLibnbdQueries() {
+        NbdUri tcp = NbdUri.parse("nbds://localhost:10811/disk?tls-certificates=/etc/certs%20dir");
+        assertTrue(tcp.tls());
+        assertEquals(Path.of("/etc/certs dir"), tcp.tlsCertificates());
+        assertEquals("localhost", ((InetSocketAddress) tcp.address()).getHostString());
+        NbdUri unix = NbdUri.parse("nbds+unix:///disk?socket=/tmp/s.sock&tls-certificates=/c");
+        assertTrue(unix.tls());
+        assertEquals(UnixDomainSocketAddress.of("/tmp/s.sock"), unix.address());
+        assertEquals(Path.of("/c"), unix.tlsCertificates());
+        NbdUri defaults = NbdUri.parse("nbds://host/disk");
+        assertTrue(defaults.tls());
+        assertEquals(null, defaults.tlsCertificates());
+        assertFalse(NbdUri.parse("nbd://host/disk").tls());
+        IllegalArgumentException psk = assertThrows(IllegalArgumentException.class,
+                () -> NbdUri.parse("nbds://host/disk?tls-psk-file=/keys.psk"));
+        assertTrue(psk.getMessage().contains("tls-psk-file is not supported"), psk.getMessage());
+        IllegalArgumentException plain = assertThrows(IllegalArgumentException.class,
+                () -> NbdUri.parse("nbd://host/disk?tls-certificates=/c"));
+        assertTrue(plain.getMessage().contains("needs a TLS scheme"), plain.getMessage());
     }
 
     @Test

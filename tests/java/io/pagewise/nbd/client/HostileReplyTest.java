@@ -50,7 +50,7 @@ class HostileReplyTest {
             listener.bind(UnixDomainSocketAddress.of(dir.resolve("s.sock")));
             SocketChannel client = SocketChannel.open(listener.getLocalAddress());
             try (SocketChannel server = listener.accept()) {
-                ClientConnection connection = new ClientConnection(client, info, "hostile", 0);
+                ClientConnection connection = new ClientConnection(client, null, info, "hostile", 0);
                 var read = connection.submit(new ClientConnection.Request(CMD_READ, 0, 4096, ByteBuffer.allocate(4096),
                         null), 0, null);
                 SocketIo.writeFully(server, serverSays);

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# NBD over TLS, pagewise beside nbdkit: nbdcopy reads the whole file from `pagewise serve --tls=require` and from
+# `nbdkit --tls=require file`, over TCP on 127.0.0.1 with certificates made here by openssl. Paired, interleaved
+# rounds (the order alternates each round); the file is held in the page cache (vmtouch -t) before every run, so
+# the time is the servers' TLS and request handling, not the disk. Prints median/min seconds per server and the
+# paired ratio pagewise/nbdkit (median over rounds of the two times of the same round).
+#
+# Needs (Debian): libnbd-bin (nbdcopy), nbdkit, vmtouch, openssl, python3, bc. Installs nothing itself.
+set -euo pipefail
+
+usage() {
+    cat <<USAGE
+usage: jmh/compare-tls.sh [options]
+  -s SIZE      file size for head, e.g. 1G (default 1G)
+  -r ROUNDS    paired rounds (default 5)
+  -d DIR       where the test file goes (default /var/tmp)
+  -o OUT       output directory for results.csv and summary.txt (default jmh/results-tls)
+  -w           warm each server with one untimed read first (without it, the time includes a fresh
+               JVM's JIT warm-up for pagewise: about 1-2 s of CPU for the JDK's TLS code)
+  -h           this help
+USAGE
+}
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+size=1G rounds=5 dir=/var/tmp out="$root/jmh/results-tls" warm=
+while getopts "s:r:d:o:wh" opt; do
+    case $opt in
+        s) size=$OPTARG ;; r) rounds=$OPTARG ;; d) dir=$OPTARG ;; o) out=$OPTARG ;; w) warm=1 ;;
+        h) usage; exit 0 ;; *) usage >&2; exit 2 ;;
+    esac
+done
+
+missing=()
+for tool in nbdcopy:libnbd-bin nbdkit:nbdkit vmtouch:vmtouch openssl:openssl python3:python3 bc:bc; do
+    command -v "${tool%%:*}" >/dev/null || missing+=("${tool#*:}")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "compare-tls: missing tools; install with: apt-get install -y ${missing[*]}" >&2
+    exit 1
+fi
+jar=$(ls "$root"/target/pagewise-*.jar 2>/dev/null | grep -v -e sources -e javadoc | head -1 || true)
+if [ -z "$jar" ]; then
+    echo "compare-tls: no pagewise jar; build it with: mvn -q package -DskipTests" >&2
+    exit 1
+fi
+mkdir -p "$out"
+work=$(mktemp -d "$dir/pagewise-tls-bench.XXXXXX")
+certs="$work/certs"
+log="$work/server.log"
+server_pid=
+stop_server() {
+    if [ -n "$server_pid" ]; then
+        kill -TERM "$server_pid" 2>/dev/null || true
+        wait "$server_pid" 2>/dev/null || true
+        server_pid=
+    fi
+}
+cleanup() {
+    stop_server
+    rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+# A CA and a server certificate for localhost and 127.0.0.1, in the layout both servers read.
+mkdir -p "$certs"
+(
+    cd "$certs"
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout ca-key.pem -out ca-cert.pem -days 2 -subj "/CN=bench CA" \
+        -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -keyout server-key.pem -out server.csr -subj "/CN=localhost" 2>/dev/null
+    printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' > server.ext
+    openssl x509 -req -in server.csr -CA ca-cert.pem -CAkey ca-key.pem -CAcreateserial -days 2 \
+        -extfile server.ext -out server-cert.pem 2>/dev/null
+)
+
+source_file="$work/source.raw"
+echo "creating $size of random data in $source_file ..." >&2
+head -c "$size" /dev/urandom > "$source_file"
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+# Starts server $1 on port $2 and waits until it accepts connections.
+start_server() {
+    local config=$1 port=$2
+    case $config in
+        pagewise) "$root/bin/pagewise" serve --tls=require --tls-certificates="$certs" --bind=127.0.0.1 --port="$port" \
+                      "$source_file" >"$log" 2>&1 & ;;
+        nbdkit) nbdkit -f -i 127.0.0.1 -p "$port" --tls=require --tls-certificates="$certs" file "$source_file" \
+                    >"$log" 2>&1 & ;;
+    esac
+    server_pid=$!
+    for _ in $(seq 1 200); do
+        if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then return 0; fi
+        kill -0 "$server_pid" 2>/dev/null || break
+        sleep 0.05
+    done
+    echo "server $config did not start:" >&2
+    cat "$log" >&2
+    exit 1
+}
+
+timed() {
+    local start end
+    start=$(date +%s.%N)
+    "$@" >/dev/null
+    end=$(date +%s.%N)
+    echo "$end - $start" | bc -l
+}
+
+csv="$out/results.csv"
+echo "round,config,seconds" > "$csv"
+configs=(pagewise nbdkit)
+for round in $(seq 1 "$rounds"); do
+    for i in 0 1; do
+        config=${configs[$(( (i + round) % 2 ))]}
+        vmtouch -q -t "$source_file"
+        port=$(free_port)
+        start_server "$config" "$port"
+        [ -n "$warm" ] && nbdcopy "nbds://localhost:$port/?tls-certificates=$certs" null:
+        seconds=$(timed nbdcopy "nbds://localhost:$port/?tls-certificates=$certs" null:)
+        stop_server
+        printf '%s,%s,%.3f\n' "$round" "$config" "$seconds" | tee -a "$csv" >&2
+    done
+done
+
+python3 - "$csv" "$size" "${warm:+, servers warmed by one untimed read}" <<'PY' | tee "$out/summary.txt"
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+by = {}
+for r in rows:
+    by.setdefault(r["config"], {})[r["round"]] = float(r["seconds"])
+print(f"nbdcopy read of {sys.argv[2]} over TLS (nbds://localhost), file in the page cache, {len(by['nbdkit'])} paired rounds{sys.argv[3]}")
+for name in ("pagewise", "nbdkit"):
+    times = list(by[name].values())
+    print(f"  {name:9s} median {statistics.median(times):7.3f} s   min {min(times):7.3f} s")
+ratios = [by["pagewise"][k] / by["nbdkit"][k] for k in by["nbdkit"] if k in by["pagewise"]]
+print(f"  paired ratio pagewise/nbdkit: median {statistics.median(ratios):.3f} (min {min(ratios):.3f}, max {max(ratios):.3f})")
+PY

@@ -1,0 +1,495 @@
+package io.pagewise.nbd;
+
+import static io.pagewise.nbd.wire.Protocol.*;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.pagewise.nbd.wire.SocketIo;
+import io.pagewise.nbd.wire.TlsChannel;
+import io.pagewise.testing.RecordingLogger;
+import io.pagewise.testing.TestCertificates;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ByteChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLException;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * TLS between our client and our server, and what the server does with clients that get TLS wrong: each bad
+ * client gets a clear error, and the server goes on serving a good one.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class TlsTest {
+    private static final int SIZE = 4 << 20;
+
+    @TempDir
+    static Path certRoot;
+    static TestCertificates certs;
+
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void makeCertificates() throws IOException {
+        certs = TestCertificates.make(certRoot);
+    }
+
+    /** A server of a 4 MiB memory export with random data, on TCP 127.0.0.1 or a Unix socket. */
+    private final class Server implements AutoCloseable {
+        final MemoryExport export = new MemoryExport(SIZE, false);
+        final byte[] data = new byte[SIZE];
+        final RecordingLogger log = new RecordingLogger("[server] ", System.Logger.Level.INFO);
+        final NbdServer server;
+
+        Server(Path certificates, TlsMode mode, boolean verifyPeer, boolean unix) throws IOException {
+            new Random(13).nextBytes(data);
+            export.write(ByteBuffer.wrap(data), 0, false);
+            NbdServer.Builder builder = NbdServer.builder().export("", export).logger(log)
+                    .tls(TlsCertificates.serverContext(certificates, verifyPeer), mode).tlsVerifyPeer(verifyPeer);
+            if (unix) {
+                builder.unixSocket(dir.resolve("tls.sock"));
+            } else {
+                builder.tcp(InetAddress.getByName("127.0.0.1"), 0);
+            }
+            server = builder.start();
+        }
+
+        /** {@return the URI to reach the server over TLS under host name host (TCP) with certificates} */
+        String uri(String host, Path certificates) {
+            SocketAddress address = server.address();
+            String query = "tls-certificates=" + certificates;
+            if (address instanceof UnixDomainSocketAddress) {
+                return "nbds+unix:///?socket=" + ((UnixDomainSocketAddress) address).getPath() + "&" + query;
+            }
+            return "nbds://" + host + ":" + ((InetSocketAddress) address).getPort() + "/?" + query;
+        }
+
+        /** A good client reads the whole export and gets the data back. */
+        void servesGoodClient() throws IOException {
+            servesGoodClient(certs.all);
+        }
+
+        void servesGoodClient(Path clientCertificates) throws IOException {
+            try (NbdClient client = NbdClient.connect(uri("localhost", clientCertificates))) {
+                ByteBuffer back = ByteBuffer.allocate(SIZE);
+                client.read(back, 0);
+                assertArrayEquals(data, back.array());
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            server.close();
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "unix", "tcp-verify-peer", "unix-verify-peer"})
+    void ourClientReadsAndWritesOverTls(String setup) throws Exception {
+        boolean verifyPeer = setup.endsWith("verify-peer");
+        try (Server s = new Server(certs.all, TlsMode.REQUIRE, verifyPeer, setup.startsWith("unix"))) {
+            assertTrue(s.server.uri().startsWith("nbds"), s.server.uri());
+            try (NbdClient client = NbdClient.connect(s.uri("localhost", certs.all), 4)) {
+                byte[] written = new byte[3 << 20];
+                new Random(5).nextBytes(written);
+                client.write(ByteBuffer.wrap(written), 512 * 1024, true);
+                ByteBuffer back = ByteBuffer.allocate(written.length);
+                client.read(back, 512 * 1024);
+                assertArrayEquals(written, back.array());
+                ByteBuffer stored = ByteBuffer.allocate(written.length);
+                s.export.readFully(stored, 512 * 1024);
+                assertArrayEquals(written, stored.array());
+            }
+            // Over TCP the certificate names 127.0.0.1 as well as localhost.
+            if (!setup.startsWith("unix")) {
+                try (NbdClient client = NbdClient.connect(s.uri("127.0.0.1", certs.all))) {
+                    assertEquals(SIZE, client.size());
+                }
+            }
+        }
+    }
+
+    @Test
+    void serverKeyInPkcs8AndClientKeyInSec1Work() throws Exception {
+        try (Server s = new Server(certs.pkcs8Server, TlsMode.REQUIRE, true, false)) {
+            s.servesGoodClient(certs.ecClient);
+        }
+    }
+
+    @Test
+    void onModeServesPlainAndTlsClients() throws Exception {
+        try (Server s = new Server(certs.all, TlsMode.ON, false, false)) {
+            assertTrue(s.server.uri().startsWith("nbd://"), s.server.uri());
+            try (NbdClient plain = NbdClient.connect(s.server.uri())) {
+                assertEquals(SIZE, plain.size());
+            }
+            s.servesGoodClient();
+        }
+    }
+
+    @Test
+    void clientRefusesServerWithoutTls() throws Exception {
+        try (NbdServer plain = NbdServer.builder().export("", new MemoryExport(SIZE, false))
+                .tcp(InetAddress.getByName("127.0.0.1"), 0).start()) {
+            int port = ((InetSocketAddress) plain.address()).getPort();
+            IOException e = assertThrows(IOException.class,
+                    () -> NbdClient.connect("nbds://localhost:" + port + "/?tls-certificates=" + certs.all).close());
+            assertTrue(e.getMessage().contains("will not start TLS"), e.getMessage());
+        }
+    }
+
+    @Test
+    void plaintextClientAgainstRequireIsToldTlsIsRequired() throws Exception {
+        try (Server s = new Server(certs.all, TlsMode.REQUIRE, false, false)) {
+            int port = ((InetSocketAddress) s.server.address()).getPort();
+            IOException e = assertThrows(IOException.class, () -> NbdClient.connect("nbd://127.0.0.1:" + port + "/").close());
+            assertTrue(e.getMessage().contains("requires TLS"), e.getMessage());
+            s.servesGoodClient();
+        }
+    }
+
+    @Test
+    void clientThatDoesNotTrustTheServerCaFails() throws Exception {
+        try (Server s = new Server(certs.all, TlsMode.REQUIRE, false, false)) {
+            SSLException e = assertThrows(SSLException.class, () -> NbdClient.connect(s.uri("localhost", certs.otherCa)).close());
+            assertTrue(e.getMessage().contains("TLS handshake failed") && e.getMessage().contains("PKIX"), e.getMessage());
+            s.servesGoodClient();
+        }
+    }
+
+    @Test
+    void hostNameThatTheCertificateDoesNotNameFails() throws Exception {
+        try (Server s = new Server(certs.all, TlsMode.REQUIRE, false, false)) {
+            int port = ((InetSocketAddress) s.server.address()).getPort();
+            // The loopback address under a name that the certificate (DNS:localhost, IP:127.0.0.1) does not give.
+            InetAddress renamed = InetAddress.getByAddress("notlocal", new byte[] {127, 0, 0, 1});
+            NbdUri uri = new NbdUri(new InetSocketAddress(renamed, port), "", "nbds://notlocal:" + port + "/", true, certs.all);
+            SSLException e = assertThrows(SSLException.class, () -> NbdClient.connect(uri, 1).close());
+            assertTrue(causes(e).contains("notlocal"), causes(e));
+            s.servesGoodClient();
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"no-certificate", "certificate-of-another-ca"})
+    void verifyPeerRefusesMissingOrWrongClientCertificate(String which) throws Exception {
+        Path clientDir = which.equals("no-certificate") ? certs.caOnly : certs.otherClient;
+        try (Server s = new Server(certs.all, TlsMode.REQUIRE, true, false)) {
+            IOException e = assertThrows(IOException.class, () -> {
+                try (NbdClient client = NbdClient.connect(s.uri("localhost", clientDir))) {
+                    client.read(ByteBuffer.allocate(512), 0); // under TLS 1.3 the refusal may come after the handshake
+                }
+            });
+            assertTrue(String.valueOf(e.getMessage()).contains("certificate") || causes(e).contains("certificate"),
+                    causes(e));
+            awaitLogged(s.log, "TLS handshake failed");
+            s.servesGoodClient();
+        }
+    }
+
+    @Test
+    void expiredServerCertificateIsRefused() throws Exception {
+        try (Server s = new Server(certs.expiredServer, TlsMode.REQUIRE, false, false)) {
+            SSLException e = assertThrows(SSLException.class, () -> NbdClient.connect(s.uri("localhost", certs.all)).close());
+            assertTrue(causes(e).contains("expired") || causes(e).contains("NotAfter"), causes(e));
+        }
+    }
+
+    @Test
+    void garbageInsteadOfClientHelloIsDroppedAndLogged() throws Exception {
+        try (Server s = new Server(certs.all, TlsMode.REQUIRE, false, false);
+             SocketChannel raw = SocketChannel.open(s.server.address())) {
+            startTlsInClear(raw);
+            byte[] garbage = new byte[600];
+            new Random(1).nextBytes(garbage);
+            garbage[0] = 0x47; // 'G', not a TLS record type
+            SocketIo.writeFully(raw, ByteBuffer.wrap(garbage));
+            assertTrue(readsToEnd(raw), "the server closes the connection");
+            awaitLogged(s.log, "TLS handshake failed");
+            s.servesGoodClient();
+        }
+    }
+
+    @Test
+    void clientVanishingMidHandshakeLeavesTheServerServing() throws Exception {
+        try (Server s = new Server(certs.all, TlsMode.REQUIRE, false, false)) {
+            try (SocketChannel raw = SocketChannel.open(s.server.address())) {
+                startTlsInClear(raw);
+                SSLEngine engine = TlsCertificates.clientContext(certs.all).createSSLEngine("localhost", 0);
+                engine.setUseClientMode(true);
+                engine.beginHandshake();
+                ByteBuffer hello = ByteBuffer.allocate(engine.getSession().getPacketBufferSize());
+                engine.wrap(ByteBuffer.allocate(0), hello);
+                hello.flip().limit(hello.limit() / 2);
+                SocketIo.writeFully(raw, hello); // half a ClientHello, then gone
+            }
+            awaitConnections(s.server, 0);
+            s.servesGoodClient();
+        }
+    }
+
+    @Test
+    void startTlsWithDataOrTwiceIsInvalidAndExportNameBeforeTlsCloses() throws Exception {
+        try (Server s = new Server(certs.all, TlsMode.REQUIRE, false, false)) {
+            try (SocketChannel raw = SocketChannel.open(s.server.address())) {
+                greeting(raw);
+                sendOption(raw, OPT_STARTTLS, new byte[] {1, 2, 3});
+                assertEquals(REP_ERR_INVALID, replyType(raw, OPT_STARTTLS));
+                sendOption(raw, OPT_LIST, new byte[0]);
+                assertEquals(REP_ERR_TLS_REQD, replyType(raw, OPT_LIST));
+                sendOption(raw, OPT_STARTTLS, new byte[0]);
+                assertEquals(REP_ACK, replyType(raw, OPT_STARTTLS));
+                TlsChannel tls = TlsChannel.handshake(raw, clientEngine());
+                sendOption(tls, OPT_STARTTLS, new byte[0]);
+                assertEquals(REP_ERR_INVALID, replyType(tls, OPT_STARTTLS));
+                sendOption(tls, OPT_LIST, new byte[0]);
+                assertEquals(REP_SERVER, replyType(tls, OPT_LIST));
+            }
+            try (SocketChannel raw = SocketChannel.open(s.server.address())) {
+                greeting(raw);
+                sendOption(raw, OPT_EXPORT_NAME, new byte[0]);
+                assertTrue(readsToEnd(raw), "EXPORT_NAME before TLS in require mode ends the session");
+            }
+            s.servesGoodClient();
+        }
+    }
+
+    /**
+     * In require mode only the greeting, the client flags, STARTTLS and its ACK cross the wire in clear: a proxy
+     * records both directions of a whole session of our client (handshake, a read of the export, disconnect), and
+     * after those messages each direction parses as nothing but TLS records to its last byte. The export's data
+     * appears nowhere on the wire.
+     */
+    @Test
+    void nothingButGreetingAndStartTlsCrossesTheWireInClear() throws Exception {
+        try (Server s = new Server(certs.all, TlsMode.REQUIRE, false, false);
+             RecordingProxy proxy = new RecordingProxy(s.server.address())) {
+            String uri = "nbds://127.0.0.1:" + proxy.port() + "/?tls-certificates=" + certs.all;
+            try (NbdClient client = NbdClient.connect(uri)) {
+                ByteBuffer back = ByteBuffer.allocate(SIZE);
+                client.read(back, 0);
+                assertArrayEquals(s.data, back.array());
+            }
+            byte[] fromServer = proxy.awaitFromServer();
+            byte[] fromClient = proxy.awaitFromClient();
+
+            ByteBuffer server = ByteBuffer.wrap(fromServer);
+            assertEquals(NBDMAGIC, server.getLong());
+            assertEquals(IHAVEOPT, server.getLong());
+            server.getShort();
+            assertEquals(OPTION_REPLY_MAGIC, server.getLong());
+            assertEquals(OPT_STARTTLS, server.getInt());
+            assertEquals(REP_ACK, server.getInt());
+            assertEquals(0, server.getInt());
+            assertOnlyTlsRecords(server, "server to client");
+
+            ByteBuffer client = ByteBuffer.wrap(fromClient);
+            client.getInt(); // client flags
+            assertEquals(IHAVEOPT, client.getLong());
+            assertEquals(OPT_STARTTLS, client.getInt());
+            assertEquals(0, client.getInt());
+            assertOnlyTlsRecords(client, "client to server");
+
+            byte[] sample = Arrays.copyOfRange(s.data, 1 << 20, (1 << 20) + 16);
+            assertFalse(contains(fromServer, sample), "export data crossed the wire in clear");
+        }
+    }
+
+    /** Walks TLS records (type, version 3.x, length) to the very end of wire. */
+    private static void assertOnlyTlsRecords(ByteBuffer wire, String direction) {
+        int records = 0;
+        while (wire.hasRemaining()) {
+            int at = wire.position();
+            assertTrue(wire.remaining() >= 5, direction + ": a partial record header at byte " + at);
+            int type = wire.get() & 0xff;
+            int major = wire.get() & 0xff;
+            wire.get();
+            int length = wire.getShort() & 0xffff;
+            assertTrue(type >= 20 && type <= 23, direction + ": byte " + at + " starts no TLS record (type " + type + ")");
+            assertEquals(3, major, direction + ": record version at byte " + at);
+            assertTrue(length <= wire.remaining(), direction + ": record at byte " + at + " is cut short");
+            wire.position(wire.position() + length);
+            records++;
+        }
+        assertTrue(records > 2, direction + ": " + records + " TLS records");
+    }
+
+    // ---- helpers ----
+
+    private static SSLEngine clientEngine() throws IOException {
+        SSLEngine engine = TlsCertificates.clientContext(certs.all).createSSLEngine("localhost", 0);
+        engine.setUseClientMode(true);
+        return engine;
+    }
+
+    private static void greeting(ByteChannel raw) throws IOException {
+        ByteBuffer greeting = ByteBuffer.allocate(18);
+        SocketIo.readExactly(raw, greeting);
+        assertEquals(NBDMAGIC, greeting.getLong(0));
+        SocketIo.writeFully(raw, ByteBuffer.allocate(4).putInt(CLIENT_FIXED_NEWSTYLE | CLIENT_NO_ZEROES).flip());
+    }
+
+    private static void startTlsInClear(SocketChannel raw) throws IOException {
+        greeting(raw);
+        sendOption(raw, OPT_STARTTLS, new byte[0]);
+        assertEquals(REP_ACK, replyType(raw, OPT_STARTTLS));
+    }
+
+    private static void sendOption(ByteChannel channel, int option, byte[] data) throws IOException {
+        ByteBuffer message = ByteBuffer.allocate(16 + data.length).putLong(IHAVEOPT).putInt(option).putInt(data.length)
+                .put(data).flip();
+        SocketIo.writeFully(channel, message);
+    }
+
+    /** Reads one option reply to option and returns its type (its data is read and dropped). */
+    private static int replyType(ByteChannel channel, int option) throws IOException {
+        ByteBuffer head = ByteBuffer.allocate(20);
+        SocketIo.readExactly(channel, head);
+        assertEquals(OPTION_REPLY_MAGIC, head.getLong(0));
+        assertEquals(option, head.getInt(8));
+        int length = head.getInt(16);
+        SocketIo.readExactly(channel, ByteBuffer.allocate(length));
+        return head.getInt(12);
+    }
+
+    /** True when the peer closes the connection (possibly after a TLS alert) within the test's time. */
+    private static boolean readsToEnd(SocketChannel raw) throws IOException {
+        ByteBuffer sink = ByteBuffer.allocate(4096);
+        try {
+            while (raw.read(sink.clear()) >= 0) {
+                // an alert, then the end
+            }
+            return true;
+        } catch (IOException e) {
+            return e.getMessage() != null && e.getMessage().contains("reset");
+        }
+    }
+
+    private static void awaitLogged(RecordingLogger log, String text) throws InterruptedException {
+        for (int i = 0; i < 500 && log.count(text) == 0; i++) Thread.sleep(10);
+        assertTrue(log.count(text) > 0, "server logged '" + text + "': " + log.entries());
+    }
+
+    private static void awaitConnections(NbdServer server, int count) throws InterruptedException {
+        for (int i = 0; i < 500 && server.connectionCount() != count; i++) Thread.sleep(10);
+        assertEquals(count, server.connectionCount());
+    }
+
+    private static String causes(Throwable e) {
+        StringBuilder all = new StringBuilder();
+        for (Throwable t = e; t != null; t = t.getCause()) all.append(t).append(" / ");
+        return all.toString();
+    }
+
+    private static boolean contains(byte[] haystack, byte[] needle) {
+        outer:
+        for (int i = 0; i + needle.length <= haystack.length; i++) {
+            for (int j = 0; j < needle.length; j++) {
+                if (haystack[i + j] != needle[j]) continue outer;
+            }
+            return true;
+        }
+        return false;
+    }
+
+    /** Forwards one TCP connection to a server and keeps every byte of both directions. */
+    private static final class RecordingProxy implements AutoCloseable {
+        private final java.nio.channels.ServerSocketChannel listener;
+        private final SocketAddress target;
+        private final ByteArrayOutputStream fromServer = new ByteArrayOutputStream();
+        private final ByteArrayOutputStream fromClient = new ByteArrayOutputStream();
+        private final Thread acceptor;
+        private Thread up;
+        private Thread down;
+
+        RecordingProxy(SocketAddress target) throws IOException {
+            this.target = target;
+            listener = java.nio.channels.ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
+            acceptor = new Thread(this::serve, "recording-proxy");
+            acceptor.setDaemon(true);
+            acceptor.start();
+        }
+
+        int port() throws IOException {
+            return ((InetSocketAddress) listener.getLocalAddress()).getPort();
+        }
+
+        private void serve() {
+            try {
+                SocketChannel client = listener.accept();
+                SocketChannel server = SocketChannel.open(target);
+                up = pump(client, server, fromClient);
+                down = pump(server, client, fromServer);
+            } catch (IOException e) {
+                // the test fails on what was not recorded
+            }
+        }
+
+        private static Thread pump(SocketChannel from, SocketChannel to, ByteArrayOutputStream record) {
+            Thread t = new Thread(() -> {
+                ByteBuffer buffer = ByteBuffer.allocate(64 * 1024);
+                try {
+                    while (from.read(buffer.clear()) >= 0) {
+                        buffer.flip();
+                        synchronized (record) {
+                            record.write(buffer.array(), 0, buffer.limit());
+                        }
+                        SocketIo.writeFully(to, buffer);
+                    }
+                } catch (IOException e) {
+                    // one side closed
+                } finally {
+                    try {
+                        to.shutdownOutput();
+                    } catch (IOException ignored) {
+                        // already closed
+                    }
+                }
+            }, "recording-proxy-pump");
+            t.setDaemon(true);
+            t.start();
+            return t;
+        }
+
+        byte[] awaitFromServer() throws InterruptedException {
+            acceptor.join(10_000);
+            down.join(10_000);
+            synchronized (fromServer) {
+                return fromServer.toByteArray();
+            }
+        }
+
+        byte[] awaitFromClient() throws InterruptedException {
+            acceptor.join(10_000);
+            up.join(10_000);
+            synchronized (fromClient) {
+                return fromClient.toByteArray();
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            listener.close();
+        }
+    }
+}
