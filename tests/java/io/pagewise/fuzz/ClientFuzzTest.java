@@ -10,14 +10,10 @@ import io.pagewise.nbd.client.ClientConnection;
 import io.pagewise.nbd.client.ClientHandshake;
 import io.pagewise.nbd.wire.SocketIo;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.StandardProtocolFamily;
-import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -43,7 +39,7 @@ class ClientFuzzTest {
         t.setDaemon(true);
         return t;
     });
-    private static final ServerSocketChannel LISTENER = listen();
+    private static final ServerSocketChannel LISTENER = FuzzSockets.listen("client.sock");
 
     /** ClientHandshake against a server that says anything: the input is the server's side of the handshake. */
     @FuzzTest
@@ -87,7 +83,7 @@ class ClientFuzzTest {
             replies.add(connection.submit(new ClientConnection.Request(CMD_BLOCK_STATUS, 0, EXPORT_SIZE, null, extents), 0, null));
             replies.add(connection.submit(new ClientConnection.Request(CMD_WRITE, 0, 512, null, null), 0, ByteBuffer.allocate(512)));
             replies.add(connection.submit(new ClientConnection.Request(CMD_FLUSH, 0, 0, null, null), 0, null));
-            Future<?> requestsRead = SERVER.submit(() -> drain(serverSide));
+            Future<?> requestsRead = SERVER.submit(() -> FuzzSockets.drain(serverSide));
             try {
                 SocketIo.writeFully(serverSide, serverBytes);
                 serverSide.shutdownOutput();
@@ -117,33 +113,6 @@ class ClientFuzzTest {
             if (cause instanceof RuntimeException || cause instanceof Error) {
                 throw new AssertionError("the client failed through " + cause, e);
             }
-        }
-    }
-
-    /** Reads the client's requests (not looked at) until it hangs up, with a reset when it left replies unread. */
-    private static Void drain(SocketChannel channel) {
-        ByteBuffer sink = ByteBuffer.allocate(64 << 10);
-        try {
-            while (channel.read(sink.clear()) >= 0) {
-                sink.clear();
-            }
-        } catch (IOException reset) {
-            // the client closed before reading all the fuzzed replies
-        }
-        return null;
-    }
-
-    private static ServerSocketChannel listen() {
-        try {
-            Path socket = Files.createTempDirectory("pagewise-fuzz").resolve("client.sock");
-            // Deleted at exit in the reverse order: the socket, then its directory.
-            socket.getParent().toFile().deleteOnExit();
-            socket.toFile().deleteOnExit();
-            ServerSocketChannel listener = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
-            listener.bind(UnixDomainSocketAddress.of(socket));
-            return listener;
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
         }
     }
 }

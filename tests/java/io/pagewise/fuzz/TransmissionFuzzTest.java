@@ -20,16 +20,11 @@ import io.pagewise.nbd.wire.SocketIo;
 import io.pagewise.testing.RecordingLogger;
 import java.io.EOFException;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.lang.System.Logger.Level;
 import java.net.StandardProtocolFamily;
-import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -62,7 +57,7 @@ class TransmissionFuzzTest {
     private static final ExecutorService CLIENT = Executors.newCachedThreadPool(r -> daemon(r, "fuzz-client"));
     private static final ScheduledExecutorService WATCHDOG =
             Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "fuzz-watchdog"));
-    private static final ServerSocketChannel LISTENER = listen();
+    private static final ServerSocketChannel LISTENER = FuzzSockets.listen("server.sock");
 
     @FuzzTest
     void serve(byte[] input) throws Exception {
@@ -88,7 +83,7 @@ class TransmissionFuzzTest {
                     client.shutdownOutput();
                     return null;
                 });
-                Future<Long> replies = CLIENT.submit(() -> drain(client));
+                Future<Long> replies = CLIENT.submit(() -> FuzzSockets.drain(client));
                 Thread serving = Thread.currentThread();
                 AtomicBoolean hung = new AtomicBoolean();
                 ScheduledFuture<?> watchdog = WATCHDOG.schedule(() -> {
@@ -121,35 +116,6 @@ class TransmissionFuzzTest {
         for (RecordingLogger.Entry e : log.entries()) {
             assertTrue(e.level() == Level.WARNING && !e.message().contains(" failed: "),
                     "a checked request failed on a MemoryExport, or worse: " + e.level() + " " + e.message());
-        }
-    }
-
-    /**
-     * Reads the replies until the server closes; returns how many bytes came. A server that drops the connection
-     * after a protocol violation leaves requests unread, so its close may come as a reset.
-     */
-    private static long drain(SocketChannel client) {
-        ByteBuffer sink = ByteBuffer.allocate(256 << 10);
-        long total = 0;
-        try {
-            for (int n; (n = client.read(sink.clear())) >= 0; ) total += n;
-        } catch (IOException reset) {
-            // the connection ended all the same
-        }
-        return total;
-    }
-
-    private static ServerSocketChannel listen() {
-        try {
-            Path socket = Files.createTempDirectory("pagewise-fuzz").resolve("server.sock");
-            // Deleted at exit in the reverse order: the socket, then its directory.
-            socket.getParent().toFile().deleteOnExit();
-            socket.toFile().deleteOnExit();
-            ServerSocketChannel listener = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
-            listener.bind(UnixDomainSocketAddress.of(socket));
-            return listener;
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
         }
     }
 
