@@ -2,8 +2,10 @@
 # NBD over TLS, pagewise beside nbdkit: nbdcopy reads the whole file from `pagewise serve --tls=require` and from
 # `nbdkit --tls=require file`, over TCP on 127.0.0.1 with certificates made here by openssl. Paired, interleaved
 # rounds (the order alternates each round); the file is held in the page cache (vmtouch -t) before every run, so
-# the time is the servers' TLS and request handling, not the disk. Prints median/min seconds per server and the
-# paired ratio pagewise/nbdkit (median over rounds of the two times of the same round).
+# the time is the servers' TLS and request handling, not the disk. Each server is started afresh for each run and
+# left idle for a pause (-p) once it accepts connections, as a server is before its first client; optional untimed
+# reads (-w) then make the timed read one by a server that has been serving. Prints median/min seconds per server
+# and the paired ratio pagewise/nbdkit (median over rounds of the two times of the same round).
 #
 # Needs (Debian): libnbd-bin (nbdcopy), nbdkit, vmtouch, openssl, python3, bc. Installs nothing itself.
 set -euo pipefail
@@ -15,17 +17,19 @@ usage: jmh/compare-tls.sh [options]
   -r ROUNDS    paired rounds (default 5)
   -d DIR       where the test file goes (default /var/tmp)
   -o OUT       output directory for results.csv and summary.txt (default jmh/results-tls)
-  -w           warm each server with one untimed read first (without it, the time includes a fresh
-               JVM's JIT warm-up for pagewise: about 1-2 s of CPU for the JDK's TLS code)
+  -p SECONDS   idle time between a server accepting connections and the first read (default 2; pagewise
+               compiles its TLS code in this time, see docs/SERVER.md)
+  -w COUNT     untimed reads of the whole file before the timed one (default 0: the timed read is the
+               server's first)
   -h           this help
 USAGE
 }
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-size=1G rounds=5 dir=/var/tmp out="$root/jmh/results-tls" warm=
-while getopts "s:r:d:o:wh" opt; do
+size=1G rounds=5 dir=/var/tmp out="$root/jmh/results-tls" pause=2 warm=0
+while getopts "s:r:d:o:p:w:h" opt; do
     case $opt in
-        s) size=$OPTARG ;; r) rounds=$OPTARG ;; d) dir=$OPTARG ;; o) out=$OPTARG ;; w) warm=1 ;;
+        s) size=$OPTARG ;; r) rounds=$OPTARG ;; d) dir=$OPTARG ;; o) out=$OPTARG ;; p) pause=$OPTARG ;; w) warm=$OPTARG ;;
         h) usage; exit 0 ;; *) usage >&2; exit 2 ;;
     esac
 done
@@ -110,7 +114,7 @@ timed() {
 }
 
 csv="$out/results.csv"
-echo "round,config,seconds" > "$csv"
+echo "round,size,pause_s,warm_reads,config,seconds" > "$csv"
 configs=(pagewise nbdkit)
 for round in $(seq 1 "$rounds"); do
     for i in 0 1; do
@@ -118,23 +122,12 @@ for round in $(seq 1 "$rounds"); do
         vmtouch -q -t "$source_file"
         port=$(free_port)
         start_server "$config" "$port"
-        [ -n "$warm" ] && nbdcopy "nbds://localhost:$port/?tls-certificates=$certs" null:
+        sleep "$pause"
+        for _ in $(seq 1 "$warm"); do nbdcopy "nbds://localhost:$port/?tls-certificates=$certs" null:; done
         seconds=$(timed nbdcopy "nbds://localhost:$port/?tls-certificates=$certs" null:)
         stop_server
-        printf '%s,%s,%.3f\n' "$round" "$config" "$seconds" | tee -a "$csv" >&2
+        printf '%s,%s,%s,%s,%s,%.3f\n' "$round" "$size" "$pause" "$warm" "$config" "$seconds" | tee -a "$csv" >&2
     done
 done
 
-python3 - "$csv" "$size" "${warm:+, servers warmed by one untimed read}" <<'PY' | tee "$out/summary.txt"
-import csv, statistics, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-by = {}
-for r in rows:
-    by.setdefault(r["config"], {})[r["round"]] = float(r["seconds"])
-print(f"nbdcopy read of {sys.argv[2]} over TLS (nbds://localhost), file in the page cache, {len(by['nbdkit'])} paired rounds{sys.argv[3]}")
-for name in ("pagewise", "nbdkit"):
-    times = list(by[name].values())
-    print(f"  {name:9s} median {statistics.median(times):7.3f} s   min {min(times):7.3f} s")
-ratios = [by["pagewise"][k] / by["nbdkit"][k] for k in by["nbdkit"] if k in by["pagewise"]]
-print(f"  paired ratio pagewise/nbdkit: median {statistics.median(ratios):.3f} (min {min(ratios):.3f}, max {max(ratios):.3f})")
-PY
+"$root/jmh/summarize.sh" "$csv" | tee "$out/summary.txt"

@@ -220,6 +220,26 @@ def memory(path, text):
           f"(runs: {', '.join(f'{p / 1024:.0f}' for p in peaks)} MiB), target ≤ 256 MiB: {verdict(peak <= 256 * 1024)}")
 
 
+def tls(path, rows):
+    by = {}
+    for r in rows:
+        by.setdefault(r["config"], {})[r["round"]] = float(r["seconds"])
+    first = rows[0]
+    warm = int(first["warm_reads"])
+    when = (f"after {warm} untimed read(s) of the whole file" if warm else "the server's first read") + \
+        f", {first['pause_s']} s after it accepted connections"
+    print(f"\n{path}: nbdcopy read of {first['size']} over TLS (nbds://localhost), file in the page cache, "
+          f"{when}, {len(by['nbdkit'])} paired rounds")
+    print("\n| server | median s | min s | max s |\n|---|---|---|---|")
+    for name in ("pagewise", "nbdkit"):
+        times = list(by[name].values())
+        print(f"| {name} | {median(times):.3f} | {min(times):.3f} | {max(times):.3f} |")
+    ratio = median(by["pagewise"].values()) / median(by["nbdkit"].values())
+    pairs = [by["pagewise"][k] / by["nbdkit"][k] for k in by["nbdkit"] if k in by["pagewise"]]
+    print(f"\nTLS (issue 13) pagewise ≤ 1.2 × nbdkit --tls=require: {ratio:.3f}×, paired {median(pairs):.3f}× "
+          f"(min {min(pairs):.3f}, max {max(pairs):.3f}); {verdict(ratio <= 1.2 and median(pairs) <= 1.2)}")
+
+
 for path in paths:
     with open(path) as f:
         text = f.read()
@@ -228,6 +248,8 @@ for path in paths:
         servers(path, list(csv.DictReader(text.splitlines())))
     elif header.startswith("round,test,server,tool,"):
         copies(path, list(csv.DictReader(text.splitlines())))
+    elif header.startswith("round,size,pause_s,warm_reads,config,seconds"):
+        tls(path, list(csv.DictReader(text.splitlines())))
     elif header.startswith("mode,op,sizeMiB,"):
         cache_modes(path, list(csv.DictReader(text.splitlines())))
     elif "PositionalIoBenchmark." in text:

@@ -10,6 +10,7 @@ import io.pagewise.nbd.server.RequestStats;
 import io.pagewise.nbd.server.ServerContext;
 import io.pagewise.nbd.server.Session;
 import io.pagewise.nbd.server.TlsSettings;
+import io.pagewise.nbd.server.TlsWarmup;
 import io.pagewise.nbd.server.Transmission;
 import io.pagewise.nbd.wire.Protocol;
 import io.pagewise.nbd.wire.TlsChannel;
@@ -124,6 +125,8 @@ public final class NbdServer implements Closeable {
     private final LogThrottle timeoutLog = new LogThrottle();
     private final AtomicInteger connectionIds = new AtomicInteger();
     private final Thread acceptor;
+    /** Compiles the TLS code before the first client needs it; started only when TLS is on. */
+    private final Thread tlsWarmup;
     private final CountDownLatch stopped = new CountDownLatch(1);
     private volatile boolean stopping;
 
@@ -170,6 +173,7 @@ public final class NbdServer implements Closeable {
         timer = new ScheduledThreadPoolExecutor(1, r -> daemon(r, "nbd-timer"));
         timer.setRemoveOnCancelPolicy(true);
         acceptor = daemon(this::acceptLoop, "nbd-accept");
+        tlsWarmup = daemon(this::warmUpTls, "nbd-tls-warmup");
     }
 
     /** {@return new settings for a server, to add exports to and then {@link Builder#start()}} */
@@ -266,6 +270,8 @@ public final class NbdServer implements Closeable {
             }
             for (Connection connection : connections) connection.join();
             acceptor.join(10_000);
+            tlsWarmup.interrupt();
+            if (tlsWarmup.isAlive()) tlsWarmup.join(10_000);
             timer.shutdownNow();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -288,7 +294,20 @@ public final class NbdServer implements Closeable {
 
     private NbdServer begin() {
         acceptor.start();
+        if (tls.mode() != TlsMode.OFF) tlsWarmup.start();
         return this;
+    }
+
+    private void warmUpTls() {
+        long start = System.nanoTime();
+        try {
+            TlsWarmup.run(tls.context(), TlsWarmup.DEFAULT_BYTES);
+            log.log(Level.DEBUG, () -> "TLS warm-up: sent " + (TlsWarmup.DEFAULT_BYTES >> 20) + " MiB in "
+                    + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) + " ms");
+        } catch (IOException | RuntimeException e) {
+            // Clients are served all the same, only the first ones more slowly.
+            if (!stopping) log.log(Level.DEBUG, "TLS warm-up failed: " + e);
+        }
     }
 
     private void acceptLoop() {

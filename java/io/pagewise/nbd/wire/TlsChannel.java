@@ -6,7 +6,6 @@ import java.nio.ByteBuffer;
 import java.nio.channels.ByteChannel;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.GatheringByteChannel;
-import java.nio.channels.SocketChannel;
 import java.util.concurrent.locks.ReentrantLock;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLEngineResult;
@@ -29,7 +28,7 @@ public final class TlsChannel implements ByteChannel, GatheringByteChannel {
     /** Records encrypted before each socket write, and read per socket read: fewer system calls for long payloads. */
     private static final int RECORDS_PER_IO = 4;
 
-    private final SocketChannel socket;
+    private final ByteChannel socket;
     private final SSLEngine engine;
     private final ReentrantLock readLock = new ReentrantLock();
     private final ReentrantLock writeLock = new ReentrantLock();
@@ -44,7 +43,7 @@ public final class TlsChannel implements ByteChannel, GatheringByteChannel {
     private int packetSize;
     private int plainSize;
 
-    private TlsChannel(SocketChannel socket, SSLEngine engine) {
+    private TlsChannel(ByteChannel socket, SSLEngine engine) {
         this.socket = socket;
         this.engine = engine;
         SSLSession session = engine.getSession();
@@ -56,7 +55,7 @@ public final class TlsChannel implements ByteChannel, GatheringByteChannel {
     }
 
     /**
-     * Runs the TLS handshake on a connected blocking socket; the engine decides the side (client or server mode)
+     * Runs the TLS handshake on a connected blocking socket (or any blocking byte stream); the engine decides the side (client or server mode)
      * and what is verified.
      *
      * @param socket the connection, whose next bytes are the TLS handshake
@@ -64,7 +63,7 @@ public final class TlsChannel implements ByteChannel, GatheringByteChannel {
      * @return the channel carrying the rest of the connection
      * @throws IOException when the handshake fails (an SSLException says why) or the peer goes away
      */
-    public static TlsChannel handshake(SocketChannel socket, SSLEngine engine) throws IOException {
+    public static TlsChannel handshake(ByteChannel socket, SSLEngine engine) throws IOException {
         TlsChannel channel = new TlsChannel(socket, engine);
         channel.readLock.lock();
         channel.writeLock.lock();
