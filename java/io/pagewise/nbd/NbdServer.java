@@ -127,6 +127,8 @@ public final class NbdServer implements Closeable {
     private final Thread acceptor;
     /** Compiles the TLS code before the first client needs it; started only when TLS is on. */
     private final Thread tlsWarmup;
+    private final long tlsWarmupBytes;
+    private volatile boolean tlsClientArrived;
     private final CountDownLatch stopped = new CountDownLatch(1);
     private volatile boolean stopping;
 
@@ -139,6 +141,7 @@ public final class NbdServer implements Closeable {
         this.handshakeTimeout = b.handshakeTimeout;
         this.idleTimeout = b.idleTimeout;
         this.shutdownGrace = b.shutdownGrace;
+        this.tlsWarmupBytes = b.tlsWarmupBytes;
         this.tls = b.tlsContext == null ? TlsSettings.OFF : new TlsSettings(b.tlsContext, b.tlsMode, b.tlsVerifyPeer);
         this.stats = new ServerStats();
         SocketAddress requested = b.address != null ? b.address
@@ -301,13 +304,26 @@ public final class NbdServer implements Closeable {
     private void warmUpTls() {
         long start = System.nanoTime();
         try {
-            TlsWarmup.run(tls.context(), TlsWarmup.DEFAULT_BYTES);
-            log.log(Level.DEBUG, () -> "TLS warm-up: sent " + (TlsWarmup.DEFAULT_BYTES >> 20) + " MiB in "
+            TlsWarmup.run(tls.context(), tlsWarmupBytes);
+            log.log(Level.DEBUG, () -> "TLS warm-up: sent " + (tlsWarmupBytes >> 20) + " MiB in "
                     + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) + " ms");
         } catch (IOException | RuntimeException e) {
-            // Clients are served all the same, only the first ones more slowly.
-            if (!stopping) log.log(Level.DEBUG, "TLS warm-up failed: " + e);
+            if (stopping) return;
+            if (tlsClientArrived) {
+                log.log(Level.DEBUG, () -> "TLS warm-up: stopped after "
+                        + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) + " ms, a client's TLS session takes over");
+            } else {
+                // Clients are served all the same, only the first ones more slowly.
+                log.log(Level.DEBUG, "TLS warm-up failed: " + e);
+            }
         }
+    }
+
+    /** A client's own TLS traffic warms the code up from here: the warm-up would only take CPU from it. */
+    private void stopTlsWarmup() {
+        if (tlsClientArrived) return;
+        tlsClientArrived = true;
+        tlsWarmup.interrupt();
     }
 
     private void acceptLoop() {
@@ -463,6 +479,7 @@ public final class NbdServer implements Closeable {
             try {
                 session = handshake.negotiate();
                 tlsChannel = handshake.tls();
+                if (tlsChannel != null) stopTlsWarmup();
             } catch (IOException e) {
                 if (phase.get() == Phase.HANDSHAKE || phase.get() == Phase.TRANSMISSION) throw e;
                 session = null;
@@ -659,6 +676,7 @@ public final class NbdServer implements Closeable {
         private SSLContext tlsContext;
         private TlsMode tlsMode = TlsMode.OFF;
         private boolean tlsVerifyPeer;
+        private long tlsWarmupBytes = TlsWarmup.DEFAULT_BYTES;
 
         private Builder() {}
 
@@ -881,6 +899,12 @@ public final class NbdServer implements Closeable {
          */
         public Builder tlsVerifyPeer(boolean verifyPeer) {
             this.tlsVerifyPeer = verifyPeer;
+            return this;
+        }
+
+        /** How much the TLS warm-up sends; for tests that need one still running when a client comes or at close. */
+        Builder tlsWarmupBytes(long bytes) {
+            this.tlsWarmupBytes = bytes;
             return this;
         }
 

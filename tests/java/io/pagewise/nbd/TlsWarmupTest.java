@@ -41,11 +41,19 @@ class TlsWarmupTest {
         certs = TestCertificates.make(certRoot);
     }
 
+    /** A warm-up that runs for minutes unless stopped. */
+    private static final long ENDLESS = 1L << 40;
+
     private static NbdServer start(SSLContext context, TlsMode mode, boolean verifyPeer, RecordingLogger log, MemoryExport export)
             throws IOException {
+        return builder(context, mode, verifyPeer, log, export).start();
+    }
+
+    private static NbdServer.Builder builder(SSLContext context, TlsMode mode, boolean verifyPeer, RecordingLogger log,
+            MemoryExport export) throws IOException {
         NbdServer.Builder builder = NbdServer.builder().export("", export).logger(log).tcp(InetAddress.getByName("127.0.0.1"), 0);
         if (context != null) builder.tls(context, mode).tlsVerifyPeer(verifyPeer);
-        return builder.start();
+        return builder;
     }
 
     private static MemoryExport exportWithData(byte[] data) throws IOException {
@@ -64,6 +72,13 @@ class TlsWarmupTest {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (log.count(text) == 0 && System.nanoTime() < deadline) Thread.sleep(20);
         assertTrue(log.count(text) > 0, "not logged within 30 s: " + text + "; log: " + log.entries());
+    }
+
+    /** The reader thread of a stopped warm-up ends once its pipe is closed, just after the warm-up thread. */
+    private static void awaitNoWarmupThreads() throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!warmupThreads().isEmpty() && System.nanoTime() < deadline) Thread.sleep(20);
+        assertEquals(List.of(), warmupThreads());
     }
 
     private static List<String> warmupThreads() {
@@ -110,10 +125,31 @@ class TlsWarmupTest {
     }
 
     @Test
+    void aClientsTlsSessionStopsTheWarmUp() throws Exception {
+        RecordingLogger log = new RecordingLogger(null, Level.DEBUG);
+        byte[] data = new byte[SIZE];
+        try (NbdServer server = builder(TlsCertificates.serverContext(certs.all, false), TlsMode.REQUIRE, false, log,
+                exportWithData(data)).tlsWarmupBytes(ENDLESS).start()) {
+            assertEquals(List.of("nbd-tls-warmup"), warmupThreads().stream().filter(n -> n.equals("nbd-tls-warmup"))
+                    .collect(Collectors.toList()));
+            try (NbdClient client = NbdClient.connect(uri(server, "nbds"))) {
+                awaitLogged(log, "TLS warm-up: stopped after");
+                ByteBuffer back = ByteBuffer.allocate(SIZE);
+                client.read(back, 0);
+                assertArrayEquals(data, back.array());
+            }
+            awaitNoWarmupThreads();
+            assertEquals(0, log.count("TLS warm-up failed"), log.entries().toString());
+        }
+    }
+
+    @Test
     void closeStopsTheWarmUp() throws Exception {
         RecordingLogger log = new RecordingLogger(null, Level.DEBUG);
-        NbdServer server = start(TlsCertificates.serverContext(certs.all, false), TlsMode.REQUIRE, false, log,
-                exportWithData(new byte[SIZE]));
+        NbdServer server = builder(TlsCertificates.serverContext(certs.all, false), TlsMode.REQUIRE, false, log,
+                exportWithData(new byte[SIZE])).tlsWarmupBytes(ENDLESS).start();
+        Thread.sleep(200);
+        assertTrue(warmupThreads().contains("nbd-tls-warmup"), "the warm-up is not running: " + log.entries());
         server.close();
         assertEquals(List.of(), warmupThreads(), "warm-up threads still running after close()");
         assertEquals(0, log.count("TLS warm-up failed"), "stopping is not a failure: " + log.entries());
