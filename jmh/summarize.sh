@@ -220,24 +220,34 @@ def memory(path, text):
           f"(runs: {', '.join(f'{p / 1024:.0f}' for p in peaks)} MiB), target ≤ 256 MiB: {verdict(peak <= 256 * 1024)}")
 
 
+tls_rows = []
+
+
 def tls(path, rows):
+    """One row per results file of jmh/compare-tls.sh; the table is printed after all files."""
     by = {}
     for r in rows:
         by.setdefault(r["config"], {})[r["round"]] = float(r["seconds"])
     first = rows[0]
-    warm = int(first["warm_reads"])
-    when = (f"after {warm} untimed read(s) of the whole file" if warm else "the server's first read") + \
-        f", {first['pause_s']} s after it accepted connections"
-    print(f"\n{path}: nbdcopy read of {first['size']} over TLS (nbds://localhost), file in the page cache, "
-          f"{when}, {len(by['nbdkit'])} paired rounds")
-    print("\n| server | median s | min s | max s |\n|---|---|---|---|")
-    for name in ("pagewise", "nbdkit"):
-        times = list(by[name].values())
-        print(f"| {name} | {median(times):.3f} | {min(times):.3f} | {max(times):.3f} |")
-    ratio = median(by["pagewise"].values()) / median(by["nbdkit"].values())
+    warm, pause = int(first["warm_reads"]), first["pause_s"]
+    nth = {0: "first", 1: "second", 2: "third"}.get(warm, f"{warm + 1}th")
+    when = f"the server's {nth}" + (f" (`-w {warm}`)" if warm else "") + \
+        (", at once after it listens (`-p 0`)" if pause == "0" else f", {pause} s after it listens")
+    mine, theirs = median(by["pagewise"].values()), median(by["nbdkit"].values())
     pairs = [by["pagewise"][k] / by["nbdkit"][k] for k in by["nbdkit"] if k in by["pagewise"]]
-    print(f"\nTLS (issue 13) pagewise ≤ 1.2 × nbdkit --tls=require: {ratio:.3f}×, paired {median(pairs):.3f}× "
-          f"(min {min(pairs):.3f}, max {max(pairs):.3f}); {verdict(ratio <= 1.2 and median(pairs) <= 1.2)}")
+    tls_rows.append((path, first["size"], len(pairs), when, mine, theirs, median(pairs), min(pairs), max(pairs)))
+
+
+def print_tls():
+    if not tls_rows:
+        return
+    print("\nTLS (issue 13): nbdcopy read over TLS, pagewise serve --tls=require vs nbdkit --tls=require, target ≤ 1.2×")
+    print("\n| file | size | rounds | timed read | pagewise median s | nbdkit median s | ratio of medians | paired (min–max) | ≤ 1.2× |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for path, size, rounds, when, mine, theirs, pair, lo, hi in tls_rows:
+        ratio = mine / theirs
+        print(f"| {path.split('/')[-1]} | {size} | {rounds} | {when} | {mine:.3f} | {theirs:.3f} | {ratio:.3f} "
+              f"| {pair:.3f} ({lo:.3f}–{hi:.3f}) | {verdict(ratio <= 1.2 and pair <= 1.2)} |")
 
 
 for path in paths:
@@ -270,4 +280,5 @@ for path in paths:
         print(f"\n{path}: DONTCACHE reads over NBD, RWF_DONTCACHE on whole windows or on every read\n{text.rstrip()}")
     else:
         print(f"\n{path}: not a results file summarize.sh knows", file=sys.stderr)
+print_tls()
 PY
