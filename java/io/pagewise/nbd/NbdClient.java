@@ -109,7 +109,9 @@ public final class NbdClient implements Closeable {
     public static NbdClient connect(NbdUri uri, int connections) throws IOException {
         SSLContext tls = null;
         if (uri.tls()) {
-            if (uri.tlsCertificates() != null) {
+            if (!uri.tlsVerifyPeer()) {
+                tls = TlsCertificates.unverifiedClientContext(uri.tlsCertificates());
+            } else if (uri.tlsCertificates() != null) {
                 tls = TlsCertificates.clientContext(uri.tlsCertificates());
             } else {
                 try {
@@ -171,17 +173,18 @@ public final class NbdClient implements Closeable {
         }
     }
 
-    /** A client engine that checks the server's name on TCP; a Unix socket has no host name to check. */
+    /**
+     * A client engine that checks the server's name: the URI's tls-hostname, else its host on TCP (a Unix socket has
+     * no host name to check); none when the URI turned verifying off.
+     */
     private static SSLEngine engine(SSLContext context, NbdUri uri) {
-        SSLEngine engine;
-        if (uri.address() instanceof InetSocketAddress) {
-            InetSocketAddress inet = (InetSocketAddress) uri.address();
-            engine = context.createSSLEngine(inet.getHostString(), inet.getPort());
+        InetSocketAddress inet = uri.address() instanceof InetSocketAddress ? (InetSocketAddress) uri.address() : null;
+        String name = uri.tlsHostname() != null ? uri.tlsHostname() : inet != null ? inet.getHostString() : null;
+        SSLEngine engine = name == null ? context.createSSLEngine() : context.createSSLEngine(name, inet != null ? inet.getPort() : -1);
+        if (name != null && uri.tlsVerifyPeer()) {
             SSLParameters parameters = engine.getSSLParameters();
             parameters.setEndpointIdentificationAlgorithm("HTTPS");
             engine.setSSLParameters(parameters);
-        } else {
-            engine = context.createSSLEngine();
         }
         engine.setUseClientMode(true);
         return engine;

@@ -1,5 +1,6 @@
 package io.pagewise.nbd;
 
+import io.pagewise.nbd.wire.AnyServerTrust;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -105,6 +106,20 @@ public final class TlsCertificates {
                     + " is there, and a client certificate needs both)");
         }
         return context(hasCert ? keyManagers(cert, key) : null, trust);
+    }
+
+    /**
+     * A client's context that does not verify the server ({@code tls-verify-peer=false}), with the client's own
+     * certificate when the directory has one.
+     */
+    static SSLContext unverifiedClientContext(Path directory) throws IOException {
+        KeyManager[] keys = null;
+        if (directory != null) {
+            Path cert = directory.resolve(CLIENT_CERT);
+            Path key = directory.resolve(CLIENT_KEY);
+            if (Files.exists(cert) && Files.exists(key)) keys = keyManagers(cert, key);
+        }
+        return context(keys, new TrustManager[] {AnyServerTrust.INSTANCE});
     }
 
     /**

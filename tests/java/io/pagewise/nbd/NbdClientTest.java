@@ -70,6 +70,34 @@ class NbdClientTest {
         IllegalArgumentException plain = assertThrows(IllegalArgumentException.class,
                 () -> NbdUri.parse("nbd://host/disk?tls-certificates=/c"));
         assertTrue(plain.getMessage().contains("needs a TLS scheme"), plain.getMessage());
+
+        NbdUri named = NbdUri.parse("nbds+unix:///?socket=/s&tls-hostname=disk.example&tls-verify-peer=false&tls-type=X509");
+        assertEquals("disk.example", named.tlsHostname());
+        assertFalse(named.tlsVerifyPeer());
+        assertTrue(defaults.tlsVerifyPeer());
+        assertEquals(null, defaults.tlsHostname());
+        for (String yes : new String[] {"1", "true", "YES", "on"}) {
+            assertTrue(NbdUri.parse("nbds://h/?tls-verify-peer=" + yes).tlsVerifyPeer(), yes);
+        }
+        for (String no : new String[] {"0", "false", "No", "off"}) {
+            assertFalse(NbdUri.parse("nbds://h/?tls-verify-peer=" + no).tlsVerifyPeer(), no);
+        }
+        String[][] refused = {
+            {"nbds://h/?tls-verify-peer=maybe", "tls-verify-peer=maybe is not a boolean"},
+            {"nbds://h/?tls-hostname=", "tls-hostname= names no host"},
+            {"nbd://h/?tls-hostname=h", "tls-hostname needs a TLS scheme"},
+            {"nbd://h/?tls-verify-peer=false", "tls-verify-peer needs a TLS scheme"},
+            {"nbds://h/?tls-username=alice", "tls-username is not supported"},
+            {"nbds://h/?tls-type=psk", "tls-type=psk is not supported"},
+            {"nbds://h/?tls-type=anon", "tls-type=anon is not supported"},
+            {"nbd://h/disk?sockett=/s", "unknown query parameter 'sockett'"},
+            {"nbd+unix:///?socket=/s&x-mine=1", "unknown query parameter 'x-mine'"},
+            {"nbd://h/disk?socket=/s", "socket= is for nbd+unix://"},
+        };
+        for (String[] c : refused) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> NbdUri.parse(c[0]), c[0]);
+            assertTrue(e.getMessage().contains(c[1]) && e.getMessage().contains(c[0]), e.getMessage());
+        }
     }
 
     @Test

@@ -190,6 +190,58 @@ class TlsTest {
         }
     }
 
+    @Test
+    void tlsHostnameIsTheNameCheckedEvenOnAUnixSocket() throws Exception {
+        try (Server s = new Server(certs.all, TlsMode.REQUIRE, false, true)) {
+            String uri = s.uri("localhost", certs.all);
+            // The right name is accepted; a name the certificate does not give is refused.
+            try (NbdClient client = NbdClient.connect(uri + "&tls-hostname=localhost")) {
+                assertEquals(SIZE, client.size());
+            }
+            SSLException e = assertThrows(SSLException.class,
+                    () -> NbdClient.connect(uri + "&tls-hostname=elsewhere.example").close());
+            assertTrue(causes(e).contains("elsewhere.example"), causes(e));
+            s.servesGoodClient();
+        }
+        try (Server s = new Server(certs.all, TlsMode.REQUIRE, false, false)) {
+            // Over TCP it replaces the URI's host: 127.0.0.1 is in the certificate, "elsewhere.example" is not.
+            SSLException e = assertThrows(SSLException.class,
+                    () -> NbdClient.connect(s.uri("127.0.0.1", certs.all) + "&tls-hostname=elsewhere.example").close());
+            assertTrue(causes(e).contains("elsewhere.example"), causes(e));
+        }
+    }
+
+    @Test
+    void tlsVerifyPeerFalseAcceptsAServerItCannotVerify() throws Exception {
+        try (Server s = new Server(certs.all, TlsMode.REQUIRE, false, false)) {
+            // The other CA did not sign the server's certificate, and the name is wrong as well: both go unchecked.
+            String uri = s.uri("127.0.0.1", certs.otherCa) + "&tls-hostname=elsewhere.example&tls-verify-peer=false";
+            try (NbdClient client = NbdClient.connect(uri)) {
+                ByteBuffer back = ByteBuffer.allocate(SIZE);
+                client.read(back, 0);
+                assertArrayEquals(s.data, back.array());
+            }
+            // Without a tls-certificates directory too; and "true" keeps the check.
+            int port = ((InetSocketAddress) s.server.address()).getPort();
+            try (NbdClient client = NbdClient.connect("nbds://127.0.0.1:" + port + "/?tls-verify-peer=0")) {
+                assertEquals(SIZE, client.size());
+            }
+            assertThrows(SSLException.class,
+                    () -> NbdClient.connect(s.uri("localhost", certs.otherCa) + "&tls-verify-peer=true").close());
+        }
+    }
+
+    @Test
+    void tlsVerifyPeerFalseStillPresentsTheClientCertificate() throws Exception {
+        try (Server s = new Server(certs.all, TlsMode.REQUIRE, true, false)) {
+            try (NbdClient client = NbdClient.connect(s.uri("localhost", certs.all) + "&tls-verify-peer=false")) {
+                ByteBuffer back = ByteBuffer.allocate(SIZE);
+                client.read(back, 0);
+                assertArrayEquals(s.data, back.array());
+            }
+        }
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"no-certificate", "certificate-of-another-ca"})
     void verifyPeerRefusesMissingOrWrongClientCertificate(String which) throws Exception {
