@@ -3,6 +3,7 @@ package io.pagewise.nbd;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 import io.pagewise.cli.CopyCommand;
 import io.pagewise.testing.ExternalTools;
@@ -12,6 +13,8 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.net.UnixDomainSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -31,7 +34,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * The TLS clients and servers people use, against ours: nbdinfo, nbdcopy and qemu-img reading from our server over
  * TLS (TCP and Unix sockets, with and without client certificates), and our copy reading from and writing to
- * {@code nbdkit --tls=require}. Certificates are made with openssl for localhost and 127.0.0.1.
+ * {@code nbdkit --tls=require} and from and to {@code qemu-nbd --tls-creds}. Certificates are made with openssl for
+ * localhost and 127.0.0.1.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class TlsInteropTest {
@@ -167,6 +171,59 @@ class TlsInteropTest {
             nbdkit.destroy();
             if (!nbdkit.waitFor(10, TimeUnit.SECONDS)) nbdkit.destroyForcibly();
         }
+    }
+
+    @Test
+    void pagewiseCopyReadsFromAndWritesToQemuNbdOverTls() throws Exception {
+        ExternalTools.require("qemu-nbd");
+        Path served = dir.resolve("qemu.img");
+        byte[] original = new byte[SIZE];
+        new Random(5).nextBytes(original);
+        Files.write(served, original);
+        int port;
+        try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+            port = probe.getLocalPort();
+        }
+        // qemu's x509 credentials read the same directory layout; as a server they verify the client by default.
+        Process qemu = new ProcessBuilder("qemu-nbd", "--object",
+                "tls-creds-x509,id=tls0,dir=" + certs.all + ",endpoint=server", "--tls-creds=tls0",
+                "--bind=127.0.0.1", "--port=" + port, "--persistent", "--shared=4", "--format=raw", served.toString())
+                .redirectErrorStream(true).redirectOutput(dir.resolve("qemu-nbd.log").toFile()).start();
+        try {
+            awaitListening(port, qemu, dir.resolve("qemu-nbd.log"));
+            String uri = "nbds://localhost:" + port + "/?tls-certificates=" + certs.all;
+
+            Path copy = dir.resolve("from-qemu.img");
+            copy(uri, copy.toString());
+            assertArrayEquals(original, Files.readAllBytes(copy));
+
+            Path other = dir.resolve("to-qemu.img");
+            byte[] replacement = new byte[SIZE];
+            new Random(6).nextBytes(replacement);
+            Files.write(other, replacement);
+            copy(other.toString(), uri);
+            assertArrayEquals(replacement, Files.readAllBytes(served));
+
+            // A client without a certificate: qemu-nbd verifies its peers, so the copy fails and says it was TLS.
+            String err = copyFails("nbds://localhost:" + port + "/?tls-certificates=" + certs.caOnly,
+                    dir.resolve("never.img").toString());
+            assertTrue(err.contains("TLS") || err.contains("certificate"), err);
+        } finally {
+            qemu.destroy();
+            if (!qemu.waitFor(10, TimeUnit.SECONDS)) qemu.destroyForcibly();
+        }
+    }
+
+    private static void awaitListening(int port, Process server, Path log) throws Exception {
+        for (int i = 0; i < 200; i++) {
+            try (Socket s = new Socket(InetAddress.getByName("127.0.0.1"), port)) {
+                return;
+            } catch (IOException notYet) {
+                if (!server.isAlive()) break;
+                Thread.sleep(25);
+            }
+        }
+        fail("the server did not start listening on 127.0.0.1:" + port + ": " + Files.readString(log));
     }
 
     private static void copy(String source, String destination) {
