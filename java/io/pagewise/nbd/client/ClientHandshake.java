@@ -178,9 +178,9 @@ public final class ClientHandshake {
     }
 
     private void sendOption(int option, ByteBuffer data) throws IOException {
-        ByteBuffer header = ByteBuffer.allocate(16).putLong(IHAVEOPT).putInt(option).putInt(data.remaining()).flip();
-        SocketIo.writeFully(channel, header);
-        SocketIo.writeFully(channel, data);
+        // One write for header and data: one TLS record, one TCP segment.
+        ByteBuffer request = ByteBuffer.allocate(16 + data.remaining()).putLong(IHAVEOPT).putInt(option).putInt(data.remaining());
+        SocketIo.writeFully(channel, request.put(data).flip());
     }
 
     private Reply readReply(int option) throws IOException {

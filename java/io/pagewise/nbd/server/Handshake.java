@@ -336,9 +336,10 @@ public final class Handshake {
 
     private void reply(int code, int type, ByteBuffer data) throws IOException {
         int length = data == null ? 0 : data.remaining();
-        ByteBuffer head = ByteBuffer.allocate(20).putLong(OPTION_REPLY_MAGIC).putInt(code).putInt(type).putInt(length).flip();
-        SocketIo.writeFully(channel, head);
-        if (data != null) SocketIo.writeFully(channel, data);
+        // One write for header and data: one TLS record, one TCP segment.
+        ByteBuffer reply = ByteBuffer.allocate(20 + length).putLong(OPTION_REPLY_MAGIC).putInt(code).putInt(type).putInt(length);
+        if (data != null) reply.put(data);
+        SocketIo.writeFully(channel, reply.flip());
     }
 
     /** Reads a string of the option data; its length was checked against the data, which is at most 64 KiB. */
