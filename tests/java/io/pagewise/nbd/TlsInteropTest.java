@@ -140,9 +140,7 @@ class TlsInteropTest {
     void pagewiseCopyReadsFromAndWritesToNbdkitOverTls() throws Exception {
         ExternalTools.require("nbdkit");
         Path served = dir.resolve("nbdkit.img");
-        byte[] original = new byte[SIZE];
-        new Random(3).nextBytes(original);
-        Files.write(served, original);
+        byte[] original = writeRandom(served, 3);
         Path socket = dir.resolve("nbdkit.sock");
         Process nbdkit = new ProcessBuilder("nbdkit", "-f", "-U", socket.toString(), "--tls=require",
                 "--tls-certificates=" + certs.all, "--tls-verify-peer", "file", served.toString())
@@ -150,26 +148,14 @@ class TlsInteropTest {
         try {
             for (int i = 0; i < 200 && !Files.exists(socket); i++) Thread.sleep(25);
             assertTrue(Files.exists(socket), "nbdkit did not start: " + Files.readString(dir.resolve("nbdkit.log")));
-            String uri = "nbds+unix:///?socket=" + socket + "&tls-certificates=" + certs.all;
-
-            Path copy = dir.resolve("from-nbdkit.img");
-            copy(uri, copy.toString());
-            assertArrayEquals(original, Files.readAllBytes(copy));
-
-            Path other = dir.resolve("to-nbdkit.img");
-            byte[] replacement = new byte[SIZE];
-            new Random(4).nextBytes(replacement);
-            Files.write(other, replacement);
-            copy(other.toString(), uri);
-            assertArrayEquals(replacement, Files.readAllBytes(served));
+            copyFromAndInto("nbds+unix:///?socket=" + socket + "&tls-certificates=" + certs.all, served, original);
 
             // Plain NBD against nbdkit --tls=require: refused with a clear message.
             String plain = "nbd+unix:///?socket=" + socket;
             String err = copyFails(plain, dir.resolve("never.img").toString());
             assertTrue(err.contains("requires TLS"), err);
         } finally {
-            nbdkit.destroy();
-            if (!nbdkit.waitFor(10, TimeUnit.SECONDS)) nbdkit.destroyForcibly();
+            stop(nbdkit);
         }
     }
 
@@ -177,9 +163,7 @@ class TlsInteropTest {
     void pagewiseCopyReadsFromAndWritesToQemuNbdOverTls() throws Exception {
         ExternalTools.require("qemu-nbd");
         Path served = dir.resolve("qemu.img");
-        byte[] original = new byte[SIZE];
-        new Random(5).nextBytes(original);
-        Files.write(served, original);
+        byte[] original = writeRandom(served, 5);
         int port;
         try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
             port = probe.getLocalPort();
@@ -191,27 +175,38 @@ class TlsInteropTest {
                 .redirectErrorStream(true).redirectOutput(dir.resolve("qemu-nbd.log").toFile()).start();
         try {
             awaitListening(port, qemu, dir.resolve("qemu-nbd.log"));
-            String uri = "nbds://localhost:" + port + "/?tls-certificates=" + certs.all;
-
-            Path copy = dir.resolve("from-qemu.img");
-            copy(uri, copy.toString());
-            assertArrayEquals(original, Files.readAllBytes(copy));
-
-            Path other = dir.resolve("to-qemu.img");
-            byte[] replacement = new byte[SIZE];
-            new Random(6).nextBytes(replacement);
-            Files.write(other, replacement);
-            copy(other.toString(), uri);
-            assertArrayEquals(replacement, Files.readAllBytes(served));
+            copyFromAndInto("nbds://localhost:" + port + "/?tls-certificates=" + certs.all, served, original);
 
             // A client without a certificate: qemu-nbd verifies its peers, so the copy fails and says it was TLS.
             String err = copyFails("nbds://localhost:" + port + "/?tls-certificates=" + certs.caOnly,
                     dir.resolve("never.img").toString());
             assertTrue(err.contains("TLS") || err.contains("certificate"), err);
         } finally {
-            qemu.destroy();
-            if (!qemu.waitFor(10, TimeUnit.SECONDS)) qemu.destroyForcibly();
+            stop(qemu);
         }
+    }
+
+    private static byte[] writeRandom(Path file, long seed) throws IOException {
+        byte[] bytes = new byte[SIZE];
+        new Random(seed).nextBytes(bytes);
+        Files.write(file, bytes);
+        return bytes;
+    }
+
+    /** pagewise copy reads served (holding original) through uri, then writes other bytes into it through uri. */
+    private void copyFromAndInto(String uri, Path served, byte[] original) throws IOException {
+        Path copy = dir.resolve("from-server.img");
+        copy(uri, copy.toString());
+        assertArrayEquals(original, Files.readAllBytes(copy));
+        Path other = dir.resolve("to-server.img");
+        byte[] replacement = writeRandom(other, original[0] + 1000L);
+        copy(other.toString(), uri);
+        assertArrayEquals(replacement, Files.readAllBytes(served));
+    }
+
+    private static void stop(Process server) throws InterruptedException {
+        server.destroy();
+        if (!server.waitFor(10, TimeUnit.SECONDS)) server.destroyForcibly();
     }
 
     private static void awaitListening(int port, Process server, Path log) throws Exception {
