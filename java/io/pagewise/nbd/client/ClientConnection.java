@@ -15,6 +15,8 @@ import java.nio.channels.ByteChannel;
 import java.nio.channels.GatheringByteChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -51,6 +53,9 @@ public final class ClientConnection {
         final List<Extent> extents;
         final CompletableFuture<Void> done = new CompletableFuture<>();
         NbdException error;
+        /** The ranges (start, end) that data and hole chunks filled so far, in arrival order; for READ. */
+        private long[] filled = new long[8];
+        private int filledCount;
 
         public Request(int command, long offset, long length, ByteBuffer readInto, List<Extent> extents) {
             this.command = command;
@@ -62,6 +67,31 @@ public final class ClientConnection {
 
         String describe() {
             return "NBD " + commandName(command) + " at " + offset + " (+" + length + ")";
+        }
+
+        void filled(long at, long size) {
+            if (filledCount == filled.length) filled = Arrays.copyOf(filled, filled.length * 2);
+            filled[filledCount++] = at;
+            filled[filledCount++] = at + size;
+        }
+
+        /**
+         * Null when the chunks filled the whole request exactly once, else what is wrong: a server whose chunks
+         * leave a gap would otherwise hand the caller whatever its buffer held there as data.
+         */
+        String coverageProblem() {
+            int ranges = filledCount / 2;
+            Integer[] order = new Integer[ranges];
+            for (int i = 0; i < ranges; i++) order[i] = i;
+            Arrays.sort(order, Comparator.comparingLong(i -> filled[2 * i]));
+            long next = 0;
+            for (int i : order) {
+                long start = filled[2 * i];
+                if (start > next) return "nothing for +" + next + " (+" + (start - next) + ")";
+                if (start < next) return "chunks overlap at +" + start;
+                next = filled[2 * i + 1];
+            }
+            return next < length ? "nothing for +" + next + " (+" + (length - next) + ")" : null;
         }
     }
 
@@ -169,6 +199,7 @@ public final class ClientConnection {
                 ByteBuffer target = request.readInto.duplicate();
                 target.position(target.position() + (int) at).limit(target.position() + (int) size);
                 SocketIo.readExactly(channel, target);
+                request.filled(at, size);
                 break;
             }
             case REPLY_TYPE_OFFSET_HOLE: {
@@ -183,6 +214,7 @@ public final class ClientConnection {
                 while (target.hasRemaining()) {
                     target.put(ZEROES.duplicate().limit(Math.min(ZEROES.capacity(), target.remaining())));
                 }
+                request.filled(at, size);
                 break;
             }
             case REPLY_TYPE_BLOCK_STATUS: {
@@ -215,6 +247,12 @@ public final class ClientConnection {
                 }
         }
         if ((flags & REPLY_FLAG_DONE) != 0) {
+            if (request.command == CMD_READ && request.error == null) {
+                String problem = request.coverageProblem();
+                if (problem != null) {
+                    throw new IOException("the reply to " + request.describe() + " is incomplete: " + problem);
+                }
+            }
             inFlight.remove(cookie);
             finish(request, request.error);
         }

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Reply chunks a hostile server crafts so that their range checks overflow. */
+/** Reply chunks a hostile server crafts so that their range checks overflow, or that leave part of a READ unfilled. */
 @Timeout(30)
 class HostileReplyTest {
     @TempDir
@@ -33,7 +33,7 @@ class HostileReplyTest {
         ByteBuffer chunk = ByteBuffer.allocate(CHUNK_HEADER_SIZE + 8).putInt(STRUCTURED_REPLY_MAGIC)
                 .putShort((short) REPLY_FLAG_DONE).putShort((short) REPLY_TYPE_OFFSET_DATA).putLong(1)
                 .putInt(0xffffffff).putLong(offset).flip();
-        assertReadFails(chunk);
+        assertReadFails(chunk, "lies outside");
     }
 
     @Test
@@ -41,13 +41,45 @@ class HostileReplyTest {
         ByteBuffer chunk = ByteBuffer.allocate(CHUNK_HEADER_SIZE + 12).putInt(STRUCTURED_REPLY_MAGIC)
                 .putShort((short) REPLY_FLAG_DONE).putShort((short) REPLY_TYPE_OFFSET_HOLE).putLong(1).putInt(12)
                 .putLong(Long.MAX_VALUE - 8).putInt(4096).flip();
-        assertReadFails(chunk);
+        assertReadFails(chunk, "lies outside");
     }
 
-    private void assertReadFails(ByteBuffer serverSays) throws Exception {
+    /** An OFFSET_DATA chunk of the READ at 0 (+4096) for [at, at + size), flagged DONE if done. */
+    private static ByteBuffer dataChunk(long at, int size, boolean done) {
+        return ByteBuffer.allocate(CHUNK_HEADER_SIZE + 8 + size).putInt(STRUCTURED_REPLY_MAGIC)
+                .putShort((short) (done ? REPLY_FLAG_DONE : 0)).putShort((short) REPLY_TYPE_OFFSET_DATA).putLong(1)
+                .putInt(8 + size).putLong(at).position(CHUNK_HEADER_SIZE + 8 + size).flip();
+    }
+
+    private static ByteBuffer concat(ByteBuffer... parts) {
+        ByteBuffer all = ByteBuffer.allocate(java.util.Arrays.stream(parts).mapToInt(ByteBuffer::remaining).sum());
+        for (ByteBuffer part : parts) all.put(part);
+        return all.flip();
+    }
+
+    @Test
+    void aReadWhoseChunksLeaveAGapFails() throws Exception {
+        // The buffer's last 2 KiB would have reached the caller as data, whatever they held.
+        assertReadFails(dataChunk(0, 2048, true), "incomplete: nothing for +2048 (+2048)");
+        assertReadFails(concat(dataChunk(0, 1024, false), dataChunk(2048, 2048, true)), "nothing for +1024 (+1024)");
+        ByteBuffer noneOnly = ByteBuffer.allocate(CHUNK_HEADER_SIZE).putInt(STRUCTURED_REPLY_MAGIC)
+                .putShort((short) REPLY_FLAG_DONE).putShort((short) REPLY_TYPE_NONE).putLong(1).putInt(0).flip();
+        assertReadFails(noneOnly, "nothing for +0 (+4096)");
+    }
+
+    @Test
+    void aReadWhoseChunksOverlapFails() throws Exception {
+        // Overlap lets the lengths add up to the request while a gap stays elsewhere.
+        assertReadFails(concat(dataChunk(0, 2048, false), dataChunk(1024, 2048, false), dataChunk(3072, 1024, true)),
+                "chunks overlap at +1024");
+    }
+
+    private void assertReadFails(ByteBuffer serverSays, String expected) throws Exception {
         ExportInfo info = new ExportInfo(1 << 20, TF_HAS_FLAGS | TF_SEND_DF, 1, 4096, MIN_MAX_PAYLOAD, true, -1);
         try (ServerSocketChannel listener = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
-            listener.bind(UnixDomainSocketAddress.of(dir.resolve("s.sock")));
+            Path socket = dir.resolve("s.sock");
+            java.nio.file.Files.deleteIfExists(socket);
+            listener.bind(UnixDomainSocketAddress.of(socket));
             SocketChannel client = SocketChannel.open(listener.getLocalAddress());
             try (SocketChannel server = listener.accept()) {
                 ClientConnection connection = new ClientConnection(client, null, info, "hostile", 0);
@@ -55,7 +87,7 @@ class HostileReplyTest {
                         null), 0, null);
                 SocketIo.writeFully(server, serverSays);
                 ExecutionException e = assertThrows(ExecutionException.class, () -> read.get(10, TimeUnit.SECONDS));
-                assertTrue(e.getCause() instanceof IOException && e.getCause().getMessage().contains("lies outside"),
+                assertTrue(e.getCause() instanceof IOException && e.getCause().getMessage().contains(expected),
                         String.valueOf(e.getCause()));
                 connection.close();
             }
