@@ -126,7 +126,9 @@ public final class NbdClient implements Closeable {
 
     /**
      * Connects over TLS with the given context (whatever the URI's scheme), then opens up to connections - 1 more
-     * when the server says they see each other's writes.
+     * when the server says they see each other's writes. The context alone decides whom to trust: the URI's
+     * {@code tls-certificates} is not read, and its {@code tls-verify-peer=false} only drops the host name check;
+     * its {@code tls-hostname} is the name checked.
      *
      * @param uri         the export's address and name
      * @param connections how many connections to use at most
