@@ -45,6 +45,7 @@ trap cleanup EXIT INT TERM
 source_file="$work/source.raw"
 echo "creating $size of random data in $source_file ..." >&2
 head -c "$size" /dev/urandom > "$source_file"
+sync "$source_file" # dirty pages would stay cached through the eviction
 bytes=$(stat -c %s "$source_file")
 
 uri="nbd+unix:///?socket=$sock"

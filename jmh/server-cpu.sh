@@ -38,6 +38,7 @@ log="$work/server.log"
 trap cleanup EXIT INT TERM
 src="$work/source.raw"
 head -c "$size" /dev/urandom > "$src"
+sync "$src" # dirty pages would stay cached through the eviction
 echo "# $(date -u +%Y-%m-%dT%H:%MZ), Linux $(uname -r), $(stat -c %s "$src") bytes in $dir"
 
 # user and system seconds of a process so far
