@@ -14,6 +14,8 @@ set -euo pipefail
 
 usage() { echo "usage: jmh/compare-copy.sh [-s SIZE (default 1G)] [-r ROUNDS (default 3)] [-d DIR (default /var/tmp)] [-t TESTS] [-o OUT (default jmh/results)]"; }
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=jmh/lib.sh
+source "$root/jmh/lib.sh"
 size=1G rounds=3 dir=/var/tmp tests=file-file,nbd-file,file-nbd,sparse out="$root/jmh/results"
 while getopts "s:r:d:t:o:h" opt; do
     case $opt in
@@ -21,9 +23,7 @@ while getopts "s:r:d:t:o:h" opt; do
         h) usage; exit 0 ;; *) usage >&2; exit 2 ;;
     esac
 done
-for tool in nbdcopy nbdkit vmtouch; do
-    command -v "$tool" >/dev/null || { echo "compare-copy: $tool is missing" >&2; exit 1; }
-done
+require_tools nbdcopy:libnbd-bin nbdkit:nbdkit vmtouch:vmtouch /usr/bin/time:time
 pagewise="$root/bin/pagewise"
 work=$(mktemp -d "$dir/pagewise-copy-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM
@@ -38,8 +38,6 @@ for i in 0 1 2 3; do
         seek=$((i * bytes * 2 / 1048576)) conv=notrunc status=none
 done
 sync
-
-resident() { vmtouch "$1" | awk '/Resident Pages/ { gsub("%", "", $NF); print $NF }'; }
 
 # run TOOL TEST SERVER: prints "seconds dst-resident src-resident"
 run() {
@@ -61,8 +59,8 @@ run() {
         *:pagewise) "$pagewise" serve --socket="$work/pw.sock" --cache=evict "$served" --run "$command" >/dev/null ;;
     esac
     local dst_res=- src_res=-
-    [ "$test" != file-nbd ] && dst_res=$(resident "$work/dst.raw")
-    [ "$test" != nbd-file ] && src_res=$(resident "$([ "$test" = sparse ] && echo "$sparse" || echo "$src")")
+    [ "$test" != file-nbd ] && dst_res=$(resident_percent "$work/dst.raw")
+    [ "$test" != nbd-file ] && src_res=$(resident_percent "$([ "$test" = sparse ] && echo "$sparse" || echo "$src")")
     echo "$(cat "$timing") $dst_res $src_res"
 }
 

@@ -23,6 +23,8 @@ USAGE
 }
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=jmh/servers.sh
+source "$root/jmh/servers.sh"
 ALL_CONFIGS="pagewise-writeback,pagewise-writethrough,pagewise-unsafe,pagewise-evict,pagewise-dontcache,pagewise-direct,pagewise-directsync,nbdkit,nbdkit-none,nbdkit-none-random,qemu-writeback,qemu-none"
 size=4G rounds=5 dir=/var/tmp out="$root/jmh/results" tests=read,write configs=$ALL_CONFIGS
 while getopts "s:r:d:o:t:c:h" opt; do
@@ -32,44 +34,19 @@ while getopts "s:r:d:o:t:c:h" opt; do
     esac
 done
 
-missing=()
-for tool in nbdcopy:libnbd-bin nbdkit:nbdkit qemu-nbd:qemu-utils vmtouch:vmtouch; do
-    command -v "${tool%%:*}" >/dev/null || missing+=("${tool#*:}")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-    echo "compare-servers: missing tools; install with: apt-get install -y ${missing[*]}" >&2
-    exit 1
-fi
-jar=$(ls "$root"/target/pagewise-*.jar 2>/dev/null | grep -v -e sources -e javadoc | head -1 || true)
-if [ -z "$jar" ]; then
-    echo "compare-servers: no pagewise jar; build it with: mvn -q package -DskipTests" >&2
-    exit 1
-fi
+require_tools nbdcopy:libnbd-bin nbdkit:nbdkit qemu-nbd:qemu-utils vmtouch:vmtouch bc:bc
+find_jar >/dev/null # else bin/pagewise would build it while start_server waits
 mkdir -p "$out"
 work=$(mktemp -d "$dir/pagewise-bench.XXXXXX")
 sock="$work/nbd.sock"
 log="$work/server.log"
-# shellcheck source=jmh/servers.sh
-source "$root/jmh/servers.sh"
-cleanup() {
-    stop_server
-    rm -rf "$work"
-}
 trap cleanup EXIT INT TERM
 
 source_file="$work/source.raw"
 echo "creating $size of random data in $source_file ..." >&2
 head -c "$size" /dev/urandom > "$source_file"
+sync "$source_file" # dirty pages would stay cached through the eviction
 bytes=$(stat -c %s "$source_file")
-
-# Runs one timed client command; prints seconds.
-timed() {
-    local start end
-    start=$(date +%s.%N)
-    "$@" >/dev/null
-    end=$(date +%s.%N)
-    echo "$end - $start" | bc -l
-}
 
 uri="nbd+unix:///?socket=$sock"
 csv="$out/results.csv"

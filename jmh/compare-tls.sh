@@ -26,6 +26,8 @@ USAGE
 }
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=jmh/lib.sh
+source "$root/jmh/lib.sh"
 size=1G rounds=5 dir=/var/tmp out="$root/jmh/results-tls" pause=2 warm=0
 while getopts "s:r:d:o:p:w:h" opt; do
     case $opt in
@@ -34,35 +36,12 @@ while getopts "s:r:d:o:p:w:h" opt; do
     esac
 done
 
-missing=()
-for tool in nbdcopy:libnbd-bin nbdkit:nbdkit vmtouch:vmtouch openssl:openssl python3:python3 bc:bc; do
-    command -v "${tool%%:*}" >/dev/null || missing+=("${tool#*:}")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-    echo "compare-tls: missing tools; install with: apt-get install -y ${missing[*]}" >&2
-    exit 1
-fi
-jar=$(ls "$root"/target/pagewise-*.jar 2>/dev/null | grep -v -e sources -e javadoc | head -1 || true)
-if [ -z "$jar" ]; then
-    echo "compare-tls: no pagewise jar; build it with: mvn -q package -DskipTests" >&2
-    exit 1
-fi
+require_tools nbdcopy:libnbd-bin nbdkit:nbdkit vmtouch:vmtouch openssl:openssl python3:python3 bc:bc
+find_jar >/dev/null # else bin/pagewise would build it while start_server waits
 mkdir -p "$out"
 work=$(mktemp -d "$dir/pagewise-tls-bench.XXXXXX")
 certs="$work/certs"
 log="$work/server.log"
-server_pid=
-stop_server() {
-    if [ -n "$server_pid" ]; then
-        kill -TERM "$server_pid" 2>/dev/null || true
-        wait "$server_pid" 2>/dev/null || true
-        server_pid=
-    fi
-}
-cleanup() {
-    stop_server
-    rm -rf "$work"
-}
 trap cleanup EXIT INT TERM
 
 # A CA and a server certificate for localhost and 127.0.0.1, in the layout both servers read.
@@ -95,22 +74,7 @@ start_server() {
                     >"$log" 2>&1 & ;;
     esac
     server_pid=$!
-    for _ in $(seq 1 200); do
-        if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then return 0; fi
-        kill -0 "$server_pid" 2>/dev/null || break
-        sleep 0.05
-    done
-    echo "server $config did not start:" >&2
-    cat "$log" >&2
-    exit 1
-}
-
-timed() {
-    local start end
-    start=$(date +%s.%N)
-    "$@" >/dev/null
-    end=$(date +%s.%N)
-    echo "$end - $start" | bc -l
+    wait_for_tcp_port "$port" "server $config" "$log"
 }
 
 csv="$out/results.csv"

@@ -16,6 +16,9 @@ while getopts "s:t:r:d:h" opt; do
     esac
 done
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=jmh/lib.sh
+source "$root/jmh/lib.sh"
+require_tools gcc:gcc
 work=$(mktemp -d "$dir/pagewise-sparse.XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM
 gcc -O2 -Wall -Wextra -Werror -pthread -o "$work/writer" "$root/jmh/direct-sparse-writes.c"

@@ -18,12 +18,13 @@ done
 shift $((OPTIND - 1))
 [ $# -gt 0 ] || { sed -n '8,9p' "$0" >&2; exit 2; }
 root=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d "$dir/pagewise-inflight.XXXXXX")
-sock="$work/nbd.sock" log="$work/server.log"
 # shellcheck source=jmh/servers.sh
 source "$root/jmh/servers.sh"
+require_tools nbdcopy:libnbd-bin vmtouch:vmtouch bc:bc
+work=$(mktemp -d "$dir/pagewise-inflight.XXXXXX")
+sock="$work/nbd.sock" log="$work/server.log"
 sampler=
-trap '[ -n "$sampler" ] && kill "$sampler" 2>/dev/null; stop_server; rm -rf "$work"' EXIT INT TERM
+trap '[ -n "$sampler" ] && kill "$sampler" 2>/dev/null; cleanup' EXIT INT TERM
 device=$(lsblk -no PKNAME "$(findmnt -n -o SOURCE --target "$dir")" 2>/dev/null || true)
 [ -n "$device" ] || device=$(basename "$(findmnt -n -o SOURCE --target "$dir")")
 head -c "$size" /dev/urandom > "$work/source.raw"

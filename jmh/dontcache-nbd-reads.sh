@@ -19,11 +19,12 @@ while getopts "s:r:d:h" opt; do
     esac
 done
 root=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d "$dir/pagewise-dcreads.XXXXXX")
-sock="$work/nbd.sock" log="$work/server.log"
 # shellcheck source=jmh/servers.sh
 source "$root/jmh/servers.sh"
-trap 'stop_server; rm -rf "$work"' EXIT INT TERM
+require_tools nbdcopy:libnbd-bin vmtouch:vmtouch bc:bc python3:python3
+work=$(mktemp -d "$dir/pagewise-dcreads.XXXXXX")
+sock="$work/nbd.sock" log="$work/server.log"
+trap cleanup EXIT INT TERM
 file="$work/data.raw"
 head -c "$size" /dev/urandom > "$file"
 sync "$file"

@@ -7,16 +7,14 @@
 # Needs (Debian): libnbd-bin (nbdinfo), nbdkit, qemu-utils (qemu-nbd), python3. Installs nothing itself.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=jmh/lib.sh
+source "$root/jmh/lib.sh"
 count=${1:-500}
 shift || true
 if [ $# -gt 0 ]; then servers=("$@"); else servers=(pagewise nbdkit qemu-nbd); fi
-command -v nbdinfo >/dev/null || { echo "needs nbdinfo: apt-get install -y libnbd-bin" >&2; exit 1; }
+require_tools nbdinfo:libnbd-bin python3:python3
 work=$(mktemp -d /var/tmp/pagewise-flood.XXXXXX)
-pid=
-stop() {
-    if [ -n "$pid" ]; then kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; pid=; fi
-}
-trap 'stop; rm -rf "$work"' EXIT INT TERM
+trap cleanup EXIT INT TERM
 truncate -s 64M "$work/disk.raw"
 
 cat > "$work/flood.py" <<'PY'
@@ -68,13 +66,9 @@ for server in "${servers[@]}"; do
         qemu-nbd) qemu-nbd -t --shared=64 -f raw -k "$sock" "$work/disk.raw" >"$work/log" 2>&1 & ;;
         *) echo "unknown server $server" >&2; exit 2 ;;
     esac
-    pid=$!
-    for _ in $(seq 600); do
-        [ -S "$sock" ] && break
-        kill -0 "$pid" 2>/dev/null || { cat "$work/log" >&2; exit 1; }
-        sleep 0.1
-    done
-    echo "$server ($(tr '\0' ' ' < "/proc/$pid/cmdline" | sed 's/ $//')):"
-    python3 "$work/flood.py" "$sock" "$count" "$pid"
-    stop
+    server_pid=$!
+    wait_for_unix_socket "$sock" "server $server" "$work/log"
+    echo "$server ($(tr '\0' ' ' < "/proc/$server_pid/cmdline" | sed 's/ $//')):"
+    python3 "$work/flood.py" "$sock" "$count" "$server_pid"
+    stop_server
 done

@@ -21,6 +21,8 @@ USAGE
 }
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=jmh/servers.sh
+source "$root/jmh/servers.sh"
 size=2G rounds=5 dir=/var/tmp tests=read,write configs=pagewise-evict,nbdkit-none
 while getopts "s:r:d:t:c:h" opt; do
     case $opt in
@@ -28,22 +30,15 @@ while getopts "s:r:d:t:c:h" opt; do
         h) usage; exit 0 ;; *) usage >&2; exit 2 ;;
     esac
 done
-for tool in nbdcopy:libnbd-bin nbdkit:nbdkit qemu-nbd:qemu-utils vmtouch:vmtouch bc:bc; do
-    command -v "${tool%%:*}" >/dev/null || { echo "server-cpu: needs ${tool%%:*}: apt-get install -y ${tool#*:}" >&2; exit 1; }
-done
+require_tools nbdcopy:libnbd-bin nbdkit:nbdkit qemu-nbd:qemu-utils vmtouch:vmtouch bc:bc
 
 work=$(mktemp -d "$dir/pagewise-cpu.XXXXXX")
 sock="$work/nbd.sock"
 log="$work/server.log"
-# shellcheck source=jmh/servers.sh
-source "$root/jmh/servers.sh"
-cleanup() {
-    stop_server
-    rm -rf "$work"
-}
 trap cleanup EXIT INT TERM
 src="$work/source.raw"
 head -c "$size" /dev/urandom > "$src"
+sync "$src" # dirty pages would stay cached through the eviction
 echo "# $(date -u +%Y-%m-%dT%H:%MZ), Linux $(uname -r), $(stat -c %s "$src") bytes in $dir"
 
 # user and system seconds of a process so far

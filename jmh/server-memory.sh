@@ -6,29 +6,22 @@
 # Needs (Debian): libnbd-bin (nbdcopy). Installs nothing itself.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=jmh/lib.sh
+source "$root/jmh/lib.sh"
 size=${1:-2G} mode=${2:-evict}
-command -v nbdcopy >/dev/null || { echo "needs nbdcopy: apt-get install -y libnbd-bin" >&2; exit 1; }
+require_tools nbdcopy:libnbd-bin
 work=$(mktemp -d /var/tmp/pagewise-mem.XXXXXX)
-pid=
-stop() {
-    if [ -n "$pid" ]; then kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; pid=; fi
-}
-trap 'stop; rm -rf "$work"' EXIT INT TERM
+trap cleanup EXIT INT TERM
 head -c "$size" /dev/urandom > "$work/src.raw"
 truncate -s "$(stat -c %s "$work/src.raw")" "$work/disk.raw"
 # bin/pagewise execs java, so $! is the JVM's pid.
 "$root/bin/pagewise" serve --socket="$work/sock" --cache="$mode" "$work/disk.raw" >"$work/log" 2>&1 &
-pid=$!
-for _ in $(seq 600); do
-    [ -S "$work/sock" ] && break
-    kill -0 "$pid" 2>/dev/null || { cat "$work/log" >&2; exit 1; }
-    sleep 0.1
-done
-[ -S "$work/sock" ] || { echo "server-memory: the server did not open its socket" >&2; cat "$work/log" >&2; exit 1; }
+server_pid=$!
+wait_for_unix_socket "$work/sock" "server pagewise" "$work/log"
 echo "# $(date -u +%Y-%m-%dT%H:%MZ), Linux $(uname -r), $(stat -c %s "$work/src.raw") bytes, --cache=$mode," \
-    "JVM options: ${PAGEWISE_JAVA_OPTS-as bin/pagewise sets them} ($(tr '\0' ' ' < "/proc/$pid/cmdline" | sed 's/ $//'))"
+    "JVM options: ${PAGEWISE_JAVA_OPTS-as bin/pagewise sets them} ($(tr '\0' ' ' < "/proc/$server_pid/cmdline" | sed 's/ $//'))"
 uri="nbd+unix:///?socket=$work/sock"
 nbdcopy -C 4 --requests=64 "$work/src.raw" "$uri"
 nbdcopy -C 4 --requests=64 "$uri" null:
-grep -E 'VmHWM|VmRSS' "/proc/$pid/status"
-stop
+grep -E 'VmHWM|VmRSS' "/proc/$server_pid/status"
+stop_server

@@ -5,8 +5,12 @@
 # Configs: pagewise-MODE[@JAR][:THREADS] is `bin/pagewise serve --cache=MODE` (with another build's jar after @,
 # and --threads=THREADS after :); nbdkit, nbdkit-none and nbdkit-none-random are `nbdkit file` with nothing,
 # cache=none, or cache=none fadvise=random; qemu-writeback and qemu-none are `qemu-nbd -f raw --cache=...`.
+#
+# Sources jmh/lib.sh, whose stop_server, cleanup and resident_percent go with start_server.
+# shellcheck shell=bash
 
-server_pid=
+# shellcheck source=jmh/lib.sh
+source "$root/jmh/lib.sh"
 
 # Starts the server of config $1 exporting file $2 in the background and waits for its socket.
 start_server() {
@@ -27,25 +31,5 @@ start_server() {
         *) echo "unknown config $config" >&2; exit 2 ;;
     esac
     server_pid=$!
-    for _ in $(seq 1 200); do
-        [ -S "$sock" ] && return 0
-        kill -0 "$server_pid" 2>/dev/null || break
-        sleep 0.05
-    done
-    echo "server $config did not start:" >&2
-    cat "$log" >&2
-    exit 1
-}
-
-stop_server() {
-    if [ -n "$server_pid" ]; then
-        kill -TERM "$server_pid" 2>/dev/null || true
-        wait "$server_pid" 2>/dev/null || true
-        server_pid=
-    fi
-}
-
-# The share of file $1 in the page cache, in percent, as vmtouch reads it.
-resident_percent() {
-    vmtouch "$1" | awk '/Resident Pages/ { gsub("%", "", $NF); print $NF }'
+    wait_for_unix_socket "$sock" "server $config" "$log"
 }

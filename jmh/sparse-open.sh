@@ -17,6 +17,8 @@
 set -euo pipefail
 usage() { echo "usage: jmh/sparse-open.sh [-s SIZE] [-d DATA] [-r ROUNDS] [-w DIR] [-N] [-c]"; }
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=jmh/lib.sh
+source "$root/jmh/lib.sh"
 size=$((16 * 2 ** 40 - 4096)) data=64M rounds=3 dir=/var/tmp nbdcopy=nbdcopy cached=
 while getopts "s:d:r:w:Nch" opt; do
     case $opt in
@@ -24,9 +26,7 @@ while getopts "s:d:r:w:Nch" opt; do
         h) usage; exit 0 ;; *) usage >&2; exit 2 ;;
     esac
 done
-for tool in /usr/bin/time vmtouch strace nbdinfo; do
-    command -v "$tool" >/dev/null || { echo "sparse-open: $tool is missing" >&2; exit 1; }
-done
+require_tools /usr/bin/time:time vmtouch:vmtouch strace:strace nbdinfo:libnbd-bin
 pagewise="$root/bin/pagewise"
 "$pagewise" --version >/dev/null # builds the jar first when it is stale, outside the timings
 work=$(mktemp -d "$dir/pagewise-sparse-open.XXXXXX")

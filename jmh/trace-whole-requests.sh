@@ -16,12 +16,13 @@ while getopts "m:s:d:h" opt; do
     esac
 done
 root=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d "$dir/pagewise-trace.XXXXXX")
-sock="$work/nbd.sock" log="$work/server.log"
 # shellcheck source=jmh/servers.sh
 source "$root/jmh/servers.sh"
+require_tools strace:strace nbdcopy:libnbd-bin vmtouch:vmtouch python3:python3
+work=$(mktemp -d "$dir/pagewise-trace.XXXXXX")
+sock="$work/nbd.sock" log="$work/server.log"
 tracer=
-trap '[ -n "$tracer" ] && kill "$tracer" 2>/dev/null; stop_server; rm -rf "$work"' EXIT INT TERM
+trap '[ -n "$tracer" ] && kill "$tracer" 2>/dev/null; cleanup' EXIT INT TERM
 file="$work/data.raw"
 head -c "$size" /dev/urandom > "$file"
 sync "$file" # dirty pages would stay cached through the eviction
