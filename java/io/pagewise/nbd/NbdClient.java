@@ -499,7 +499,8 @@ public final class NbdClient implements Closeable {
 
     /**
      * Sends DISC on every connection and closes them. Requests made afterwards fail with
-     * {@link java.nio.channels.ClosedChannelException}.
+     * {@link java.nio.channels.ClosedChannelException}. A server that stopped reading does not hold it up: after
+     * about two seconds each socket is closed under the send waiting on it, and that request fails.
      *
      * @throws IOException when a connection fails to close; the others are closed all the same
      */

@@ -21,13 +21,17 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * One transmission-phase connection: any thread sends requests, one reader thread matches replies to them by
  * cookie and completes their futures.
  */
 public final class ClientConnection {
+    /** How long close() lets the goodbye to the server take before it closes the socket under it. */
+    static final long CLOSE_GRACE_MILLIS = 2000;
     private static final ByteBuffer ZEROES = ByteBuffer.allocateDirect(64 * 1024).asReadOnlyBuffer();
 
     /** The socket, or the TLS channel over it. */
@@ -38,7 +42,10 @@ public final class ClientConnection {
     private final String server;
     private final Map<Long, Request> inFlight = new ConcurrentHashMap<>();
     private final AtomicLong cookies = new AtomicLong();
-    private final Object sendLock = new Object();
+    /** Serialises senders; close() only tries it, so that a sender stuck on a server that stopped reading cannot hold it up. */
+    private final ReentrantLock sendLock = new ReentrantLock();
+    /** The socket under channel: closing it is what unblocks a stuck send. */
+    private final SocketChannel socket;
     private final ByteBuffer requestHeader = ByteBuffer.allocateDirect(REQUEST_HEADER_SIZE);
     private final Thread reader;
     private volatile IOException broken;
@@ -97,6 +104,7 @@ public final class ClientConnection {
 
     /** A connection on socket, through tls (which runs over socket) when it is not null. */
     public ClientConnection(SocketChannel socket, TlsChannel tls, ExportInfo info, String server, int index) {
+        this.socket = socket;
         this.channel = tls != null ? tls : socket;
         this.out = tls != null ? tls : socket;
         this.info = info;
@@ -116,20 +124,21 @@ public final class ClientConnection {
         IOException failure = broken;
         if (failure != null) return failed(request, failure);
         inFlight.put(cookie, request);
+        sendLock.lock();
         try {
-            synchronized (sendLock) {
-                requestHeader.clear();
-                requestHeader.putInt(REQUEST_MAGIC).putShort((short) flags).putShort((short) request.command)
-                        .putLong(cookie).putLong(request.offset).putInt((int) request.length).flip();
-                if (payload == null) {
-                    SocketIo.writeFully(channel, requestHeader);
-                } else {
-                    SocketIo.writeFully(out, new ByteBuffer[] {requestHeader, payload}, 2);
-                }
+            requestHeader.clear();
+            requestHeader.putInt(REQUEST_MAGIC).putShort((short) flags).putShort((short) request.command)
+                    .putLong(cookie).putLong(request.offset).putInt((int) request.length).flip();
+            if (payload == null) {
+                SocketIo.writeFully(channel, requestHeader);
+            } else {
+                SocketIo.writeFully(out, new ByteBuffer[] {requestHeader, payload}, 2);
             }
         } catch (IOException e) {
             inFlight.remove(cookie);
             return failed(request, broken != null ? broken : e);
+        } finally {
+            sendLock.unlock();
         }
         // The reader may have failed everything just before this request was registered.
         if (broken != null && inFlight.remove(cookie) != null) return failed(request, broken);
@@ -298,22 +307,49 @@ public final class ClientConnection {
         }
     }
 
+    /** Waits for a send under way to finish, at most until the watchdog closes the socket under it. */
+    private boolean tryLockSend() {
+        try {
+            return sendLock.tryLock(CLOSE_GRACE_MILLIS, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
     /** Sends DISC when the connection is healthy, then closes it and waits for the reader. */
     public void close() throws IOException {
         closing = true;
-        if (broken == null) {
+        // A server that stopped reading would block the goodbye (or TLS's close_notify) for ever: after
+        // CLOSE_GRACE_MILLIS the socket is closed under it, which also fails a send stuck there.
+        Thread watchdog = new Thread(() -> {
             try {
-                synchronized (sendLock) {
+                Thread.sleep(CLOSE_GRACE_MILLIS);
+                socket.close();
+            } catch (InterruptedException | IOException done) {
+                // closed in time, or already closed
+            }
+        }, "pagewise-nbd-client-close");
+        watchdog.setDaemon(true);
+        watchdog.start();
+        try {
+            if (broken == null && tryLockSend()) {
+                try {
                     requestHeader.clear();
                     requestHeader.putInt(REQUEST_MAGIC).putShort((short) 0).putShort((short) CMD_DISC)
                             .putLong(cookies.incrementAndGet()).putLong(0).putInt(0).flip();
                     SocketIo.writeFully(channel, requestHeader);
+                } catch (IOException e) {
+                    // the server hung up first, or the watchdog closed the socket: nothing left to say
+                } finally {
+                    sendLock.unlock();
                 }
-            } catch (IOException e) {
-                // the server hung up first: nothing left to say
             }
+            channel.close();
+        } finally {
+            watchdog.interrupt();
+            socket.close();
         }
-        channel.close();
         try {
             reader.join(5000);
         } catch (InterruptedException e) {

@@ -19,7 +19,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Reply chunks a hostile server crafts so that their range checks overflow, or that leave part of a READ unfilled. */
+/**
+ * Reply chunks a hostile server crafts so that their range checks overflow, or that leave part of a READ unfilled;
+ * and a server that stops reading.
+ */
 @Timeout(30)
 class HostileReplyTest {
     @TempDir
@@ -72,6 +75,29 @@ class HostileReplyTest {
         // Overlap lets the lengths add up to the request while a gap stays elsewhere.
         assertReadFails(concat(dataChunk(0, 2048, false), dataChunk(1024, 2048, false), dataChunk(3072, 1024, true)),
                 "chunks overlap at +1024");
+    }
+
+    @Test
+    void closeReturnsWhileASendIsStuckOnAServerThatStoppedReading() throws Exception {
+        ExportInfo info = new ExportInfo(1L << 30, TF_HAS_FLAGS | TF_SEND_DF, 1, 4096, MIN_MAX_PAYLOAD, true, -1);
+        try (ServerSocketChannel listener = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            listener.bind(UnixDomainSocketAddress.of(dir.resolve("deaf.sock")));
+            SocketChannel client = SocketChannel.open(listener.getLocalAddress());
+            try (SocketChannel server = listener.accept()) {
+                ClientConnection connection = new ClientConnection(client, null, info, "deaf", 0);
+                // 32 MiB cannot fit in the socket's buffers, and the server reads nothing: the sender blocks.
+                var write = java.util.concurrent.CompletableFuture.supplyAsync(() -> connection.submit(
+                        new ClientConnection.Request(CMD_WRITE, 0, 32 << 20, null, null), 0, ByteBuffer.allocate(32 << 20)))
+                        .thenCompose(f -> f);
+                Thread.sleep(300);
+                assertTrue(!write.isDone(), "the write should be stuck in its send");
+                // Before, close() waited for the send lock for ever.
+                org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(15),
+                        connection::close);
+                ExecutionException e = assertThrows(ExecutionException.class, () -> write.get(10, TimeUnit.SECONDS));
+                assertTrue(e.getCause() instanceof IOException, String.valueOf(e.getCause()));
+            }
+        }
     }
 
     private void assertReadFails(ByteBuffer serverSays, String expected) throws Exception {
