@@ -48,6 +48,8 @@ public final class TlsWarmup {
                 readAll(clientSide, client);
             } catch (IOException e) {
                 readFailure.set(e);
+            } catch (RuntimeException e) {
+                readFailure.set(new IOException(e.toString(), e));
             }
         }, "nbd-tls-warmup-reader");
         reader.setDaemon(true);
