@@ -3,6 +3,7 @@ package io.pagewise.policy;
 import io.pagewise.CacheMode;
 import io.pagewise.internal.Advice;
 import io.pagewise.internal.Buffers;
+import io.pagewise.internal.Mincore;
 import io.pagewise.internal.RawFile;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -37,6 +38,8 @@ final class EvictPolicy implements CachePolicy {
      * left 0.3-1.7 % of a file behind; dropping each clean window a second time 256 MiB of retirements later left 0 %.
      */
     static final int RECHECK_WINDOWS = 128;
+    static final int CLOSE_RETRIES = 20;
+    static final long CLOSE_RETRY_MILLIS = 5;
     private final RawFile file;
     /**
      * How many windows past a retired clean window readahead may have filled: the device's readahead plus one window
@@ -199,13 +202,55 @@ final class EvictPolicy implements CachePolicy {
             }
             lastTouch = -1;
         }
+        List<long[]> dropped = new ArrayList<>();
         for (long window : dirty) file.syncRange(window * WINDOW, WINDOW, Advice.SYNC_WRITE);
         for (long window : dirty) {
             file.syncRange(window * WINDOW, WINDOW,
                     Advice.SYNC_WAIT_BEFORE | Advice.SYNC_WRITE | Advice.SYNC_WAIT_AFTER);
-            drop(window * WINDOW, (window + 1) * WINDOW);
+            dropped.add(new long[] {window * WINDOW, (window + 1) * WINDOW});
         }
-        for (Retired r : clean) drop(r.window * WINDOW, r.dropEnd);
-        for (long window : again) drop(window * WINDOW, (window + 1) * WINDOW);
+        for (Retired r : clean) dropped.add(new long[] {r.window * WINDOW, r.dropEnd});
+        for (long window : again) dropped.add(new long[] {window * WINDOW, (window + 1) * WINDOW});
+        for (long[] range : dropped) drop(range[0], range[1]);
+        if (file.isNative()) dropAgainWhileCached(dropped);
+    }
+
+    /**
+     * Readahead still in flight when the last request ended holds its pages locked, and fadvise(DONTNEED) passes over
+     * locked pages: an application that closed the file just after reading it found up to 4 MiB of it cached, about
+     * one run in ten. The ranges dropped at close are dropped again, {@link #CLOSE_RETRY_MILLIS} apart, while pages
+     * of ours remain in them, at most {@link #CLOSE_RETRIES} times.
+     */
+    private void dropAgainWhileCached(List<long[]> ranges) throws IOException {
+        long size = file.size();
+        for (int attempt = 0; attempt < CLOSE_RETRIES; attempt++) {
+            List<long[]> left = new ArrayList<>();
+            for (long[] range : ranges) {
+                long end = Math.min(range[1], size);
+                if (end > range[0] && ownCachedPages(range[0], end) > 0) left.add(range);
+            }
+            if (left.isEmpty()) return;
+            try {
+                Thread.sleep(CLOSE_RETRY_MILLIS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            for (long[] range : left) drop(range[0], range[1]);
+            ranges = left;
+        }
+    }
+
+    /** Cached pages of [start, end), start page aligned, that were not cached when the file was opened. */
+    private long ownCachedPages(long start, long end) throws IOException {
+        long cached = file.residentPages(start, end - start);
+        if (cached <= 0) return cached;
+        int page = Mincore.pageSize();
+        for (long[] keep : precached.within(start, end)) {
+            long from = Math.max(start, keep[0]);
+            long to = Math.min(end, keep[1]);
+            cached -= (to - from + page - 1) / page;
+        }
+        return cached;
     }
 }

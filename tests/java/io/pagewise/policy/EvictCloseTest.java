@@ -1,0 +1,111 @@
+package io.pagewise.policy;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.pagewise.Alignment;
+import io.pagewise.PageCache;
+import io.pagewise.internal.Advice;
+import io.pagewise.internal.NativeRawFile;
+import io.pagewise.internal.RawFile;
+import io.pagewise.testing.ExternalTools;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * EVICT's close drops again what its first drop left: pages that readahead still holds locked when the last
+ * request ends survive fadvise(DONTNEED). Here a file whose first DONTNEEDs at close do nothing stands in for them.
+ */
+@Timeout(value = 1, unit = TimeUnit.MINUTES)
+class EvictCloseTest {
+    private static final int MIB = 1 << 20;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void closeDropsAgainWhatTheFirstDropLeft() throws IOException {
+        ExternalTools.requireNativeLibrary();
+        Path path = dir.resolve("data");
+        byte[] bytes = new byte[24 * MIB];
+        new Random(1).nextBytes(bytes);
+        Files.write(path, bytes);
+        try (RawFile raw = NativeRawFile.open(path, 0)) {
+            raw.dataSync();
+            raw.advise(0, bytes.length, Advice.DONTNEED);
+        }
+        assertEquals(0, PageCache.residency(path).residentPages(), "the file should start uncached");
+
+        try (RawFile raw = NativeRawFile.open(path, 0)) {
+            MissingDrops file = new MissingDrops(raw);
+            EvictPolicy policy = new EvictPolicy(file);
+            ByteBuffer buffer = ByteBuffer.allocateDirect(MIB);
+            for (long at = 0; at < bytes.length; at += MIB) {
+                policy.read(new ByteBuffer[] {buffer.clear()}, at);
+            }
+            assertTrue(PageCache.residency(path).residentPages() > 0, "the last windows are still cached before close");
+            file.missNext.set(1_000); // every drop that close makes at first leaves the pages
+            file.missUntilResidencyAsked = true;
+            policy.close();
+            assertTrue(file.dropsMissed.get() > 0, "the test should have made drops miss");
+        }
+        assertEquals(0, PageCache.residency(path).residentPages(), "pages left cached after close");
+    }
+
+    /**
+     * A file on which DONTNEED does nothing while missNext is positive, until someone asks how many pages are
+     * cached (as EVICT's close does before it drops again): the drops of a moment when readahead held the pages.
+     */
+    private static final class MissingDrops implements RawFile {
+        final RawFile file;
+        final AtomicInteger missNext = new AtomicInteger();
+        final AtomicInteger dropsMissed = new AtomicInteger();
+        volatile boolean missUntilResidencyAsked;
+
+        MissingDrops(RawFile file) {
+            this.file = file;
+        }
+
+        @Override
+        public void advise(long offset, long length, int advice) throws IOException {
+            if (advice == Advice.DONTNEED && missNext.getAndDecrement() > 0) {
+                dropsMissed.incrementAndGet();
+                return;
+            }
+            file.advise(offset, length, advice);
+        }
+
+        @Override
+        public long residentPages(long offset, long length) throws IOException {
+            if (missUntilResidencyAsked) missNext.set(0);
+            return file.residentPages(offset, length);
+        }
+
+        @Override public Path path() { return file.path(); }
+        @Override public long readaheadBytes() { return file.readaheadBytes(); }
+        @Override public boolean isNative() { return file.isNative(); }
+        @Override public long read(ByteBuffer[] dsts, long offset, int flags) throws IOException { return file.read(dsts, offset, flags); }
+        @Override public void write(ByteBuffer[] srcs, long offset, int flags) throws IOException { file.write(srcs, offset, flags); }
+        @Override public void dataSync() throws IOException { file.dataSync(); }
+        @Override public void syncRange(long offset, long length, int flags) throws IOException { file.syncRange(offset, length, flags); }
+        @Override public long size() throws IOException { return file.size(); }
+        @Override public void truncate(long size) throws IOException { file.truncate(size); }
+        @Override public boolean fallocate(int mode, long offset, long length) throws IOException { return file.fallocate(mode, offset, length); }
+        @Override public long seek(long offset, int whence) throws IOException { return file.seek(offset, whence); }
+        @Override public byte[] residentBitmap(long offset, long length) throws IOException { return file.residentBitmap(offset, length); }
+        @Override public long cachedPages(long offset, long length) throws IOException { return file.cachedPages(offset, length); }
+        @Override public boolean isBlockDevice() { return file.isBlockDevice(); }
+        @Override public boolean usesPageCache() { return file.usesPageCache(); }
+        @Override public Alignment alignment() { return file.alignment(); }
+        @Override public io.pagewise.internal.IoCounters counters() { return file.counters(); }
+        @Override public void close() throws IOException { file.close(); }
+    }
+}
