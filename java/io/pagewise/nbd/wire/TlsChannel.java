@@ -115,7 +115,7 @@ public final class TlsChannel implements ByteChannel, GatheringByteChannel {
                 }
             }
         } catch (SSLException e) {
-            sendAlert();
+            sendClosing();
             throw e;
         }
     }
@@ -132,15 +132,19 @@ public final class TlsChannel implements ByteChannel, GatheringByteChannel {
         return result.getHandshakeStatus();
     }
 
-    /** After a failed handshake the engine holds an alert for the peer (unknown CA, bad certificate...): send it. */
-    private void sendAlert() {
+    /**
+     * Closes the outbound side and sends what the engine then has for the peer: the alert of a failed handshake
+     * (unknown CA, bad certificate...) or close_notify. The caller holds writeLock. A peer that is gone already is
+     * not told; whoever closes reports the real failure, if any.
+     */
+    private void sendClosing() {
         try {
             engine.closeOutbound();
             netOut.clear();
             engine.wrap(EMPTY, netOut);
             flushNetOut();
         } catch (IOException | RuntimeException ignored) {
-            // the peer may be gone already; the caller reports the real failure
+            // the peer is gone: nothing to tell it
         }
     }
 
@@ -335,12 +339,7 @@ public final class TlsChannel implements ByteChannel, GatheringByteChannel {
         try {
             if (socket.isOpen() && writeLock.tryLock()) {
                 try {
-                    engine.closeOutbound();
-                    netOut.clear();
-                    engine.wrap(EMPTY, netOut);
-                    flushNetOut();
-                } catch (IOException | RuntimeException ignored) {
-                    // the peer is gone: nothing to tell it
+                    sendClosing();
                 } finally {
                     writeLock.unlock();
                 }
