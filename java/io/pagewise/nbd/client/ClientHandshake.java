@@ -8,7 +8,6 @@ import io.pagewise.nbd.wire.TlsChannel;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ByteChannel;
-import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLException;
@@ -39,7 +38,7 @@ public final class ClientHandshake {
         this(channel, null, server, exportName);
     }
 
-    /** A handshake on socket, over TLS with tlsEngine (a client-mode engine) unless it is null; TLS needs a SocketChannel. */
+    /** A handshake on socket, over TLS with tlsEngine (a client-mode engine) unless it is null. */
     public ClientHandshake(ByteChannel socket, SSLEngine tlsEngine, String server, String exportName) {
         this.socket = socket;
         this.tlsEngine = tlsEngine;
@@ -119,8 +118,7 @@ public final class ClientHandshake {
             throw failure("will not start TLS: " + describe(reply) + " (connect with nbd:// or nbd+unix:// for no TLS)");
         }
         try {
-            if (!(socket instanceof SocketChannel)) throw new IllegalStateException("TLS needs a socket channel");
-            tls = TlsChannel.handshake((SocketChannel) socket, tlsEngine);
+            tls = TlsChannel.handshake(socket, tlsEngine);
         } catch (SSLException e) {
             throw new SSLException("NBD server " + server + ": TLS handshake failed: " + e.getMessage(), e);
         }

@@ -9,7 +9,6 @@ import io.pagewise.nbd.wire.TlsChannel;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ByteChannel;
-import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
@@ -55,7 +54,7 @@ public final class Handshake {
         this(channel, TlsSettings.OFF, exports, maxPayload, stopping, () -> null);
     }
 
-    /** A handshake on a connection; with TLS on, channel must be the connection's SocketChannel. */
+    /** A handshake on a connection, which STARTTLS turns into TLS when tlsSettings offer it. */
     public Handshake(ByteChannel channel, TlsSettings tlsSettings, Map<String, ExportEntry> exports, int maxPayload,
                      BooleanSupplier stopping, Admission admission) {
         this.socket = channel;
@@ -192,8 +191,7 @@ public final class Handshake {
         }
         reply(OPT_STARTTLS, REP_ACK, null);
         try {
-            if (!(socket instanceof SocketChannel)) throw new IllegalStateException("TLS needs a socket channel");
-            tls = TlsChannel.handshake((SocketChannel) socket, tlsSettings.serverEngine());
+            tls = TlsChannel.handshake(socket, tlsSettings.serverEngine());
         } catch (SSLException e) {
             throw new ProtocolViolation("TLS handshake failed: " + e.getMessage(), e);
         }
