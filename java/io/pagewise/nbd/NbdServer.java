@@ -50,6 +50,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import javax.net.ssl.SSLContext;
 
 /**
@@ -120,9 +121,9 @@ public final class NbdServer implements Closeable {
     private final Semaphore handshakeSlots;
     /** Connections admitted to transmission, against maxConnections. */
     private final AtomicInteger transmitting = new AtomicInteger();
-    private final LogThrottle dropLog = new LogThrottle();
-    private final LogThrottle refusalLog = new LogThrottle();
-    private final LogThrottle timeoutLog = new LogThrottle();
+    private final LogThrottle dropLog = new LogThrottle("dropped");
+    private final LogThrottle refusalLog = new LogThrottle("refused");
+    private final LogThrottle timeoutLog = new LogThrottle("dropped");
     private final AtomicInteger connectionIds = new AtomicInteger();
     private final Thread acceptor;
     /** Compiles the TLS code before the first client needs it; started only when TLS is on. */
@@ -372,43 +373,54 @@ public final class NbdServer implements Closeable {
     }
 
     private void dropOldestHandshake() {
-        Connection dropped = null;
+        Connection dropped = dropFirstDroppable();
+        if (dropped == null) return;
+        stats.handshakeDropped();
+        dropLog.warn(log, () -> "connection " + dropped.id + ": dropped in the handshake after "
+                + seconds(Duration.ofNanos(System.nanoTime() - dropped.connectedNanos)) + " to make room for a new one: "
+                + maxHandshakes + " handshakes pending (--max-handshakes)");
+    }
+
+    /** Drops the oldest connection still in the handshake and takes it off the list; null when there is none. */
+    private Connection dropFirstDroppable() {
         synchronized (handshaking) {
-            for (Iterator<Connection> it = handshaking.iterator(); it.hasNext() && dropped == null; ) {
+            for (Iterator<Connection> it = handshaking.iterator(); it.hasNext(); ) {
                 Connection oldest = it.next();
                 if (oldest.dropFromHandshake()) {
                     it.remove();
-                    dropped = oldest;
+                    return oldest;
                 }
             }
         }
-        if (dropped == null) return;
-        stats.handshakeDropped();
-        int heldBack = dropLog.heldBackIfDue();
-        if (heldBack >= 0) {
-            log.log(Level.WARNING, "connection " + dropped.id + ": dropped in the handshake after "
-                    + seconds(Duration.ofNanos(System.nanoTime() - dropped.connectedNanos)) + " to make room for a new one: "
-                    + maxHandshakes + " handshakes pending (--max-handshakes)"
-                    + (heldBack > 0 ? "; " + heldBack + " more dropped since the last such message" : ""));
-        }
+        return null;
     }
 
     /** Lets a message through at most once a second and counts those held back, so that a flood cannot flood the log. */
     private static final class LogThrottle {
+        /** What the held-back messages were about, for "; N more ... since the last such message". */
+        private final String heldBackAs;
         private long nextNanos = System.nanoTime();
         private int heldBack;
 
-        /** {@return -1 to hold this message back, else how many were held back since the last one let through} */
-        synchronized int heldBackIfDue() {
-            long now = System.nanoTime();
-            if (now - nextNanos < 0) {
-                heldBack++;
-                return -1;
+        LogThrottle(String heldBackAs) {
+            this.heldBackAs = heldBackAs;
+        }
+
+        /** Logs the message at WARNING, with how many were held back since the last one, unless it is held back. */
+        void warn(System.Logger log, Supplier<String> message) {
+            int count;
+            synchronized (this) {
+                long now = System.nanoTime();
+                if (now - nextNanos < 0) {
+                    heldBack++;
+                    return;
+                }
+                nextNanos = now + TimeUnit.SECONDS.toNanos(1);
+                count = heldBack;
+                heldBack = 0;
             }
-            nextNanos = now + TimeUnit.SECONDS.toNanos(1);
-            int count = heldBack;
-            heldBack = 0;
-            return count;
+            log.log(Level.WARNING, message.get()
+                    + (count > 0 ? "; " + count + " more " + heldBackAs + " since the last such message" : ""));
         }
     }
 
@@ -489,12 +501,8 @@ public final class NbdServer implements Closeable {
             }
             if (phase.get() == Phase.HANDSHAKE_TIMED_OUT) {
                 stats.handshakeTimedOut();
-                int heldBack = timeoutLog.heldBackIfDue();
-                if (heldBack >= 0) {
-                    log.log(Level.WARNING, "connection " + id + ": dropped: handshake not finished within "
-                            + seconds(handshakeTimeout) + " (--handshake-timeout)"
-                            + (heldBack > 0 ? "; " + heldBack + " more dropped since the last such message" : ""));
-                }
+                timeoutLog.warn(log, () -> "connection " + id + ": dropped: handshake not finished within "
+                        + seconds(handshakeTimeout) + " (--handshake-timeout)");
             }
             return phase.get() == Phase.TRANSMISSION ? session : null;
         }
@@ -511,11 +519,7 @@ public final class NbdServer implements Closeable {
             phase.set(Phase.HANDSHAKE);
             stats.connectionRejected();
             String why = "all " + maxConnections + " transmission slots are taken (--max-connections); try again later";
-            int heldBack = refusalLog.heldBackIfDue();
-            if (heldBack >= 0) {
-                log.log(Level.WARNING, "connection " + id + ": refused entry to transmission: " + why
-                        + (heldBack > 0 ? "; " + heldBack + " more refused since the last such message" : ""));
-            }
+            refusalLog.warn(log, () -> "connection " + id + ": refused entry to transmission: " + why);
             return why;
         }
 
