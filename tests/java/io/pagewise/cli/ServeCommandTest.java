@@ -211,30 +211,33 @@ class ServeCommandTest {
         assertEquals(resident, Long.parseLong(measured.group(1)), "vmtouch after exit:\n" + vmtouch);
     }
 
+    /** Writes a Python script of these lines into dir; {@return the command that runs it}, for --run. */
+    private String pythonScript(String name, String... lines) throws IOException {
+        String python = ExternalTools.python();
+        Path script = dir.resolve(name);
+        Files.writeString(script, String.join("\n", lines) + "\n");
+        return python + " " + script;
+    }
+
     @Test
     void handshakeTimeoutDropsASilentClient() throws Exception {
-        String python = ExternalTools.python();
         Path file = disk(1 << 20);
-        Path script = dir.resolve("silent.py");
-        Files.writeString(script, String.join("\n",
+        String script = pythonScript("silent.py",
                 "import os, socket, sys",
                 "s = socket.socket(socket.AF_UNIX)",
                 "s.settimeout(20)",
                 "s.connect(os.environ['unixsocket'])",
                 "assert len(s.recv(18, socket.MSG_WAITALL)) == 18",
-                "sys.exit(0 if s.recv(1) == b'' else 9)",
-                ""));
-        Outcome outcome = serve("--handshake-timeout=1", "--run", python + " " + script, file.toString());
+                "sys.exit(0 if s.recv(1) == b'' else 9)");
+        Outcome outcome = serve("--handshake-timeout=1", "--run", script, file.toString());
         assertEquals(0, outcome.status(), outcome.err());
         assertTrue(outcome.err().contains("handshake not finished within 1 s"), outcome.err());
     }
 
     @Test
     void idleTimeoutClosesAClientThatSendsNothing() throws Exception {
-        String python = ExternalTools.python();
         Path file = disk(1 << 20);
-        Path script = dir.resolve("idle.py");
-        Files.writeString(script, String.join("\n",
+        String script = pythonScript("idle.py",
                 "import nbd, os, sys, time",
                 "h = nbd.NBD()",
                 "h.connect_uri(os.environ['uri'])",
@@ -244,9 +247,8 @@ class ServeCommandTest {
                 "    h.pread(512, 0)",
                 "except nbd.Error:",
                 "    sys.exit(0)",
-                "sys.exit(9)",
-                ""));
-        Outcome outcome = serve("--idle-timeout=1", "--run", python + " " + script, file.toString());
+                "sys.exit(9)");
+        Outcome outcome = serve("--idle-timeout=1", "--run", script, file.toString());
         assertEquals(0, outcome.status(), outcome.err());
         assertTrue(outcome.err().contains("closed after 1 s without requests (--idle-timeout)"), outcome.err());
     }
@@ -257,21 +259,18 @@ class ServeCommandTest {
      */
     @Test
     void verboseLogsEachConnectionAndRequestAsPlainLines() throws Exception {
-        String python = ExternalTools.python();
         Path file = disk(1 << 20);
-        Path script = dir.resolve("read.py");
-        Files.writeString(script, String.join("\n",
+        String script = pythonScript("read.py",
                 "import os, nbd",
                 "h = nbd.NBD()",
                 "h.connect_uri(os.environ['uri'])",
                 "assert h.pread(512, 4096) == bytes(512)",
-                "h.shutdown()",
-                ""));
-        Outcome quiet = serve("--run", python + " " + script, file.toString());
+                "h.shutdown()");
+        Outcome quiet = serve("--run", script, file.toString());
         assertEquals(0, quiet.status(), quiet.err());
         assertEquals("", quiet.err());
 
-        Outcome verbose = serve("-v", "--run", python + " " + script, file.toString());
+        Outcome verbose = serve("-v", "--run", script, file.toString());
         assertEquals(0, verbose.status(), verbose.err());
         List<String> lines = verbose.err().lines().collect(java.util.stream.Collectors.toList());
         assertEquals("pagewise serve: connection 1: serving '' (" + file + " (writeback)), structured replies",
@@ -283,10 +282,8 @@ class ServeCommandTest {
 
     @Test
     void readOnlyRefusesWritesFromTheCommandLine() throws Exception {
-        String python = ExternalTools.python();
         Path file = disk(1 << 20);
-        Path script = dir.resolve("write.py");
-        Files.writeString(script, String.join("\n",
+        String script = pythonScript("write.py",
                 "import errno, os, nbd",
                 "h = nbd.NBD()",
                 "h.connect_uri(os.environ['uri'])",
@@ -296,9 +293,8 @@ class ServeCommandTest {
                 "    h.pwrite(b'x', 0)",
                 "    raise SystemExit(5)",
                 "except nbd.Error as e:",
-                "    assert e.errno in (errno.EPERM, 'EPERM'), e.errno",
-                ""));
-        Outcome outcome = serve("-r", "--run", python + " " + script, file.toString());
+                "    assert e.errno in (errno.EPERM, 'EPERM'), e.errno");
+        Outcome outcome = serve("-r", "--run", script, file.toString());
         assertEquals(0, outcome.status(), outcome.out() + outcome.err());
         assertEquals(0, Files.readAllBytes(file)[0]);
     }
