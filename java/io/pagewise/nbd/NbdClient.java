@@ -55,8 +55,9 @@ import javax.net.ssl.SSLParameters;
  * {@link #connect(NbdUri, int, SSLContext)}) makes every connection send STARTTLS first and fail when the server
  * refuses it. The server's certificate must chain to the CAs of the URI's {@code tls-certificates} directory (see
  * {@link TlsCertificates#clientContext}), or to the JDK's default trust store without one; over TCP it must also
- * name the URI's host (DNS name or IP address). The client presents {@code client-cert.pem} when the directory
- * holds it.
+ * name the URI's host (DNS name or IP address), or its {@code tls-hostname} wherever that is given. The client
+ * presents {@code client-cert.pem} when the directory holds it. {@code tls-verify-peer=false} turns the checks of
+ * the server off (see {@link NbdUri}).
  */
 public final class NbdClient implements Closeable {
     private final NbdUri uri;
