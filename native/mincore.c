@@ -33,12 +33,10 @@ struct pw_cachestat {
 static atomic_long mincore_calls;
 static atomic_long cachestat_calls;
 
+/* Asked every time: glibc answers from memory, and a shared cache would need synchronization. */
 static long page_size(void)
 {
-    static long cached;
-    if (cached == 0)
-        cached = sysconf(_SC_PAGESIZE);
-    return cached;
+    return sysconf(_SC_PAGESIZE);
 }
 
 /* Calls visit for each chunk's residency vector; returns 0 or -errno. */
