@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -146,6 +147,36 @@ directAlignment0(JNIEnv *env, jclass cls, jint fd, jintArray out)
     return 0;
 }
 
+/* The magic number of the file system holding fd (statfs f_type), or -errno. */
+static jlong
+fileSystemType0(JNIEnv *env, jclass cls, jint fd)
+{
+    (void) env; (void) cls;
+    struct statfs st;
+    int rc;
+    PW_RETRY(rc, fstatfs(fd, &st));
+    return rc < 0 ? -errno : (jlong) (unsigned long) st.f_type;
+}
+
+/* The open flags the kernel holds for fd (F_GETFL), as PW_OPEN_READ_WRITE, PW_OPEN_DIRECT and PW_OPEN_DSYNC bits, or
+ * -errno: what the kernel was really asked at open, for tests. */
+static jint
+statusFlags0(JNIEnv *env, jclass cls, jint fd)
+{
+    (void) env; (void) cls;
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0)
+        return -errno;
+    jint result = 0;
+    if ((flags & O_ACCMODE) == O_RDWR)
+        result |= PW_OPEN_READ_WRITE;
+    if (flags & O_DIRECT)
+        result |= PW_OPEN_DIRECT;
+    if ((flags & O_DSYNC) == O_DSYNC) /* O_SYNC includes the O_DSYNC bit */
+        result |= PW_OPEN_DSYNC;
+    return result;
+}
+
 /* Name and JNI signature of each native method of FileDescriptors. */
 static const JNINativeMethod METHODS[] = {
     { "open0", "([BII)I", (void *) open0 },
@@ -154,6 +185,8 @@ static const JNINativeMethod METHODS[] = {
     { "ftruncate0", "(IJ)I", (void *) ftruncate0 },
     { "isTerminal0", "(I)I", (void *) isTerminal0 },
     { "directAlignment0", "(I[I)I", (void *) directAlignment0 },
+    { "fileSystemType0", "(I)J", (void *) fileSystemType0 },
+    { "statusFlags0", "(I)I", (void *) statusFlags0 },
 };
 
 int pw_register_fd(JNIEnv *env)

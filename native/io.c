@@ -80,6 +80,27 @@ static aio_context_t aio_context(void)
 /* Returned by aio_write_once when io_submit did not take the write: nothing was written, write it synchronously. */
 #define AIO_REFUSED (-2)
 
+/* What the kernel was asked, counted here where the calls are made, with the flags as they reached it: tests read
+ * these, so a flag lost on the way to the kernel shows (Java's own flags would not). Indexes of the jlong array
+ * that preadv0 and pwritev0 fill in; keep in step with PositionalIo. */
+enum {
+    ASKED_AIO_WRITES,     /* syscalls submitted by io_submit */
+    ASKED_DSYNC_CALLS,    /* syscalls carrying RWF_DSYNC */
+    ASKED_DSYNC_BYTES,    /* bytes those moved */
+    ASKED_DONTCACHE_CALLS,/* syscalls carrying RWF_DONTCACHE */
+    ASKED_DONTCACHE_BYTES,
+    ASKED_FIELDS
+};
+
+/* The AIO context could not be waited on (io_getevents failed: cannot happen with valid arguments). io_destroy
+ * waits for the write still in flight, so the buffers are free again when the caller returns; the thread then
+ * writes synchronously from now on. */
+static void aio_abandon(aio_context_t context)
+{
+    syscall(SYS_io_destroy, context);
+    pthread_setspecific(aio_key, AIO_UNAVAILABLE);
+}
+
 /* One pwritev through the context, waited for. Returns what pwritev2 would (bytes, or -1 with errno), or
  * AIO_REFUSED. The kernel copies the iocb and the iovecs at io_submit; only the data buffers stay in use. */
 static ssize_t aio_write_once(aio_context_t context, int fd, const struct iovec *iov, int count, off_t offset,
@@ -102,8 +123,11 @@ static ssize_t aio_write_once(aio_context_t context, int fd, const struct iovec 
     long completed;
     /* EINTR leaves the write in flight and its completion in the ring: wait again. */
     PW_RETRY(completed, syscall(SYS_io_getevents, context, 1L, 1L, &event, NULL));
-    if (completed != 1)
-        return -1; /* cannot happen with these arguments; errno says why */
+    if (completed != 1) {
+        aio_abandon(context);
+        errno = EIO; /* whether the write happened is unknown */
+        return -1;
+    }
     if (event.res < 0) {
         errno = (int) -event.res;
         return -1;
@@ -112,22 +136,34 @@ static ssize_t aio_write_once(aio_context_t context, int fd, const struct iovec 
 }
 
 /* One syscall over count (at most IOV_MAX) iovecs; plain preadv/pwritev when there are no flags (any kernel). With
- * PW_RW_AIO a write goes by io_submit where the kernel takes it, counted in *aio_writes. */
+ * PW_RW_AIO a write goes by io_submit where the kernel takes it. Counts what it asked in asked[]. */
 static ssize_t transfer_once(int fd, const struct iovec *iov, int count, off_t offset, jint flags, int writing,
-                             jint *aio_writes)
+                             jlong *asked)
 {
     int native_flags = rw_flags(flags);
+    ssize_t n = AIO_REFUSED;
     if (writing && (flags & PW_RW_AIO)) {
         aio_context_t context = aio_context();
-        ssize_t n = context != 0 ? aio_write_once(context, fd, iov, count, offset, native_flags) : AIO_REFUSED;
-        if (n != AIO_REFUSED) {
-            (*aio_writes)++;
-            return n;
-        }
+        if (context != 0)
+            n = aio_write_once(context, fd, iov, count, offset, native_flags);
+        if (n != AIO_REFUSED)
+            asked[ASKED_AIO_WRITES]++;
     }
-    if (writing)
-        return native_flags == 0 ? pwritev(fd, iov, count, offset) : pwritev2(fd, iov, count, offset, native_flags);
-    return native_flags == 0 ? preadv(fd, iov, count, offset) : preadv2(fd, iov, count, offset, native_flags);
+    if (n == AIO_REFUSED) {
+        if (writing)
+            n = native_flags == 0 ? pwritev(fd, iov, count, offset) : pwritev2(fd, iov, count, offset, native_flags);
+        else
+            n = native_flags == 0 ? preadv(fd, iov, count, offset) : preadv2(fd, iov, count, offset, native_flags);
+    }
+    if (n > 0 && (native_flags & RWF_DSYNC)) {
+        asked[ASKED_DSYNC_CALLS]++;
+        asked[ASKED_DSYNC_BYTES] += n;
+    }
+    if (n > 0 && (native_flags & RWF_DONTCACHE)) {
+        asked[ASKED_DONTCACHE_CALLS]++;
+        asked[ASKED_DONTCACHE_BYTES] += n;
+    }
+    return n;
 }
 
 /* Drops the first done bytes from the vector [*first, count): whole iovecs are skipped, a partial one shortened. */
@@ -146,18 +182,18 @@ static void advance(struct iovec *iov, int *first, int count, size_t done)
 /* Transfers every byte of the vector, retrying short transfers and EINTR. A read stops at end of file, or at the
  * first short read with PW_RW_SHORT_IS_EOF. Returns the bytes moved or -errno. */
 static jlong transfer_all(int fd, struct iovec *iov, int count, jlong total, jlong offset, jint flags, int writing,
-                          jint *aio_writes)
+                          jlong *asked)
 {
     int first = 0;
     jlong done = 0;
     while (done < total) {
-        size_t asked = 0;
+        size_t wanted = 0;
         int batch = count - first < IOV_MAX ? count - first : IOV_MAX;
         for (int i = first; i < first + batch; i++)
-            asked += iov[i].iov_len;
-        if (asked > MAX_RW_COUNT)
-            asked = MAX_RW_COUNT;
-        ssize_t n = transfer_once(fd, iov + first, batch, (off_t) (offset + done), flags, writing, aio_writes);
+            wanted += iov[i].iov_len;
+        if (wanted > MAX_RW_COUNT)
+            wanted = MAX_RW_COUNT;
+        ssize_t n = transfer_once(fd, iov + first, batch, (off_t) (offset + done), flags, writing, asked);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -170,7 +206,7 @@ static jlong transfer_all(int fd, struct iovec *iov, int count, jlong total, jlo
         }
         done += n;
         advance(iov, &first, count, (size_t) n);
-        if (!writing && (flags & PW_RW_SHORT_IS_EOF) && (size_t) n < asked)
+        if (!writing && (flags & PW_RW_SHORT_IS_EOF) && (size_t) n < wanted)
             break;
     }
     return done;
@@ -218,7 +254,7 @@ out:
 /* The buffers are direct: the kernel copies to or from their memory while no JNI critical section is held, so the
  * blocking call does not stall the garbage collector. */
 static jlong transfer(JNIEnv *env, jint fd, jobjectArray buffers, jintArray positions, jintArray lengths, jint count,
-                      jlong offset, jint flags, int writing, jint *aio_writes)
+                      jlong offset, jint flags, int writing, jlong *asked)
 {
     if (offset < 0 || (flags & ~PW_RW_ALL) != 0 || count < 0 || buffers == NULL || positions == NULL
         || lengths == NULL)
@@ -239,41 +275,46 @@ static jlong transfer(JNIEnv *env, jint fd, jobjectArray buffers, jintArray posi
     if (total > 0 && offset > LLONG_MAX - total)
         result = writing ? -EFBIG : -EOVERFLOW;
     else if (total > 0)
-        result = transfer_all(fd, iov, count, total, offset, flags, writing, aio_writes);
+        result = transfer_all(fd, iov, count, total, offset, flags, writing, asked);
     if (iov != stack_iov)
         free(iov);
+    return result;
+}
+
+/* transfer, then what it asked of the kernel into asked_out (when given: at least ASKED_FIELDS long). */
+static jlong transfer_counted(JNIEnv *env, jint fd, jobjectArray buffers, jintArray positions, jintArray lengths,
+                              jint count, jlong offset, jint flags, int writing, jlongArray asked_out)
+{
+    if (asked_out != NULL && (*env)->GetArrayLength(env, asked_out) < ASKED_FIELDS)
+        return -EINVAL;
+    jlong asked[ASKED_FIELDS] = { 0 };
+    jlong result = transfer(env, fd, buffers, positions, lengths, count, offset, flags, writing, asked);
+    if (asked_out != NULL)
+        (*env)->SetLongArrayRegion(env, asked_out, 0, ASKED_FIELDS, asked);
     return result;
 }
 
 /* Reads into the buffers' ranges in order from offset. Returns the bytes read (fewer only at end of file, or at a
  * short read with PW_RW_SHORT_IS_EOF) or -errno. */
 static jlong preadv0(JNIEnv *env, jclass cls, jint fd, jobjectArray buffers, jintArray positions, jintArray lengths,
-                     jint count, jlong offset, jint flags)
+                     jint count, jlong offset, jint flags, jlongArray asked)
 {
     (void) cls;
-    jint aio_writes = 0;
-    return transfer(env, fd, buffers, positions, lengths, count, offset, flags, 0, &aio_writes);
+    return transfer_counted(env, fd, buffers, positions, lengths, count, offset, flags, 0, asked);
 }
 
-/* Writes the buffers' ranges in order at offset. Returns the bytes written (all of them) or -errno. With PW_RW_AIO,
- * aio_writes[0] (when given) gets how many of the syscalls that wrote went by io_submit. */
+/* Writes the buffers' ranges in order at offset. Returns the bytes written (all of them) or -errno. */
 static jlong pwritev0(JNIEnv *env, jclass cls, jint fd, jobjectArray buffers, jintArray positions, jintArray lengths,
-                      jint count, jlong offset, jint flags, jintArray aio_writes)
+                      jint count, jlong offset, jint flags, jlongArray asked)
 {
     (void) cls;
-    if (aio_writes != NULL && (*env)->GetArrayLength(env, aio_writes) < 1)
-        return -EINVAL;
-    jint submitted = 0;
-    jlong result = transfer(env, fd, buffers, positions, lengths, count, offset, flags, 1, &submitted);
-    if (aio_writes != NULL)
-        (*env)->SetIntArrayRegion(env, aio_writes, 0, 1, &submitted);
-    return result;
+    return transfer_counted(env, fd, buffers, positions, lengths, count, offset, flags, 1, asked);
 }
 
 /* Name and JNI signature of each native method of PositionalIo. */
 static const JNINativeMethod METHODS[] = {
-    { "preadv0", "(I[Ljava/nio/ByteBuffer;[I[IIJI)J", (void *) preadv0 },
-    { "pwritev0", "(I[Ljava/nio/ByteBuffer;[I[IIJI[I)J", (void *) pwritev0 },
+    { "preadv0", "(I[Ljava/nio/ByteBuffer;[I[IIJI[J)J", (void *) preadv0 },
+    { "pwritev0", "(I[Ljava/nio/ByteBuffer;[I[IIJI[J)J", (void *) pwritev0 },
 };
 
 int pw_register_io(JNIEnv *env)

@@ -59,6 +59,16 @@ public final class FileDescriptors {
         return directAlignment0(fd, out);
     }
 
+    /** @return the statfs magic number of the file system holding fd, or -errno */
+    static long fileSystemType(int fd) {
+        return fileSystemType0(fd);
+    }
+
+    /** @return the open flags the kernel holds for fd, as {@link #READ_WRITE}, {@link #DIRECT} and {@link #DSYNC}, or -errno */
+    static int statusFlags(int fd) {
+        return statusFlags0(fd);
+    }
+
     /** @param path native path bytes without a terminating NUL */
     private static native int open0(byte[] path, int flags, int mode);
 
@@ -71,4 +81,8 @@ public final class FileDescriptors {
     private static native int isTerminal0(int fd);
 
     private static native int directAlignment0(int fd, int[] out);
+
+    private static native long fileSystemType0(int fd);
+
+    private static native int statusFlags0(int fd);
 }

@@ -3,8 +3,9 @@ package io.pagewise.internal;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * What a {@link RawFile} asked of the kernel, counted where the calls are made: reads with RWF_DONTCACHE, writes
- * with RWF_DSYNC, whole-file syncs (fdatasync, or FileChannel.force), and writes submitted through Linux AIO. A call
+ * What a {@link RawFile} asked of the kernel: reads with RWF_DONTCACHE, writes with RWF_DSYNC, whole-file syncs
+ * (fdatasync, or FileChannel.force), and writes submitted through Linux AIO. On the native path the flags are
+ * counted in C, as the syscalls carried them to the kernel ({@link #asked}), not from the flags Java passed. A call
  * that failed is not counted.
  */
 public final class IoCounters {
@@ -15,12 +16,27 @@ public final class IoCounters {
     private final LongAdder syncs = new LongAdder();
     private final LongAdder aioWrites = new LongAdder();
 
+    /** A native read or write, from what C reported that it asked ({@link PositionalIo} ASKED_* fields). */
+    void asked(long[] asked, boolean write) {
+        if (!write && asked[PositionalIo.ASKED_DONTCACHE_CALLS] > 0) {
+            dontcacheReads.increment();
+            dontcacheBytesRead.add(asked[PositionalIo.ASKED_DONTCACHE_BYTES]);
+        }
+        if (asked[PositionalIo.ASKED_DSYNC_CALLS] > 0) {
+            dsyncWrites.increment();
+            dsyncBytesWritten.add(asked[PositionalIo.ASKED_DSYNC_BYTES]);
+        }
+        aioWrites.add(asked[PositionalIo.ASKED_AIO_WRITES]);
+    }
+
+    /** A pure-Java read, whose flags are its own. */
     void read(int flags, long bytes) {
         if ((flags & RawFile.DONTCACHE) == 0) return;
         dontcacheReads.increment();
         dontcacheBytesRead.add(bytes);
     }
 
+    /** A pure-Java write, whose flags are its own (DSYNC there is a sync of the file). */
     void wrote(int flags, long bytes) {
         if ((flags & RawFile.DSYNC) == 0) return;
         dsyncWrites.increment();
@@ -29,10 +45,6 @@ public final class IoCounters {
 
     void synced() {
         syncs.increment();
-    }
-
-    void submittedAio(int writes) {
-        aioWrites.add(writes);
     }
 
     public long dontcacheReads() { return dontcacheReads.sum(); }

@@ -21,12 +21,15 @@ public final class NativeRawFile implements RawFile {
     private final Alignment alignment;
     private final long deviceMajor;
     private final long deviceMinor;
+    /** Whether a write submitted by io_submit is as durable as a synchronous one here: see {@link #asyncWritesDurable}. */
+    private final boolean asyncWritesDurable;
     /** Read from sysfs on first use (only EVICT needs it); 0 until then. */
     private volatile long readaheadBytes;
 
     private NativeRawFile(Path path, int fd, boolean blockDevice, boolean cached, Alignment alignment,
-                          long deviceMajor, long deviceMinor) {
+                          long deviceMajor, long deviceMinor, long fileSystemType) {
         this.path = path;
+        this.asyncWritesDurable = !blockDevice && asyncWritesDurable(fileSystemType);
         this.fd = fd;
         this.blockDevice = blockDevice;
         this.cached = cached;
@@ -50,12 +53,44 @@ public final class NativeRawFile implements RawFile {
             Errno.check(FileDescriptors.stat(fd, stat), "fstat", path);
             int[] direct = new int[2];
             Errno.check(FileDescriptors.directAlignment(fd, direct), "statx", path);
+            long fileSystemType = FileDescriptors.fileSystemType(fd);
+            Errno.check(fileSystemType, "fstatfs", path);
             return new NativeRawFile(path, fd, stat[1] == FileDescriptors.TYPE_BLOCK_DEVICE,
-                    stat[1] != FileDescriptors.TYPE_OTHER, alignment(direct, stat), stat[4], stat[5]);
+                    stat[1] != FileDescriptors.TYPE_OTHER, alignment(direct, stat), stat[4], stat[5], fileSystemType);
         } catch (IOException | RuntimeException e) {
             FileDescriptors.close(fd);
             throw e;
         }
+    }
+
+    static final long EXT4_SUPER_MAGIC = 0xEF53L; // ext2 and ext3 too, which the ext4 driver serves today
+    static final long XFS_SUPER_MAGIC = 0x58465342L;
+    static final long BTRFS_SUPER_MAGIC = 0x9123683EL;
+
+    /**
+     * Whether an O_DIRECT write with RWF_DSYNC or on an O_DSYNC descriptor is durable when its io_submit completion
+     * arrives, on the file system with this statfs magic. ext4, XFS and btrfs do direct I/O through iomap, whose
+     * completion of such a write (iomap_dio_complete) runs generic_write_sync unless every block went out with FUA;
+     * so the completion comes after the sync, whether the write was submitted or synchronous. Elsewhere it may not:
+     * FUSE, for one, completes a submitted direct write without the sync it does for a synchronous one, and LazyFS
+     * loses every such write at a power cut. There a write goes by pwritev2, whose return waits for the sync
+     * everywhere. Block devices gain nothing from AIO (no inode lock to hold), so they write synchronously too.
+     */
+    public static boolean asyncWritesDurable(long fileSystemType) {
+        return fileSystemType == EXT4_SUPER_MAGIC || fileSystemType == XFS_SUPER_MAGIC
+                || fileSystemType == BTRFS_SUPER_MAGIC;
+    }
+
+    /** Whether {@link RawFile#AIO} is taken on this file (else such writes go by pwritev2). */
+    public boolean takesAio() {
+        return asyncWritesDurable;
+    }
+
+    /** The open flags the kernel holds for this descriptor, as {@link FileDescriptors} READ_WRITE, DIRECT and DSYNC bits. */
+    public int kernelOpenFlags() throws IOException {
+        int flags = FileDescriptors.statusFlags(fd);
+        Errno.check(flags, "fcntl (F_GETFL)", path);
+        return flags;
     }
 
     /**
@@ -120,21 +155,24 @@ public final class NativeRawFile implements RawFile {
 
     @Override
     public long read(ByteBuffer[] dsts, long offset, int flags) throws IOException {
-        long n = Buffers.allDirect(dsts) ? Errno.check(PositionalIo.read(fd, dsts, offset, flags),
-                operation("preadv", flags), path, offset, Buffers.remaining(dsts)) : readBounced(dsts, offset, flags);
-        counters.read(flags, n);
+        long[] asked = new long[PositionalIo.ASKED_FIELDS];
+        long n = Buffers.allDirect(dsts) ? Errno.check(PositionalIo.read(fd, dsts, offset, flags, asked),
+                operation("preadv", flags), path, offset, Buffers.remaining(dsts)) : readBounced(dsts, offset, flags, asked);
+        counters.asked(asked, false);
         return n;
     }
 
     /** Heap buffers cannot be handed to the kernel: read into a direct buffer, one bounce buffer at a time. */
-    private long readBounced(ByteBuffer[] dsts, long offset, int flags) throws IOException {
+    private long readBounced(ByteBuffer[] dsts, long offset, int flags, long[] asked) throws IOException {
         ByteBuffer bounce = BufferPool.shared().take();
+        long[] chunkAsked = new long[PositionalIo.ASKED_FIELDS];
         try {
             long total = 0;
             for (long left = Buffers.remaining(dsts); left > 0; ) {
                 int want = (int) Math.min(left, bounce.capacity());
-                int n = PositionalIo.read(fd, bounce.clear().limit(want), offset + total, flags);
+                int n = PositionalIo.read(fd, bounce.clear().limit(want), offset + total, flags, chunkAsked);
                 Errno.check(n, operation("preadv", flags), path, offset + total, want);
+                add(asked, chunkAsked);
                 Buffers.scatter(bounce.flip(), dsts);
                 total += n;
                 left -= n;
@@ -149,33 +187,37 @@ public final class NativeRawFile implements RawFile {
     @Override
     public void write(ByteBuffer[] srcs, long offset, int flags) throws IOException {
         long length = Buffers.remaining(srcs);
-        int[] aioWrites = (flags & AIO) != 0 ? new int[1] : null;
+        if (!asyncWritesDurable) flags &= ~AIO; // see asyncWritesDurable(): a synchronous write is durable everywhere
+        long[] asked = new long[PositionalIo.ASKED_FIELDS];
         if (Buffers.allDirect(srcs)) {
-            Errno.check(PositionalIo.write(fd, srcs, offset, flags, aioWrites), operation("pwritev", flags), path,
+            Errno.check(PositionalIo.write(fd, srcs, offset, flags, asked), operation("pwritev", flags), path,
                     offset, length);
         } else {
-            writeBounced(srcs, offset, length, flags, aioWrites);
+            writeBounced(srcs, offset, length, flags, asked);
         }
-        counters.wrote(flags, length);
-        if (aioWrites != null) counters.submittedAio(aioWrites[0]);
+        counters.asked(asked, true);
     }
 
-    private void writeBounced(ByteBuffer[] srcs, long offset, long length, int flags, int[] aioWrites)
+    private void writeBounced(ByteBuffer[] srcs, long offset, long length, int flags, long[] asked)
             throws IOException {
         ByteBuffer bounce = BufferPool.shared().take();
-        int[] chunkAioWrites = aioWrites == null ? null : new int[1];
+        long[] chunkAsked = new long[PositionalIo.ASKED_FIELDS];
         try {
             for (long done = 0; done < length; ) {
                 int chunk = (int) Math.min(length - done, bounce.capacity());
                 Buffers.gather(srcs, bounce.clear(), 0, chunk);
                 Errno.check(PositionalIo.write(fd, new ByteBuffer[] {bounce.limit(chunk)}, offset + done, flags,
-                        chunkAioWrites), operation("pwritev", flags), path, offset + done, chunk);
-                if (aioWrites != null) aioWrites[0] += chunkAioWrites[0];
+                        chunkAsked), operation("pwritev", flags), path, offset + done, chunk);
+                add(asked, chunkAsked);
                 done += chunk;
             }
         } finally {
             BufferPool.shared().give(bounce);
         }
+    }
+
+    private static void add(long[] total, long[] part) {
+        for (int i = 0; i < total.length; i++) total[i] += part[i];
     }
 
     /** The syscall as C makes it: preadv/pwritev, or preadv2/pwritev2 with the RWF_ flags, or either by io_submit. */

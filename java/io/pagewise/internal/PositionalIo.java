@@ -21,15 +21,27 @@ public final class PositionalIo {
     public static final int AIO = 8;
     private static final int ALL_FLAGS = DONTCACHE | DSYNC | SHORT_IS_EOF | AIO;
 
+    /**
+     * Indexes of the array C fills in with what one call asked of the kernel, counted where the syscalls are made
+     * with the flags as the kernel got them (keep in step with {@code native/io.c}).
+     */
+    static final int ASKED_AIO_WRITES = 0;
+    static final int ASKED_DSYNC_CALLS = 1;
+    static final int ASKED_DSYNC_BYTES = 2;
+    static final int ASKED_DONTCACHE_CALLS = 3;
+    static final int ASKED_DONTCACHE_BYTES = 4;
+    static final int ASKED_FIELDS = 5;
+
     private PositionalIo() {}
 
     /**
      * Reads at offset into the remaining bytes of dsts, in order, and advances each buffer's position by the bytes
      * read into it.
      *
+     * @param asked null, or an array of {@link #ASKED_FIELDS} that gets what the call asked of the kernel
      * @return bytes read (fewer than asked only at end of file, or at a short read with SHORT_IS_EOF) or -errno
      */
-    static long read(int fd, ByteBuffer[] dsts, long offset, int flags) {
+    static long read(int fd, ByteBuffer[] dsts, long offset, int flags, long[] asked) {
         checkFlags(flags);
         if ((flags & AIO) != 0) throw new IllegalArgumentException("AIO is for writes only");
         for (ByteBuffer dst : dsts) {
@@ -37,26 +49,26 @@ public final class PositionalIo {
             if (dst.isReadOnly()) throw new IllegalArgumentException("read into a read-only buffer");
         }
         int[] positions = positions(dsts);
-        long n = preadv0(fd, dsts, positions, lengths(dsts), dsts.length, offset, flags);
+        long n = preadv0(fd, dsts, positions, lengths(dsts), dsts.length, offset, flags, asked);
         if (n > 0) advance(dsts, positions, n);
         return n;
     }
 
-    /** {@link #read(int, ByteBuffer[], long, int)} of one buffer. */
-    static int read(int fd, ByteBuffer dst, long offset, int flags) {
-        return (int) read(fd, new ByteBuffer[] {dst}, offset, flags);
+    /** {@link #read(int, ByteBuffer[], long, int, long[])} of one buffer. */
+    static int read(int fd, ByteBuffer dst, long offset, int flags, long[] asked) {
+        return (int) read(fd, new ByteBuffer[] {dst}, offset, flags, asked);
     }
 
     /**
      * Writes all remaining bytes of srcs, in order, at offset and advances each buffer's position past them.
      *
-     * @param aioWrites null, or an array whose first element gets how many syscalls of this write went by io_submit
+     * @param asked null, or an array of {@link #ASKED_FIELDS} that gets what the call asked of the kernel
      * @return the bytes written or -errno
      */
-    static long write(int fd, ByteBuffer[] srcs, long offset, int flags, int[] aioWrites) {
+    static long write(int fd, ByteBuffer[] srcs, long offset, int flags, long[] asked) {
         checkFlags(flags);
         int[] positions = positions(srcs);
-        long n = pwritev0(fd, srcs, positions, lengths(srcs), srcs.length, offset, flags, aioWrites);
+        long n = pwritev0(fd, srcs, positions, lengths(srcs), srcs.length, offset, flags, asked);
         if (n > 0) advance(srcs, positions, n);
         return n;
     }
@@ -86,8 +98,8 @@ public final class PositionalIo {
     }
 
     private static native long preadv0(int fd, ByteBuffer[] buffers, int[] positions, int[] lengths, int count,
-                                       long offset, int flags);
+                                       long offset, int flags, long[] asked);
 
     private static native long pwritev0(int fd, ByteBuffer[] buffers, int[] positions, int[] lengths, int count,
-                                        long offset, int flags, int[] aioWrites);
+                                        long offset, int flags, long[] asked);
 }

@@ -59,6 +59,12 @@ class FuaAndFlushTest {
             IoStats stats = file.stats();
             assertEquals(3, stats.flushes(), "flush count");
             assertEquals(cases.length + 1, stats.writes(), "write count");
+            if (file.isNative()) {
+                // Counted in C at the syscalls: every FUA write went to the kernel with RWF_DSYNC (WRITETHROUGH's
+                // plain write too; DIRECTSYNC's plain write rests on O_DSYNC), none under UNSAFE.
+                long expected = mode == CacheMode.UNSAFE ? 0 : cases.length + (mode == CacheMode.WRITETHROUGH ? 1 : 0);
+                assertEquals(expected, stats.dsyncWrites(), "writes that reached the kernel with RWF_DSYNC");
+            }
             // A second, independent descriptor sees everything.
             try (StorageFile other = StorageFile.open(path, CacheMode.WRITEBACK)) {
                 assertBytes(model.bytes(), Fixtures.read(other, 0, model.size(), BufferKind.HEAP), "other descriptor");

@@ -38,9 +38,9 @@ class PositionalIoTest {
     private static long preadv0(int fd, ByteBuffer[] buffers, int[] positions, int[] lengths, int count, long offset,
                                 int flags) throws Exception {
         Method m = PositionalIo.class.getDeclaredMethod("preadv0", int.class, ByteBuffer[].class, int[].class,
-                int[].class, int.class, long.class, int.class);
+                int[].class, int.class, long.class, int.class, long[].class);
         m.setAccessible(true);
-        return (long) m.invoke(null, fd, buffers, positions, lengths, count, offset, flags);
+        return (long) m.invoke(null, fd, buffers, positions, lengths, count, offset, flags, null);
     }
 
     @Test
@@ -77,7 +77,7 @@ class PositionalIoTest {
         int fd = FileDescriptors.open(path, 0);
         try {
             ByteBuffer[] dsts = {ByteBuffer.allocateDirect(600), ByteBuffer.allocateDirect(600), ByteBuffer.allocateDirect(10)};
-            assertEquals(1000, PositionalIo.read(fd, dsts, 0, 0));
+            assertEquals(1000, PositionalIo.read(fd, dsts, 0, 0, null));
             assertEquals(600, dsts[0].position());
             assertEquals(400, dsts[1].position());
             assertEquals(0, dsts[2].position());
@@ -85,7 +85,7 @@ class PositionalIoTest {
             dsts[0].get(0, got, 0, 600);
             dsts[1].get(0, got, 600, 400);
             assertArrayEquals(data, got);
-            assertEquals(0, PositionalIo.read(fd, new ByteBuffer[] {ByteBuffer.allocateDirect(10)}, 1000, 0), "at EOF");
+            assertEquals(0, PositionalIo.read(fd, new ByteBuffer[] {ByteBuffer.allocateDirect(10)}, 1000, 0, null), "at EOF");
         } finally {
             FileDescriptors.close(fd);
         }
@@ -105,9 +105,9 @@ class PositionalIoTest {
                 System.arraycopy(three, 0, expected, i * 3, 3);
                 srcs[i] = ByteBuffer.allocateDirect(3).put(three).flip();
             }
-            int[] aioWrites = new int[1];
-            assertEquals(expected.length, PositionalIo.write(fd, srcs, 100, PositionalIo.AIO, aioWrites));
-            assertEquals(2, aioWrites[0], "one io_submit per IOV_MAX batch");
+            long[] asked = new long[PositionalIo.ASKED_FIELDS];
+            assertEquals(expected.length, PositionalIo.write(fd, srcs, 100, PositionalIo.AIO, asked));
+            assertEquals(2, asked[PositionalIo.ASKED_AIO_WRITES], "one io_submit per IOV_MAX batch");
             for (ByteBuffer src : srcs) assertEquals(3, src.position());
             assertArrayEquals(expected, Arrays.copyOfRange(Files.readAllBytes(path), 100, 100 + expected.length));
         } finally {
@@ -121,10 +121,10 @@ class PositionalIoTest {
         Files.write(path, new byte[100]);
         int fd = FileDescriptors.open(path, 0); // io_submit refuses a write on a read-only descriptor (EBADF)
         try {
-            int[] aioWrites = {-1};
+            long[] asked = {-1, -1, -1, -1, -1};
             ByteBuffer src = ByteBuffer.allocateDirect(10);
-            assertEquals(-EBADF, PositionalIo.write(fd, new ByteBuffer[] {src}, 0, PositionalIo.AIO, aioWrites));
-            assertEquals(0, aioWrites[0], "nothing went by io_submit");
+            assertEquals(-EBADF, PositionalIo.write(fd, new ByteBuffer[] {src}, 0, PositionalIo.AIO, asked));
+            assertEquals(0, asked[PositionalIo.ASKED_AIO_WRITES], "nothing went by io_submit");
             assertEquals(0, src.position());
         } finally {
             FileDescriptors.close(fd);
@@ -138,7 +138,7 @@ class PositionalIoTest {
         int fd = FileDescriptors.open(path, 0);
         try {
             ByteBuffer[] dst = {ByteBuffer.allocateDirect(10)};
-            assertThrows(IllegalArgumentException.class, () -> PositionalIo.read(fd, dst, 0, PositionalIo.AIO));
+            assertThrows(IllegalArgumentException.class, () -> PositionalIo.read(fd, dst, 0, PositionalIo.AIO, null));
             assertEquals(-Errno.EINVAL, preadv0(fd, dst, new int[] {0}, new int[] {10}, 1, 0, PositionalIo.AIO),
                     "C refuses it too");
         } finally {

@@ -75,6 +75,43 @@ class DirectAioWritesTest {
         ResidencyCheck.assertAtMostOnePercent(path, mode + " writes by io_submit");
     }
 
+    /**
+     * Where the file system's completion of a submitted write is not known to sync it (tmpfs here stands in for
+     * FUSE, where LazyFS lost every such FUA write at a power cut), writes go by pwritev2: none by io_submit, FUA
+     * still as RWF_DSYNC.
+     */
+    @ParameterizedTest
+    @EnumSource(value = CacheMode.class, names = {"DIRECT", "DIRECTSYNC"})
+    void writesAreSynchronousWhereASubmittedWriteMayCompleteUnsynced(CacheMode mode) throws IOException {
+        ExternalTools.requireNativeLibrary();
+        Path shm = Path.of("/dev/shm");
+        if (!java.nio.file.Files.isDirectory(shm) || !"tmpfs".equals(java.nio.file.Files.getFileStore(shm).type())) {
+            ExternalTools.unavailable("/dev/shm is not a tmpfs", "CI's machine mounts a tmpfs on /dev/shm");
+        }
+        Path path = java.nio.file.Files.createTempFile(shm, "pagewise-aio", ".img");
+        try (RawFile file = open(path, mode)) {
+            CachePolicy policy = CachePolicy.create(mode, file);
+            assertEquals(false, ((NativeRawFile) file).takesAio(), "tmpfs is not a file system known to sync at completion");
+            policy.write(new ByteBuffer[] {aligned(random(4, MIB))}, 0, false);
+            policy.write(new ByteBuffer[] {aligned(random(5, 64 * 1024))}, MIB, true);
+            policy.write(new ByteBuffer[] {ByteBuffer.wrap(random(6, 10))}, 5, true);
+            assertEquals(0, file.counters().aioWrites(), "no write by io_submit");
+            assertEquals(2, file.counters().dsyncWrites(), "both FUA writes with RWF_DSYNC");
+        } finally {
+            java.nio.file.Files.deleteIfExists(path);
+        }
+    }
+
+    @org.junit.jupiter.api.Test
+    void onlyFileSystemsWhoseCompletionSyncsTakeSubmittedWrites() {
+        assertEquals(true, NativeRawFile.asyncWritesDurable(0xEF53L), "ext4");
+        assertEquals(true, NativeRawFile.asyncWritesDurable(0x58465342L), "XFS");
+        assertEquals(true, NativeRawFile.asyncWritesDurable(0x9123683EL), "btrfs");
+        assertEquals(false, NativeRawFile.asyncWritesDurable(0x65735546L), "FUSE");
+        assertEquals(false, NativeRawFile.asyncWritesDurable(0x01021994L), "tmpfs");
+        assertEquals(false, NativeRawFile.asyncWritesDurable(0x6969L), "NFS");
+    }
+
     private RawFile open(Path path, CacheMode mode) throws IOException {
         try {
             return NativeRawFile.open(path, FileDescriptors.READ_WRITE | CachePolicy.openFlags(mode));
