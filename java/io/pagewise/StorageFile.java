@@ -455,7 +455,8 @@ public final class StorageFile implements Channel {
 
     /**
      * Makes a range read as zeros. With mayTrim the space may be released (a hole); without it the blocks stay
-     * allocated. Falls back to writing zeros where the filesystem cannot do either.
+     * allocated. Falls back to writing zeros where the filesystem cannot do either. In the modes that
+     * {@linkplain CacheMode#syncsEveryWrite() sync every write} the zeros are durable when this returns.
      *
      * @param offset  the start of the range
      * @param length  the length of the range
@@ -472,14 +473,24 @@ public final class StorageFile implements Channel {
         try {
             if (length == 0) return;
             boolean done = false;
-            if (mayTrim && offset + length <= file.size()) done = policy.fallocate(Space.PUNCH_HOLE, offset, length);
-            if (!done) done = policy.fallocate(Space.ZERO_RANGE, offset, length);
-            if (!done) writeZeros(offset, length);
+            if (mayTrim && offset + length <= file.size()) done = changeSpace(Space.PUNCH_HOLE, offset, length);
+            if (!done) done = changeSpace(Space.ZERO_RANGE, offset, length);
+            if (!done) writeZeros(offset, length); // writes, durable as the mode's writes are
             zeroes.increment();
             bytesZeroed.add(length);
         } finally {
             exit();
         }
+    }
+
+    /**
+     * fallocate through the policy. In the modes where every write is durable when it returns, zeroing and
+     * trimming are too: fallocate alone changes only what the kernel holds, so the file is synced after it.
+     */
+    private boolean changeSpace(int spaceMode, long offset, long length) throws IOException {
+        boolean done = policy.fallocate(spaceMode, offset, length);
+        if (done && policy.mode().syncsEveryWrite()) file.dataSync();
+        return done;
     }
 
     private void writeZeros(long offset, long length) throws IOException {
@@ -494,7 +505,8 @@ public final class StorageFile implements Channel {
     /**
      * Releases the space of a range (punches a hole), which then reads as zeros. Where holes cannot be punched (some
      * filesystems and devices, the pure-Java path) it does nothing and the range keeps its data: like NBD TRIM it
-     * promises nothing about later reads. Use {@link #zero} to get zeros.
+     * promises nothing about later reads. Use {@link #zero} to get zeros. In the modes that
+     * {@linkplain CacheMode#syncsEveryWrite() sync every write} the hole is durable when this returns.
      *
      * @param offset the start of the range
      * @param length the length of the range
@@ -510,7 +522,7 @@ public final class StorageFile implements Channel {
         try {
             if (length == 0) return;
             long end = Math.min(offset + length, file.size());
-            if (end > offset) policy.fallocate(Space.PUNCH_HOLE, offset, end - offset);
+            if (end > offset) changeSpace(Space.PUNCH_HOLE, offset, end - offset);
             trims.increment();
             bytesTrimmed.add(length);
         } finally {

@@ -131,7 +131,12 @@ final class DirectPolicy implements CachePolicy {
             long sizeBefore = file.size();
             long sizeAfter = Math.max(sizeBefore, end);
             writeLocked(srcs, offset, end, flags);
-            if (file.size() > sizeAfter) file.truncate(sizeAfter); // undo the padding of the last block
+            if (file.size() > sizeAfter) {
+                file.truncate(sizeAfter); // undo the padding of the last block
+                // The padded size went out durable with the data; the size cut back must too, or a power cut leaves
+                // the file longer, with a zero tail.
+                if (fua || mode.syncsEveryWrite()) file.dataSync();
+            }
             knownSize = sizeAfter;
         } finally {
             sizeLock.writeLock().unlock();
