@@ -187,6 +187,38 @@ public final class LazyFsMount implements AutoCloseable {
         }
     }
 
+    /**
+     * Fails unless the backing file of name holds exactly expected (its size included), naming how many blocks of
+     * blockSize bytes were lost and where the first one is.
+     *
+     * @param name      the file's name on the mount
+     * @param expected  the bytes that must have survived the cut
+     * @param blockSize the unit in which losses are counted
+     * @param what      what was done to the file, for the message
+     * @throws IOException when the backing file cannot be read
+     */
+    public void assertSurvived(String name, byte[] expected, int blockSize, String what) throws IOException {
+        byte[] actual = Files.readAllBytes(backing(name));
+        int blocks = (expected.length + blockSize - 1) / blockSize;
+        int lost = 0;
+        long firstLost = -1;
+        for (int b = 0; b < blocks; b++) {
+            int from = b * blockSize;
+            int to = Math.min(expected.length, from + blockSize);
+            boolean same = actual.length >= to
+                    && java.util.Arrays.equals(expected, from, to, actual, from, to);
+            if (!same) {
+                lost++;
+                if (firstLost < 0) firstLost = from;
+            }
+        }
+        if (lost > 0 || actual.length != expected.length) {
+            fail(what + ": after the power cut " + lost + " of " + blocks + " blocks of " + blockSize + " bytes are lost"
+                    + (firstLost >= 0 ? " (the first at offset " + firstLost + ")" : "") + "; the file has "
+                    + actual.length + " bytes, " + expected.length + " expected");
+        }
+    }
+
     /** {@return what LazyFS printed so far} */
     public String log() throws IOException {
         return Files.exists(log) ? Files.readString(log, StandardCharsets.UTF_8) : "";
