@@ -36,8 +36,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * What the NBD server acknowledges as durable survives a power cut: a file on LazyFS served in each cache mode, the
  * requests sent with the Java client, the power cut while the server still runs (it is never closed first, since
  * closing may sync), and the backing file read back. FUA writes, writes before an acknowledged FLUSH and
- * WRITE_ZEROES with FUA in every mode that flushes; every plain write in WRITETHROUGH and DIRECTSYNC. UNSAFE
- * promises nothing and is left out.
+ * WRITE_ZEROES with FUA in every mode that flushes; every plain write and WRITE_ZEROES in WRITETHROUGH and
+ * DIRECTSYNC. UNSAFE promises nothing and is left out.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class PowerLossNbdTest {
@@ -200,5 +200,22 @@ class PowerLossNbdTest {
             lazyfs.powerCut();
         }
         lazyfs.assertSurvived(name, fresh, BLOCK, mode + ": " + BLOCKS + " plain NBD writes");
+    }
+
+    /** Issue 19 point 5 over NBD: in these modes a WRITE_ZEROES without FUA is durable once acknowledged. */
+    @ParameterizedTest
+    @MethodSource("everyWriteModes")
+    void everyWriteZeroesSurvives(CacheMode mode) throws Exception {
+        byte[] expected = random(8, BLOCKS * BLOCK);
+        String name;
+        try (Served served = new Served(mode, expected)) {
+            name = served.name;
+            for (int b = 0; b < BLOCKS; b += 2) {
+                served.client.writeZeroes((long) b * BLOCK, BLOCK, b % 4 == 0);
+                Arrays.fill(expected, b * BLOCK, (b + 1) * BLOCK, (byte) 0);
+            }
+            lazyfs.powerCut();
+        }
+        lazyfs.assertSurvived(name, expected, BLOCK, mode + ": every other block WRITE_ZEROES without FUA");
     }
 }
