@@ -1,0 +1,207 @@
+package io.pagewise;
+
+import static java.nio.file.StandardOpenOption.CREATE_NEW;
+import static java.nio.file.StandardOpenOption.READ;
+import static java.nio.file.StandardOpenOption.WRITE;
+import static org.junit.jupiter.api.Assertions.assertAll;
+
+import io.pagewise.Fixtures.BufferKind;
+import io.pagewise.testing.ExternalTools;
+import io.pagewise.testing.LazyFsMount;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.util.Arrays;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * What {@link StorageFile} calls durable survives a power cut (LazyFS): FUA writes, writes before a flush, zeros
+ * before a flush, and in the modes that {@linkplain CacheMode#syncsEveryWrite() sync every write} every write, zero
+ * and trim by itself. Appends that end off a block boundary keep their exact size. The file is never closed
+ * before the cut, since closing may sync; UNSAFE promises nothing and is left out.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class PowerLossTest {
+    private static final int BLOCK = 64 << 10;
+    private static final int BLOCKS = 16;
+    private static final AtomicInteger FILES = new AtomicInteger();
+
+    @TempDir
+    static java.nio.file.Path dir;
+    private static LazyFsMount lazyfs;
+
+    @BeforeAll
+    static void mount() throws Exception {
+        lazyfs = LazyFsMount.mount(dir);
+    }
+
+    @AfterAll
+    static void unmount() {
+        if (lazyfs != null) lazyfs.close();
+    }
+
+    /** The modes whose flush and FUA make data durable. */
+    static Stream<CacheMode> durableModes() {
+        return Arrays.stream(CacheMode.values()).filter(CacheMode::flushSyncs);
+    }
+
+    /** The modes in which every write is durable before it returns. */
+    static Stream<CacheMode> everyWriteModes() {
+        return Arrays.stream(CacheMode.values()).filter(CacheMode::syncsEveryWrite);
+    }
+
+    /**
+     * A new file on the mount holding old, durable data (written and fsynced through the mount, so LazyFS also has
+     * it cached: LazyFS cannot serve an O_DIRECT read from its backing file, which it opens with O_DIRECT and reads
+     * into unaligned buffers); returns its name.
+     */
+    private static String durableFile(byte[] old) throws IOException {
+        String name = "file-" + FILES.incrementAndGet();
+        try (FileChannel channel = FileChannel.open(lazyfs.file(name), CREATE_NEW, WRITE)) {
+            channel.write(ByteBuffer.wrap(old), 0);
+            channel.force(true);
+        }
+        return name;
+    }
+
+    private static StorageFile open(String name, CacheMode mode) throws IOException {
+        if (mode.needsNative()) ExternalTools.requireNativeLibrary();
+        return StorageFile.open(lazyfs.file(name), mode, READ, WRITE);
+    }
+
+    private static byte[] block(byte[] data, int b) {
+        return Arrays.copyOfRange(data, b * BLOCK, (b + 1) * BLOCK);
+    }
+
+    @ParameterizedTest
+    @MethodSource("durableModes")
+    void fuaWritesSurvive(CacheMode mode) throws Exception {
+        String name = durableFile(Fixtures.random(1, BLOCKS * BLOCK));
+        byte[] fresh = Fixtures.random(2, BLOCKS * BLOCK);
+        try (StorageFile file = open(name, mode)) {
+            for (int b = 0; b < BLOCKS; b++) Fixtures.write(file, (long) b * BLOCK, block(fresh, b), BufferKind.DIRECT, true);
+            lazyfs.powerCut();
+        }
+        lazyfs.assertSurvived(name, fresh, BLOCK, mode + ": " + BLOCKS + " FUA writes");
+    }
+
+    @ParameterizedTest
+    @MethodSource("durableModes")
+    void writesBeforeAFlushSurvive(CacheMode mode) throws Exception {
+        String name = durableFile(Fixtures.random(3, BLOCKS * BLOCK));
+        byte[] fresh = Fixtures.random(4, BLOCKS * BLOCK);
+        try (StorageFile file = open(name, mode)) {
+            for (int b = 0; b < BLOCKS; b++) Fixtures.write(file, (long) b * BLOCK, block(fresh, b), BufferKind.DIRECT, false);
+            file.flush();
+            lazyfs.powerCut();
+        }
+        lazyfs.assertSurvived(name, fresh, BLOCK, mode + ": " + BLOCKS + " writes, then flush");
+    }
+
+    @ParameterizedTest
+    @MethodSource("durableModes")
+    void zerosBeforeAFlushSurvive(CacheMode mode) throws Exception {
+        byte[] expected = Fixtures.random(5, BLOCKS * BLOCK);
+        String name = durableFile(expected);
+        try (StorageFile file = open(name, mode)) {
+            for (int b = 0; b < BLOCKS; b += 2) {
+                file.zero((long) b * BLOCK, BLOCK, b % 4 == 0);
+                Arrays.fill(expected, b * BLOCK, (b + 1) * BLOCK, (byte) 0);
+            }
+            file.flush();
+            lazyfs.powerCut();
+        }
+        lazyfs.assertSurvived(name, expected, BLOCK, mode + ": every other block zeroed, then flush");
+    }
+
+    @ParameterizedTest
+    @MethodSource("everyWriteModes")
+    void everyWriteSurvives(CacheMode mode) throws Exception {
+        String name = durableFile(Fixtures.random(6, BLOCKS * BLOCK));
+        byte[] fresh = Fixtures.random(7, BLOCKS * BLOCK);
+        try (StorageFile file = open(name, mode)) {
+            for (int b = 0; b < BLOCKS; b++) Fixtures.write(file, (long) b * BLOCK, block(fresh, b), BufferKind.DIRECT, false);
+            lazyfs.powerCut();
+        }
+        lazyfs.assertSurvived(name, fresh, BLOCK, mode + ": " + BLOCKS + " plain writes, no flush");
+    }
+
+    /** Issue 19 point 5: written and flushed, then every other block zeroed without FUA or flush. */
+    @ParameterizedTest
+    @MethodSource("everyWriteModes")
+    void everyZeroSurvives(CacheMode mode) throws Exception {
+        String name = durableFile(new byte[0]);
+        byte[] expected = Fixtures.random(8, BLOCKS * BLOCK);
+        try (StorageFile file = open(name, mode)) {
+            for (int b = 0; b < BLOCKS; b++) Fixtures.write(file, (long) b * BLOCK, block(expected, b), BufferKind.DIRECT, false);
+            file.flush();
+            for (int b = 0; b < BLOCKS; b += 2) {
+                file.zero((long) b * BLOCK, BLOCK, b % 4 == 0);
+                Arrays.fill(expected, b * BLOCK, (b + 1) * BLOCK, (byte) 0);
+            }
+            lazyfs.powerCut();
+        }
+        lazyfs.assertSurvived(name, expected, BLOCK, mode + ": every other block zeroed, no flush");
+    }
+
+    /**
+     * TRIM promises nothing about what a range reads afterwards, but in these modes what it left (a hole, or the
+     * old data where holes cannot be punched) must be what a power cut leaves. LazyFS has no fallocate, so here
+     * trim keeps the data and zero writes zeros: the fallocate paths of both are not reached by these tests.
+     */
+    @ParameterizedTest
+    @MethodSource("everyWriteModes")
+    void everyTrimSurvives(CacheMode mode) throws Exception {
+        String name = durableFile(new byte[0]);
+        byte[] before;
+        try (StorageFile file = open(name, mode)) {
+            byte[] data = Fixtures.random(9, BLOCKS * BLOCK);
+            for (int b = 0; b < BLOCKS; b++) Fixtures.write(file, (long) b * BLOCK, block(data, b), BufferKind.DIRECT, false);
+            file.flush();
+            for (int b = 1; b < BLOCKS; b += 2) file.trim((long) b * BLOCK, BLOCK);
+            before = Fixtures.readFully(file, 0, BLOCKS * BLOCK);
+            lazyfs.powerCut();
+        }
+        lazyfs.assertSurvived(name, before, BLOCK, mode + ": every other block trimmed, no flush");
+    }
+
+    /** Issue 19 point 8: a durable write that grows the file to a size off a block boundary keeps that size. */
+    @ParameterizedTest
+    @MethodSource("durableModes")
+    void fuaAppendsOffABlockBoundaryKeepTheirSize(CacheMode mode) throws Exception {
+        unalignedAppends(mode, true);
+    }
+
+    @ParameterizedTest
+    @MethodSource("everyWriteModes")
+    void plainAppendsOffABlockBoundaryKeepTheirSize(CacheMode mode) throws Exception {
+        unalignedAppends(mode, false);
+    }
+
+    private static void unalignedAppends(CacheMode mode, boolean fua) throws Exception {
+        byte[] old = Fixtures.random(10, 8192);
+        String atEnd = durableFile(old);
+        String across = durableFile(old);
+        byte[] appended = Arrays.copyOf(old, 8192 + 1000);
+        System.arraycopy(Fixtures.random(11, 1000), 0, appended, 8192, 1000);
+        byte[] grown = Arrays.copyOf(old, 9000);
+        System.arraycopy(Fixtures.random(12, 3000), 0, grown, 6000, 3000);
+        try (StorageFile end = open(atEnd, mode); StorageFile middle = open(across, mode)) {
+            Fixtures.write(end, 8192, Arrays.copyOfRange(appended, 8192, appended.length), BufferKind.DIRECT, fua);
+            Fixtures.write(middle, 6000, Arrays.copyOfRange(grown, 6000, grown.length), BufferKind.HEAP, fua);
+            lazyfs.powerCut();
+        }
+        String how = fua ? "FUA" : "plain";
+        assertAll(
+                () -> lazyfs.assertSurvived(atEnd, appended, 4096, mode + ": a " + how + " write of 1000 bytes at the end of 8192"),
+                () -> lazyfs.assertSurvived(across, grown, 4096, mode + ": a " + how + " write of 3000 bytes at 6000 of 8192"));
+    }
+}

@@ -1,0 +1,221 @@
+package io.pagewise.nbd;
+
+import static io.pagewise.nbd.wire.Protocol.CMD_FLAG_FUA;
+import static io.pagewise.nbd.wire.Protocol.CMD_WRITE_ZEROES;
+import static java.nio.file.StandardOpenOption.CREATE_NEW;
+import static java.nio.file.StandardOpenOption.WRITE;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.pagewise.CacheMode;
+import io.pagewise.nbd.client.ClientConnection;
+import io.pagewise.nbd.client.ClientHandshake;
+import io.pagewise.testing.ExternalTools;
+import io.pagewise.testing.LazyFsMount;
+import io.pagewise.testing.RecordingLogger;
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * What the NBD server acknowledges as durable survives a power cut: a file on LazyFS served in each cache mode, the
+ * requests sent with the Java client, the power cut while the server still runs (it is never closed first, since
+ * closing may sync), and the backing file read back. FUA writes, writes before an acknowledged FLUSH and
+ * WRITE_ZEROES with FUA in every mode that flushes; every plain write and WRITE_ZEROES in WRITETHROUGH and
+ * DIRECTSYNC. UNSAFE promises nothing and is left out.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class PowerLossNbdTest {
+    private static final int BLOCK = 64 << 10;
+    private static final int BLOCKS = 64;
+    private static final AtomicInteger FILES = new AtomicInteger();
+
+    @TempDir
+    static Path dir;
+    private static LazyFsMount lazyfs;
+
+    @BeforeAll
+    static void mount() throws Exception {
+        lazyfs = LazyFsMount.mount(dir);
+    }
+
+    @AfterAll
+    static void unmount() {
+        if (lazyfs != null) lazyfs.close();
+    }
+
+    static Stream<CacheMode> durableModes() {
+        return Arrays.stream(CacheMode.values()).filter(CacheMode::flushSyncs);
+    }
+
+    static Stream<CacheMode> everyWriteModes() {
+        return Arrays.stream(CacheMode.values()).filter(CacheMode::syncsEveryWrite);
+    }
+
+    private static byte[] random(long seed, int length) {
+        byte[] data = new byte[length];
+        new Random(seed).nextBytes(data);
+        return data;
+    }
+
+    /** A served file on the mount, its old data durable (written and fsynced), and a client connected to it. */
+    private static final class Served implements AutoCloseable {
+        final String name = "disk-" + FILES.incrementAndGet();
+        final Path socket;
+        final FileExport export;
+        final NbdServer server;
+        final NbdClient client;
+
+        Served(CacheMode mode, byte[] old) throws IOException {
+            if (mode.needsNative()) ExternalTools.requireNativeLibrary();
+            try (FileChannel channel = FileChannel.open(lazyfs.file(name), CREATE_NEW, WRITE)) {
+                channel.write(ByteBuffer.wrap(old), 0);
+                channel.force(true);
+            }
+            socket = dir.resolve(name + ".sock");
+            export = FileExport.open(lazyfs.file(name), mode, false);
+            NbdServer started = null;
+            NbdClient connected = null;
+            try {
+                started = NbdServer.builder().export("", export).unixSocket(socket)
+                        .logger(new RecordingLogger("[server] ", System.Logger.Level.WARNING)).start();
+                connected = NbdClient.connect(started.uri());
+            } catch (IOException | RuntimeException e) {
+                if (started != null) started.close();
+                export.close();
+                throw e;
+            }
+            server = started;
+            client = connected;
+        }
+
+        void writeBlocks(byte[] data, boolean fua) throws IOException {
+            ByteBuffer buffer = ByteBuffer.allocateDirect(BLOCK);
+            for (int b = 0; b < BLOCKS; b++) {
+                buffer.clear().put(data, b * BLOCK, BLOCK).flip();
+                client.write(buffer, (long) b * BLOCK, fua);
+            }
+        }
+
+        /** WRITE_ZEROES with FUA on each range, which NbdClient cannot send, on a connection of its own. */
+        void writeZeroesFua(long[][] ranges) throws Exception {
+            assertTrue(client.info().canWriteZeroes() && client.info().canFua(), "the export takes WRITE_ZEROES and FUA");
+            try (SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+                channel.connect(UnixDomainSocketAddress.of(socket));
+                ClientHandshake handshake = new ClientHandshake(channel, server.uri(), "");
+                ClientConnection connection = new ClientConnection(channel, null, handshake.negotiate(), server.uri(), 0);
+                try {
+                    for (long[] range : ranges) {
+                        connection.submit(new ClientConnection.Request(CMD_WRITE_ZEROES, range[0], range[1], null, null),
+                                CMD_FLAG_FUA, null).get(20, TimeUnit.SECONDS);
+                    }
+                } finally {
+                    connection.close();
+                }
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            try {
+                client.close();
+            } finally {
+                try {
+                    server.close();
+                } finally {
+                    export.close();
+                }
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("durableModes")
+    void fuaWritesSurvive(CacheMode mode) throws Exception {
+        byte[] fresh = random(2, BLOCKS * BLOCK);
+        String name;
+        try (Served served = new Served(mode, random(1, BLOCKS * BLOCK))) {
+            name = served.name;
+            served.writeBlocks(fresh, true);
+            lazyfs.powerCut();
+        }
+        lazyfs.assertSurvived(name, fresh, BLOCK, mode + ": " + BLOCKS + " NBD writes with FUA");
+    }
+
+    @ParameterizedTest
+    @MethodSource("durableModes")
+    void writesBeforeAFlushSurvive(CacheMode mode) throws Exception {
+        byte[] fresh = random(4, BLOCKS * BLOCK);
+        String name;
+        try (Served served = new Served(mode, random(3, BLOCKS * BLOCK))) {
+            name = served.name;
+            served.writeBlocks(fresh, false);
+            served.client.flush();
+            lazyfs.powerCut();
+        }
+        lazyfs.assertSurvived(name, fresh, BLOCK, mode + ": " + BLOCKS + " NBD writes, then FLUSH");
+    }
+
+    @ParameterizedTest
+    @MethodSource("durableModes")
+    void writeZeroesWithFuaSurvives(CacheMode mode) throws Exception {
+        byte[] expected = random(5, BLOCKS * BLOCK);
+        String name;
+        try (Served served = new Served(mode, expected)) {
+            name = served.name;
+            long[][] zeroed = new long[BLOCKS / 2][];
+            for (int b = 0; b < BLOCKS; b += 2) {
+                zeroed[b / 2] = new long[] {(long) b * BLOCK, BLOCK};
+                Arrays.fill(expected, b * BLOCK, (b + 1) * BLOCK, (byte) 0);
+            }
+            served.writeZeroesFua(zeroed);
+            lazyfs.powerCut();
+        }
+        lazyfs.assertSurvived(name, expected, BLOCK, mode + ": every other block WRITE_ZEROES with FUA");
+    }
+
+    @ParameterizedTest
+    @MethodSource("everyWriteModes")
+    void everyWriteSurvives(CacheMode mode) throws Exception {
+        byte[] fresh = random(7, BLOCKS * BLOCK);
+        String name;
+        try (Served served = new Served(mode, random(6, BLOCKS * BLOCK))) {
+            name = served.name;
+            served.writeBlocks(fresh, false);
+            lazyfs.powerCut();
+        }
+        lazyfs.assertSurvived(name, fresh, BLOCK, mode + ": " + BLOCKS + " plain NBD writes");
+    }
+
+    /** Issue 19 point 5 over NBD: in these modes a WRITE_ZEROES without FUA is durable once acknowledged. */
+    @ParameterizedTest
+    @MethodSource("everyWriteModes")
+    void everyWriteZeroesSurvives(CacheMode mode) throws Exception {
+        byte[] expected = random(8, BLOCKS * BLOCK);
+        String name;
+        try (Served served = new Served(mode, expected)) {
+            name = served.name;
+            for (int b = 0; b < BLOCKS; b += 2) {
+                served.client.writeZeroes((long) b * BLOCK, BLOCK, b % 4 == 0);
+                Arrays.fill(expected, b * BLOCK, (b + 1) * BLOCK, (byte) 0);
+            }
+            lazyfs.powerCut();
+        }
+        lazyfs.assertSurvived(name, expected, BLOCK, mode + ": every other block WRITE_ZEROES without FUA");
+    }
+}
