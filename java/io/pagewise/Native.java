@@ -12,11 +12,18 @@ import java.util.Locale;
  * Loads {@code libpagewise.so} once per JVM: from {@code -Dpagewise.native.path=FILE} if set, else the copy inside
  * the jar, extracted to a private temporary file that is deleted as soon as it is loaded.
  * {@code -Dpagewise.native=false} skips loading; the library then uses its pure-Java path.
+ *
+ * <p>The jar carries the library for Linux on x86_64 and aarch64 with glibc 2.17 or later. Elsewhere (another
+ * architecture or operating system, musl libc as on Alpine) it does not load, and {@link #loadError()} says on
+ * which platform, why, and which cache modes still work: the buffered ones (WRITEBACK, WRITETHROUGH, UNSAFE) on the
+ * pure-Java path, without page-cache residency.
  */
 public final class Native {
     private static final String PATH_PROPERTY = "pagewise.native.path";
     private static final String ENABLE_PROPERTY = "pagewise.native";
-    private static final Throwable LOAD_ERROR = load();
+    /** The platforms whose library the jar carries. */
+    private static final String SUPPORTED = "linux-x86_64 and linux-aarch64 with glibc 2.17 or later";
+    private static final Throwable LOAD_ERROR = explained(load());
 
     private Native() {}
 
@@ -41,7 +48,7 @@ public final class Native {
 
     static void require(String what) {
         if (LOAD_ERROR != null) {
-            throw new UnsupportedOperationException(what + " needs the pagewise native library, which is not loaded: "
+            throw new UnsupportedOperationException(what + " needs the pagewise native library, which is "
                     + LOAD_ERROR.getMessage(), LOAD_ERROR);
         }
     }
@@ -66,12 +73,38 @@ public final class Native {
         }
     }
 
+    /**
+     * The load failure in the words a user needs: the platform, the reason, what still works. The original error
+     * stays the cause.
+     */
+    private static Throwable explained(Throwable error) {
+        if (error == null) return null;
+        StringBuilder text = new StringBuilder("not loaded on ").append(platform());
+        if (usesMusl()) text.append(" (musl libc, which is not supported)");
+        text.append(": ").append(error.getMessage());
+        text.append(". The jar carries it for ").append(SUPPORTED).append(". Without it WRITEBACK, WRITETHROUGH and"
+                + " UNSAFE work on the pure-Java path; DIRECT, DIRECTSYNC, EVICT, DONTCACHE and page-cache residency"
+                + " need it");
+        UnsatisfiedLinkError explained = new UnsatisfiedLinkError(text.toString());
+        explained.initCause(error);
+        return explained;
+    }
+
+    /** Whether this JVM runs on musl libc (Alpine): its mappings name the musl loader. */
+    private static boolean usesMusl() {
+        try {
+            return Files.readString(Path.of("/proc/self/maps")).contains("ld-musl-");
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
     private static void loadFromJar() throws IOException {
         String resource = "/native/" + platform() + "/libpagewise.so";
         try (InputStream in = Native.class.getResourceAsStream(resource)) {
             if (in == null) {
-                throw new UnsatisfiedLinkError("no native library for " + platform() + " in the jar (looked for "
-                        + resource + "); the pure-Java path is used");
+                throw new UnsatisfiedLinkError("the jar has no native library for " + platform() + " (looked for "
+                        + resource + ")");
             }
             // createTempFile gives a unique, owner-only file, so concurrent JVMs never share or clobber one.
             Path copy = Files.createTempFile("libpagewise-", ".so");

@@ -47,8 +47,8 @@ public final class Main {
                 return 0;
             case "-V": case "--version":
                 out.println("pagewise " + version() + " (native library: "
-                        + (Native.isAvailable() ? "loaded, " + Native.platform() : "not loaded: "
-                        + Native.loadError().getMessage()) + ")");
+                        + (Native.isAvailable() ? "loaded, " + Native.platform() : Native.loadError().getMessage())
+                        + ")");
                 return 0;
             case "cachestats":
                 return forEachFile("cachestats", rest, out, err, Main::cachestats);
@@ -94,7 +94,7 @@ public final class Main {
             return 2;
         }
         if (!Native.isAvailable()) {
-            err.println("pagewise " + command + ": needs the native library, which is not loaded: "
+            err.println("pagewise " + command + ": needs the native library, which is "
                     + Native.loadError().getMessage());
             return 1;
         }

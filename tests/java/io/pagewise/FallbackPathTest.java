@@ -64,6 +64,11 @@ class FallbackPathTest {
         Throwable error = Native.loadError();
         assertNotNull(error);
         assertTrue(error.getMessage().contains("pagewise.native"), error.getMessage());
+        // Where, why, and what still works.
+        assertTrue(error.getMessage().startsWith("not loaded on " + Native.platform() + ": "), error.getMessage());
+        assertTrue(error.getMessage().contains("WRITEBACK, WRITETHROUGH and UNSAFE work on the pure-Java path"),
+                error.getMessage());
+        assertTrue(error.getMessage().contains("linux-x86_64 and linux-aarch64 with glibc 2.17"), error.getMessage());
     }
 
     @ParameterizedTest

@@ -102,6 +102,9 @@ class NativeLoaderTest {
             Map<String, String> out = probe(tmp.resolve("child-tmp"), tmp, "-Dpagewise.native.path=" + bad);
             assertEquals("false", out.get("available"), out.toString());
             assertTrue(out.get("error").contains(bad.toString()), "the error names the path: " + out.get("error"));
+            assertTrue(out.get("error").contains("not loaded on " + Native.platform()), "and the platform: " + out.get("error"));
+            assertTrue(out.get("error").contains("DIRECT, DIRECTSYNC, EVICT, DONTCACHE and page-cache residency need it"),
+                    "and what needs it: " + out.get("error"));
             assertEquals("false,WRITEBACK,4,13", out.get("io"), "the pure-Java path takes over");
         }
     }
