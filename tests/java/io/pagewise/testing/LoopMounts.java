@@ -39,20 +39,15 @@ public final class LoopMounts implements AfterAllCallback {
     public synchronized Path directory(String type) throws IOException {
         if (!TYPES.contains(type)) throw new IllegalArgumentException("no loop mount of type " + type);
         Mount mount = mounts.get(type);
+        if (mount == null && !unavailable.containsKey(type)) {
+            String why = precondition(type);
+            if (why != null) unavailable.put(type, why);
+            else mount = make(type);
+            if (mount != null) mounts.put(type, mount);
+        }
         if (mount == null) {
-            String why = unavailable.get(type);
-            if (why == null) {
-                why = precondition(type);
-                if (why == null) {
-                    mount = make(type);
-                    mounts.put(type, mount);
-                } else {
-                    unavailable.put(type, why);
-                }
-            }
-            if (mount == null) {
-                ExternalTools.unavailable(why, "CI runs as root with xfsprogs and btrfs-progs and must test " + TYPES);
-            }
+            ExternalTools.unavailable(unavailable.get(type),
+                    "CI runs as root with loop devices, xfsprogs and btrfs-progs, and must test " + TYPES);
         }
         return Files.createTempDirectory(mount.directory(), "test-");
     }
@@ -85,7 +80,8 @@ public final class LoopMounts implements AfterAllCallback {
         return path == null ? program : path.toString();
     }
 
-    private static Mount make(String type) throws IOException {
+    /** Makes and mounts a file system, or records in {@link #unavailable} why it cannot and returns null. */
+    private Mount make(String type) throws IOException {
         Path root = Files.createTempDirectory("pagewise-" + type + "-");
         Path image = root.resolve(type + ".img");
         Path directory = root.resolve("mnt");
@@ -97,8 +93,8 @@ public final class LoopMounts implements AfterAllCallback {
             ExternalTools.Result attach = ExternalTools.run(30, tool("losetup"), "--direct-io=on", "--find", "--show",
                     image.toString());
             if (attach.status() != 0) {
-                ExternalTools.unavailable("losetup could not attach " + image + ": " + attach.stderr().trim(),
-                        "CI must have loop devices");
+                unavailable.put(type, "losetup could not attach " + image + ": " + attach.stderr().trim());
+                return null;
             }
             device = attach.stdout().trim();
             List<String> mkfs = new ArrayList<>(List.of(tool("mkfs." + type)));
@@ -111,8 +107,8 @@ public final class LoopMounts implements AfterAllCallback {
             ExternalTools.run(120, mkfs.toArray(String[]::new)).assertOk(String.join(" ", mkfs));
             ExternalTools.Result mount = ExternalTools.run(60, tool("mount"), "-t", type, device, directory.toString());
             if (mount.status() != 0) {
-                ExternalTools.unavailable("mount -t " + type + " " + device + " failed: " + mount.stderr().trim(),
-                        "the kernel must mount " + type);
+                unavailable.put(type, "mount -t " + type + " " + device + " failed: " + mount.stderr().trim());
+                return null;
             }
             mounted = true;
             return new Mount(root, device, directory);
