@@ -38,6 +38,7 @@ final class DirectPolicy implements CachePolicy {
     private final ReentrantReadWriteLock sizeLock = new ReentrantReadWriteLock();
     /** The file size as last seen or set by this policy; writes ending past it take the write lock. */
     private volatile long knownSize;
+    private final DirectWriteResidue residue;
 
     DirectPolicy(RawFile file, CacheMode mode) throws IOException {
         this.file = file;
@@ -53,6 +54,7 @@ final class DirectPolicy implements CachePolicy {
         }
         for (int i = 0; i < STRIPES; i++) edgeLocks[i] = new ReentrantLock();
         this.knownSize = file.size();
+        this.residue = new DirectWriteResidue(file);
     }
 
     @Override public CacheMode mode() { return mode; }
@@ -146,6 +148,7 @@ final class DirectPolicy implements CachePolicy {
     private void writeLocked(ByteBuffer[] srcs, long offset, long end, int flags) throws IOException {
         if (aligned(srcs, offset)) {
             file.write(srcs, offset, flags);
+            residue.written(offset, end);
             grewTo(end);
             return;
         }
@@ -159,6 +162,7 @@ final class DirectPolicy implements CachePolicy {
                 writeChunk(bounce, srcs, at, length, start, stop, flags);
                 at += length;
             }
+            residue.written(offset, end);
             grewTo(end);
         } finally {
             BufferPool.shared().give(bounce);

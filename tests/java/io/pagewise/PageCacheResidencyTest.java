@@ -7,20 +7,30 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.testing.ExternalTools;
+import io.pagewise.testing.LoopMounts;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /** PageCache on small files: touch makes a file fully resident, evict drops it all, and ranges count right. */
 @Timeout(60)
 class PageCacheResidencyTest {
     private static final int SIZE = 8 << 20;
+
+    @RegisterExtension
+    static final LoopMounts MOUNTS = new LoopMounts();
 
     @TempDir
     Path dir;
@@ -53,12 +63,30 @@ class PageCacheResidencyTest {
     @ParameterizedTest
     @EnumSource(CacheMode.class)
     void openingAndClosingAColdFileLeavesItCold(CacheMode mode) throws Exception {
-        Path path = dir.resolve("cold");
+        openAndCloseCold(dir.resolve("cold"), mode, "");
+    }
+
+    static Stream<Arguments> fileSystemsAndModes() {
+        List<Arguments> cases = new ArrayList<>();
+        for (String type : LoopMounts.TYPES) {
+            for (CacheMode mode : CacheMode.values()) cases.add(Arguments.of(type, mode));
+        }
+        return cases.stream();
+    }
+
+    /** DONTCACHE's probe read at open, on each file system (which may or may not take RWF_DONTCACHE). */
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("fileSystemsAndModes")
+    void openingAndClosingAColdFileLeavesItColdOnEachFileSystem(String type, CacheMode mode) throws Exception {
+        openAndCloseCold(MOUNTS.directory(type).resolve("cold"), mode, type + " ");
+    }
+
+    private static void openAndCloseCold(Path path, CacheMode mode, String where) throws Exception {
         Files.write(path, Fixtures.random(3, SIZE));
         PageCache.evict(path);
         // DONTCACHE reads a byte at open to learn whether the file takes RWF_DONTCACHE.
         StorageFile.open(path, mode, READ).close();
-        assertEquals(0, PageCache.residency(path).residentPages(), mode + " left pages cached");
+        assertEquals(0, PageCache.residency(path).residentPages(), where + mode + " left pages cached");
         ExternalTools.require("vmtouch");
         String vmtouch = ExternalTools.run(30, "vmtouch", path.toString()).assertOk("vmtouch").stdout();
         assertTrue(vmtouch.contains("Resident Pages: 0/"), vmtouch);
