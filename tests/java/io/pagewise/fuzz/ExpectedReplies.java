@@ -26,7 +26,7 @@ import java.util.Locale;
  */
 final class ExpectedReplies {
     /** One request the server reads off the input, and the NBD error it must answer (0 for success). */
-    record Sent(int type, int flags, long cookie, long offset, long length, int error, int index) {
+    record Sent(int type, int flags, long cookie, long offset, long length, int error, int index, int payloadAt) {
         @Override
         public String toString() {
             return String.format(Locale.ROOT, "request #%d %s flags=0x%x cookie=0x%x %s+%d (expecting %s)", index,
@@ -36,10 +36,9 @@ final class ExpectedReplies {
     }
 
     private final List<Sent> sent = new ArrayList<>();
-    /** The export's bytes as a client that knows its writes sees them, one state per request in order. */
+    private final ByteBuffer input;
+    /** The export's bytes as the client knows them: brought up to date request by request as the replies come. */
     private final byte[] model;
-    /** For each READ that must succeed, the model's bytes of its range when it runs. */
-    private final List<byte[]> readData = new ArrayList<>();
     private final boolean structured;
 
     /**
@@ -47,11 +46,12 @@ final class ExpectedReplies {
      * dropped, when the WRITE is refused). Reading stops at end of input (a cut header or WRITE payload is never
      * answered), at a bad magic (a protocol violation) and at DISC.
      *
-     * @param contents the export's bytes before the input is served (changed here, as the requests would)
+     * @param contents the export's bytes before the input is served (changed by {@link #check}, as the requests do)
      */
     ExpectedReplies(ByteBuffer requests, int transmissionFlags, boolean structured, boolean allocation, byte[] contents) {
         this.structured = structured;
         this.model = contents;
+        this.input = requests.duplicate();
         ByteBuffer in = requests.duplicate();
         while (in.remaining() >= REQUEST_HEADER_SIZE) {
             if (in.getInt() != REQUEST_MAGIC) break;
@@ -67,22 +67,25 @@ final class ExpectedReplies {
                 in.position(payloadAt + (int) length);
             }
             int error = expectedError(type, flags, offset, length, transmissionFlags, allocation, contents.length);
-            sent.add(new Sent(type, flags, cookie, offset, length, error, sent.size()));
-            if (error != 0) continue;
-            switch (type) {
-                case CMD_WRITE:
-                    in.get(payloadAt, model, (int) offset, (int) length);
-                    break;
-                case CMD_WRITE_ZEROES:
-                case CMD_TRIM:
-                    Arrays.fill(model, (int) offset, (int) (offset + length), (byte) 0);
-                    break;
-                case CMD_READ:
-                    readData.add(Arrays.copyOfRange(model, (int) offset, (int) (offset + length)));
-                    break;
-                default:
-                    break;
-            }
+            sent.add(new Sent(type, flags, cookie, offset, length, error, sent.size(), payloadAt));
+        }
+    }
+
+    /** Applies what a request that succeeded changed to the model (the server ran it before the next one). */
+    private void apply(Sent r) {
+        if (r.error() != 0) return;
+        int from = (int) r.offset();
+        int to = (int) (r.offset() + r.length());
+        switch (r.type()) {
+            case CMD_WRITE:
+                input.get(r.payloadAt(), model, from, to - from);
+                break;
+            case CMD_WRITE_ZEROES:
+            case CMD_TRIM:
+                Arrays.fill(model, from, to, (byte) 0);
+                break;
+            default:
+                break;
         }
     }
 
@@ -139,11 +142,11 @@ final class ExpectedReplies {
      */
     long check(ReadableByteChannel channel) {
         Replies in = new Replies(channel);
-        int reads = 0;
         for (Sent r : sent) {
             try {
                 if (!in.more()) throw new AssertionError("no reply to " + r + " (" + sent.size() + " requests sent)");
-                byte[] expected = r.type() == CMD_READ && r.error() == 0 ? readData.get(reads++) : null;
+                byte[] expected = r.type() == CMD_READ && r.error() == 0
+                        ? Arrays.copyOfRange(model, (int) r.offset(), (int) (r.offset() + r.length())) : null;
                 if (structured) {
                     structuredReply(in, r, expected);
                 } else {
@@ -152,6 +155,7 @@ final class ExpectedReplies {
             } catch (IOException e) {
                 throw new AssertionError("the reply to " + r + " was cut: " + e, e);
             }
+            apply(r);
         }
         try {
             if (in.more()) throw new AssertionError("bytes after the reply to the last of " + sent.size() + " requests");
