@@ -210,6 +210,7 @@ public final class Copier {
      */
     private void finished(long bytes) {
         done.addAndGet(bytes);
+        if (options.progress() == CopyProgress.NONE) return;
         synchronized (progressLock) {
             long now = done.get();
             if (now <= reported || now >= total) return;
