@@ -32,6 +32,11 @@ final class Interrupts {
             file.write(ByteBuffer.wrap(data), 0);
             callsOfAnInterruptedThreadComplete(file, data);
             interruptsDuringIoLeaveOtherThreadsAlone(file, data);
+            // Again, now that an interrupt in the middle of a call may have cost the pure-Java path its FileChannel.
+            callsOfAnInterruptedThreadComplete(file, data);
+            file.resize(SIZE + BLOCK);
+            assertEquals(SIZE + BLOCK, file.size());
+            file.resize(SIZE);
             assertTrue(file.isOpen());
             assertArrayEquals(data, Fixtures.readFully(file, 0, SIZE), "after the interrupts");
         }
