@@ -53,6 +53,12 @@ import java.util.concurrent.atomic.LongAdder;
  * <p>Thread-safe: any number of threads may read and write at once. A {@link Channel}: {@link #close()} waits for
  * I/O in progress, finishes pending evictions and closes the descriptor; I/O after close fails with
  * {@link ClosedChannelException}, never on a reused descriptor.
+ *
+ * <p>Interrupts do nothing to the file, on the native and the pure-Java path alike. Unlike a FileChannel, which an
+ * interrupt closes for every thread, this is not an {@link java.nio.channels.InterruptibleChannel}: a call made by
+ * an interrupted thread, or by one interrupted during the call, completes (or fails) as it would have, and the
+ * thread's interrupt status is still set when it returns; other threads' calls go on, and the file stays open until
+ * {@link #close()}. A thread that must stop at an interrupt checks its status between calls.
  */
 public final class StorageFile implements Channel {
     private static final int CLOSING = 1 << 30;

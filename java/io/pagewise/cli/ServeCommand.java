@@ -250,6 +250,8 @@ public final class ServeCommand {
         private NbdServer server;
         private Thread hook;
         private boolean finished;
+        /** Set by {@link #finish()} when the closing flush or close failed: the exit status is then not 0. */
+        private volatile boolean notFlushed;
         private javax.net.ssl.SSLContext tlsContext;
 
         Serving(Options options, PrintStream out, PrintStream err) {
@@ -274,7 +276,7 @@ public final class ServeCommand {
                 announce();
                 server.awaitStopped();
                 finish();
-                return 0;
+                return notFlushed ? 1 : 0;
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 finish();
@@ -387,22 +389,25 @@ public final class ServeCommand {
             Process child = process.start();
             int status = child.waitFor();
             finish();
-            return status;
+            // The command's own failure comes first; a clean command still fails when its data was not flushed.
+            return status == 0 && notFlushed ? 1 : status;
         }
 
-        /** The JVM is stopping on SIGINT or SIGTERM: stop cleanly, and report success. */
+        /** The JVM is stopping on SIGINT or SIGTERM: stop cleanly, and exit 0 unless the data could not be flushed. */
         private void stopFromSignal() {
             boolean ran = finish();
             if (ran) {
                 out.flush();
                 err.flush();
-                Runtime.getRuntime().halt(0);
+                Runtime.getRuntime().halt(notFlushed ? 1 : 0);
             }
         }
 
         /**
          * Stops the server, closes the export, prints statistics and removes temporary files; once. The statistics
          * come after the close, which drops what EVICT and DONTCACHE still held, so residency is what stays cached.
+         * A failed closing flush (the server flushes every writable export as it stops) or close is printed with the
+         * file and sets {@link #notFlushed}: writes acknowledged since the client's last FLUSH may not be durable.
          */
         private synchronized boolean finish() {
             if (finished) return false;
@@ -411,14 +416,18 @@ public final class ServeCommand {
                 try {
                     server.close();
                 } catch (IOException e) {
-                    err.println("pagewise serve: " + e.getMessage());
+                    notFlushed = true;
+                    err.println("pagewise serve: " + file + " could not be flushed at exit: " + e.getMessage()
+                            + "; writes that no FLUSH or FUA made durable may be lost");
                 }
             }
             if (export != null) {
                 try {
                     export.close();
                 } catch (IOException e) {
-                    err.println("pagewise serve: closing " + file + ": " + e.getMessage());
+                    notFlushed = true;
+                    err.println("pagewise serve: closing " + file + " failed: " + e.getMessage()
+                            + "; writes that no FLUSH or FUA made durable may be lost");
                 }
             }
             if (options.stats && server != null) printStats();

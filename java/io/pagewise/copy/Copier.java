@@ -51,6 +51,10 @@ public final class Copier {
     private final AtomicLong zeroedBytes = new AtomicLong();
     private final AtomicLong skippedBytes = new AtomicLong();
     private final AtomicReference<IOException> failure = new AtomicReference<>();
+    /** Held while the progress listener runs: one call at a time, each with more done than the last. */
+    private final Object progressLock = new Object();
+    /** The done the listener was last told; guarded by progressLock. */
+    private long reported = -1;
     private volatile boolean cancelled;
     private long total;
 
@@ -139,7 +143,9 @@ public final class Copier {
                     + " of " + total + " bytes: " + failed.getMessage());
             throw failed;
         }
-        options.progress().progress(total, total);
+        synchronized (progressLock) {
+            options.progress().progress(total, total);
+        }
         CopyResult result = new CopyResult(total, dataBytes.get(), zeroedBytes.get(), skippedBytes.get(),
                 System.nanoTime() - started);
         if (LOG.isLoggable(Level.DEBUG)) {
@@ -198,9 +204,19 @@ public final class Copier {
         if (!failure.compareAndSet(null, e)) LOG.log(Level.DEBUG, "after the first failure, also: " + e.getMessage());
     }
 
+    /**
+     * Counts finished bytes and tells the listener. Workers finish out of order, and one that counted first may call
+     * later: done is read again under the lock, so the listener only ever sees it grow.
+     */
     private void finished(long bytes) {
-        long now = done.addAndGet(bytes);
-        if (now < total) options.progress().progress(now, total);
+        done.addAndGet(bytes);
+        if (options.progress() == CopyProgress.NONE) return;
+        synchronized (progressLock) {
+            long now = done.get();
+            if (now <= reported || now >= total) return;
+            reported = now;
+            options.progress().progress(now, total);
+        }
     }
 
     private final class Worker implements Runnable {

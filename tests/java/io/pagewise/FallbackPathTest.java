@@ -295,6 +295,13 @@ class FallbackPathTest {
         assertFalse(channel.isOpen());
     }
 
+    /** As on the native path (InterruptsTest): FileChannel would close the file for every thread at one interrupt. */
+    @ParameterizedTest
+    @EnumSource(value = CacheMode.class, names = {"WRITEBACK", "WRITETHROUGH"})
+    void anInterruptClosesNothingOnThePureJavaPath(CacheMode mode) throws Exception {
+        Interrupts.assertAnInterruptClosesNothing(dir, mode);
+    }
+
     @Test
     void errorsAreReportedAsOnTheNativePath() throws Exception {
         Path path = dir.resolve("errors");

@@ -342,6 +342,41 @@ class ServeCommandTest {
         }
     }
 
+    /**
+     * A closing flush that fails, for real: the kernel refuses fdatasync on a character device with EINVAL, so
+     * serving /dev/zero (writable by everyone, size 0) makes the server's flush at shutdown fail.
+     */
+    private static final String UNFLUSHABLE = "/dev/zero";
+
+    @Test
+    void sigtermAfterAFailedClosingFlushExitsNonZeroAndSaysWhat() throws Exception {
+        Path socket = dir.resolve("s.sock");
+        Process server = child(dir, "--socket=" + socket, UNFLUSHABLE);
+        try (BufferedReader out = new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8))) {
+            String announced = out.readLine();
+            assertTrue(announced != null && announced.startsWith("pagewise: serving " + UNFLUSHABLE), String.valueOf(announced));
+            awaitFile(socket, server);
+            server.destroy(); // SIGTERM
+            assertTrue(server.waitFor(30, TimeUnit.SECONDS), "server did not stop");
+            String err = Files.readString(dir.resolve("stderr.txt"));
+            assertEquals(1, server.exitValue(), err);
+            assertTrue(err.contains(UNFLUSHABLE + " could not be flushed at exit: fdatasync " + UNFLUSHABLE)
+                    && err.contains("(EINVAL)"), err);
+            assertFalse(Files.exists(socket), "socket file left behind");
+        } finally {
+            server.destroyForcibly();
+        }
+    }
+
+    @Test
+    void runWhoseClosingFlushFailsExitsNonZeroThoughTheCommandSucceeded() {
+        Outcome clean = serve("--run", "true", UNFLUSHABLE);
+        assertEquals(1, clean.status(), clean.out() + clean.err());
+        assertTrue(clean.err().contains(UNFLUSHABLE + " could not be flushed at exit: fdatasync " + UNFLUSHABLE), clean.err());
+        Outcome failed = serve("--run", "exit 3", UNFLUSHABLE);
+        assertEquals(3, failed.status(), "the command's own status comes first: " + failed.err());
+    }
+
     @Test
     void demoDiskIsFriendlyAndServesOneGib() throws Exception {
         requireTool("nbdinfo");

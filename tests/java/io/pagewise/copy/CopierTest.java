@@ -16,10 +16,14 @@ import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -184,6 +188,51 @@ class CopierTest {
         assertTrue(seen.size() > 10, seen.toString());
         for (int i = 1; i < seen.size(); i++) assertTrue(seen.get(i) >= seen.get(i - 1), seen.toString());
         assertEquals(64 * MiB, seen.get(seen.size() - 1));
+    }
+
+    /**
+     * Many workers whose reads take random times finish their pieces out of order, and a listener that takes a
+     * little time itself (as a terminal does): it must still see one call at a time, each further than the last.
+     */
+    @Test
+    void progressStaysMonotonicWithManyWorkersFinishingOutOfOrder() throws Exception {
+        long size = 8 * MiB;
+        CopySource pattern = SyntheticEndpoints.pattern(size);
+        CopySource jittery = new CopySource() {
+            @Override public String name() { return "jittery"; }
+            @Override public long size() { return size; }
+            @Override public List<Extent> extents(long offset, long length) throws IOException {
+                return pattern.extents(offset, length);
+            }
+            @Override public void readFully(ByteBuffer dst, long offset) throws IOException {
+                LockSupport.parkNanos(ThreadLocalRandom.current().nextLong(500_000));
+                pattern.readFully(dst, offset);
+            }
+        };
+        List<Long> seen = new ArrayList<>();
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger overlapping = new AtomicInteger();
+        CopyProgress listener = (done, total) -> {
+            if (inside.getAndIncrement() != 0) overlapping.incrementAndGet();
+            LockSupport.parkNanos(ThreadLocalRandom.current().nextLong(50_000));
+            synchronized (seen) {
+                seen.add(done);
+            }
+            inside.decrementAndGet();
+        };
+        new Copier(new CopyOptions().requests(32).requestSize(16 * 1024).progress(listener))
+                .copy(jittery, SyntheticEndpoints.discard());
+        synchronized (seen) {
+            assertTrue(seen.size() > 100, "calls: " + seen.size());
+            for (int i = 1; i < seen.size(); i++) {
+                if (seen.get(i) <= seen.get(i - 1)) {
+                    throw new AssertionError("call " + i + " went back from " + seen.get(i - 1) + " to " + seen.get(i)
+                            + " (of " + seen.size() + " calls)");
+                }
+            }
+            assertEquals(size, seen.get(seen.size() - 1));
+        }
+        assertEquals(0, overlapping.get(), "calls that overlapped another");
     }
 
     @Test

@@ -43,8 +43,10 @@ import org.junit.jupiter.api.Tag;
  * rest is what the client sends, followed by end of stream.
  *
  * <p>Invariants: serving ends (a watchdog fails the input after 10 s); it fails only with a {@link ProtocolViolation}
- * or an {@link EOFException}; every request read is answered; every payload buffer taken is given back; and a
- * request that passed the checks never fails on a MemoryExport (the executor would log it as failed). Seeds:
+ * or an {@link EOFException}; every request read is answered; every payload buffer taken is given back; a request
+ * that passed the checks never fails on a MemoryExport (the executor would log it as failed); and every reply is
+ * checked against its request by {@link ExpectedReplies}: magic, cookie, error, chunk flags, types and lengths, a
+ * READ's data against what the input wrote before it, and nothing after the last reply. Seeds:
  * tests/resources/io/pagewise/fuzz/TransmissionFuzzTestInputs/serve/.
  */
 @Tag("fuzz")
@@ -74,6 +76,10 @@ class TransmissionFuzzTest {
                 PayloadBuffers.longestWithin(CONNECTION_SHARE, Protocol.MAX_PAYLOAD));
         Session session = new Session(entry, EXPORT_SIZE, Handshake.transmissionFlags(entry.export(), structured),
                 structured, allocation);
+        byte[] contents = new byte[EXPORT_SIZE];
+        entry.export().readFully(ByteBuffer.wrap(contents), 0);
+        ExpectedReplies replyCheck = new ExpectedReplies(requests, session.transmissionFlags(), structured, allocation,
+                contents);
 
         try (SocketChannel client = SocketChannel.open(StandardProtocolFamily.UNIX)) {
             client.connect(LISTENER.getLocalAddress());
@@ -83,7 +89,7 @@ class TransmissionFuzzTest {
                     client.shutdownOutput();
                     return null;
                 });
-                Future<Long> replies = CLIENT.submit(() -> FuzzSockets.drain(client));
+                Future<Long> replies = CLIENT.submit(() -> replyCheck.check(client));
                 Thread serving = Thread.currentThread();
                 AtomicBoolean hung = new AtomicBoolean();
                 ScheduledFuture<?> watchdog = WATCHDOG.schedule(() -> {
@@ -103,7 +109,12 @@ class TransmissionFuzzTest {
                 }
                 assertFalse(hung.get(), "serving did not end within 10 s of the client's end of stream");
                 server.close();
-                replies.get(10, TimeUnit.SECONDS);
+                try {
+                    replies.get(10, TimeUnit.SECONDS);
+                } catch (java.util.concurrent.ExecutionException e) {
+                    if (e.getCause() instanceof AssertionError) throw (AssertionError) e.getCause();
+                    throw e;
+                }
                 try {
                     sending.get(10, TimeUnit.SECONDS);
                 } catch (java.util.concurrent.ExecutionException e) {
@@ -112,6 +123,7 @@ class TransmissionFuzzTest {
             }
         }
         assertEquals(counters.received.get(), counters.answered.get(), "requests read but not answered");
+        assertEquals(replyCheck.sent().size(), counters.received.get(), "requests the server read, against those sent");
         assertEquals(counters.taken.get(), counters.given.get(), "payload buffer bytes taken but not given back");
         for (RecordingLogger.Entry e : log.entries()) {
             assertTrue(e.level() == Level.WARNING && !e.message().contains(" failed: "),
