@@ -12,6 +12,7 @@
 #   jmh/server-memory.sh output: target M1
 #   jmh/dontcache-disk-reads.sh, dontcache-nbd-reads.sh, trace-whole-requests.sh, direct-sparse-writes.sh and
 #   disk-inflight.sh output: printed as it is
+#   jmh/block-status.sh output: per server, BLOCK_STATUS seconds, descriptors, RSS and nbdcopy seconds
 # copy.csv rows also get issue 12's target C3: file-file pagewise copy at most 0.7x nbdcopy.
 # Rules: "paired" is the median over rounds of row / reference timed in the same round. A time target is met
 # only when both the ratio of the medians and the median paired ratio are <= 1.00; a residency target only when
@@ -250,6 +251,35 @@ def print_tls():
               f"| {pair:.3f} ({lo:.3f}–{hi:.3f}) | {verdict(ratio <= 1.2 and pair <= 1.2)} |")
 
 
+def block_status(path, text):
+    # jmh/block-status.sh: per server, the median over rounds of the slowest of 8 concurrent whole-export
+    # BLOCK_STATUS requests, the descriptors of one reply, the largest peak RSS, and nbdcopy's seconds with the
+    # median paired ratio to nbdkit's in the same round.
+    status, copy, order = {}, {}, []
+    for line in text.splitlines():
+        m = re.match(r"(\S+) status slowest_s=(\S+) mean_s=\S+ descriptors=(\d+) rss_mib=(\d+)->(\d+)", line)
+        if m:
+            name = m.group(1)
+            if name not in order:
+                order.append(name)
+            status.setdefault(name, []).append((float(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5))))
+        m = re.match(r"(\S+) nbdcopy seconds=(\S+)", line)
+        if m:
+            copy.setdefault(m.group(1), []).append(float(m.group(2)))
+    header = next((line for line in text.splitlines() if line.startswith("# ")), "")
+    print(f"\n{path}: BLOCK_STATUS and nbdcopy on a file of alternating 4 KiB runs (jmh/block-status.sh)\n{header}")
+    print("\n| server | rounds | slowest of 8 BLOCK_STATUS, median s | descriptors per reply | RSS before → largest peak, MiB "
+          "| nbdcopy median s | nbdcopy paired ÷ nbdkit |")
+    print("|---|---|---|---|---|---|---|")
+    for name in order:
+        rows = status[name]
+        times = copy.get(name, [])
+        ref = copy.get("nbdkit", [])
+        pair = (f"{median([a / b for a, b in zip(times, ref)]):.2f}" if ref and len(ref) == len(times) else "—")
+        print(f"| {name} | {len(rows)} | {median(r[0] for r in rows):.3f} | {rows[0][1]} "
+              f"| {rows[0][2]} → {max(r[3] for r in rows)} | {median(times):.2f} | {pair} |")
+
+
 for path in paths:
     with open(path) as f:
         text = f.read()
@@ -276,6 +306,8 @@ for path in paths:
         print(f"\n{path}: writes in flight at the disk while nbdcopy writes a sparse file (jmh/disk-inflight.sh)\n{text.rstrip()}")
     elif "\nround case seconds" in text:
         print(f"\n{path}: O_DIRECT writes into a sparse file from many threads (jmh/direct-sparse-writes.sh)\n{text.rstrip()}")
+    elif re.search(r"^\S+ status slowest_s=", text, re.M):
+        block_status(path, text)
     elif "disk_read/file server_cpu_s" in text:
         print(f"\n{path}: DONTCACHE reads over NBD, RWF_DONTCACHE on whole windows or on every read\n{text.rstrip()}")
     else:

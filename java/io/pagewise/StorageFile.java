@@ -546,26 +546,50 @@ public final class StorageFile implements Channel {
      * @throws IOException when the system call fails ({@link NativeIOException}), or
      *         {@link ClosedChannelException} when the file is closed
      * @throws IllegalArgumentException when offset or length is negative or their sum overflows
+     * @see #extents(long, long, int)
      */
     public List<Extent> extents(long offset, long length) throws IOException {
+        return extents(offset, length, Integer.MAX_VALUE);
+    }
+
+    /**
+     * As {@link #extents(long, long)}, but at most maxExtents runs: those that start the range, found with at most
+     * two SEEK_DATA/SEEK_HOLE calls each, so the cost follows what is returned rather than the length asked about
+     * (a range of alternating 4 KiB runs over 4 GiB is a million of them).
+     *
+     * @param offset     the start of the range
+     * @param length     the length of the range
+     * @param maxExtents the most runs to return, at least 1
+     * @return the first runs of the clipped range in order, from offset and without gaps; all of it when it has
+     *         at most maxExtents runs; empty when it is empty
+     * @throws IOException when the system call fails ({@link NativeIOException}), or
+     *         {@link ClosedChannelException} when the file is closed
+     * @throws IllegalArgumentException when offset or length is negative or their sum overflows, or maxExtents
+     *         is less than 1
+     */
+    public List<Extent> extents(long offset, long length, int maxExtents) throws IOException {
         checkRange(offset, length);
+        if (maxExtents < 1) throw new IllegalArgumentException("maxExtents " + maxExtents + " is less than 1");
         enter();
         try {
             long end = Math.min(offset + length, file.size());
-            List<Extent> result = new ArrayList<>();
+            List<Extent> result = new ArrayList<>(Math.min(maxExtents, 16));
             if (end <= offset) return result;
             if (file.isBlockDevice()) {
                 result.add(new Extent(offset, end - offset, false));
                 return result;
             }
             long at = offset;
-            while (at < end) {
+            while (at < end && result.size() < maxExtents) {
                 long data = file.seek(at, Space.SEEK_DATA);
                 if (data < 0 || data >= end) {
                     result.add(new Extent(at, end - at, true));
                     break;
                 }
-                if (data > at) result.add(new Extent(at, data - at, true));
+                if (data > at) {
+                    result.add(new Extent(at, data - at, true));
+                    if (result.size() == maxExtents) break;
+                }
                 long hole = file.seek(data, Space.SEEK_HOLE);
                 long dataEnd = hole < 0 ? end : Math.min(hole, end);
                 result.add(new Extent(data, dataEnd - data, false));

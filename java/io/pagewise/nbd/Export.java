@@ -136,6 +136,24 @@ public interface Export extends Closeable {
     }
 
     /**
+     * As {@link #extents(long, long)}, but at most maxExtents runs: the server asks for no more than its reply
+     * carries (a BLOCK_STATUS reply, the chunks of a READ), so an export that can stop early should, and make the
+     * cost of a lookup follow what it returns rather than the length of the range. The default truncates what
+     * {@link #extents(long, long)} returns.
+     *
+     * @param offset     the start of the range
+     * @param length     the length of the range
+     * @param maxExtents the most runs the caller will use, at least 1
+     * @return at most maxExtents runs in order from offset; they may cover only a prefix of the range, but at
+     *         least one byte
+     * @throws IOException when it fails; an {@link NbdException} names the NBD error to answer with
+     */
+    default List<Extent> extents(long offset, long length, int maxExtents) throws IOException {
+        List<Extent> extents = extents(offset, length);
+        return extents.size() <= maxExtents ? extents : List.copyOf(extents.subList(0, maxExtents));
+    }
+
+    /**
      * A hint that the range will be read soon (NBD CACHE). The default does nothing.
      *
      * @param offset the start of the range

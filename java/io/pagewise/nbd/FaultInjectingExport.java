@@ -379,6 +379,15 @@ public final class FaultInjectingExport implements Export {
     }
 
     /**
+     * {@inheritDoc} Injected into as {@link Operation#BLOCK_STATUS}.
+     */
+    @Override
+    public List<Extent> extents(long offset, long length, int maxExtents) throws IOException {
+        maybeFail(Operation.BLOCK_STATUS, offset, length);
+        return export.extents(offset, length, maxExtents);
+    }
+
+    /**
      * {@inheritDoc} Injected into as {@link Operation#CACHE}.
      */
     @Override

@@ -18,7 +18,6 @@ public final class FileExport implements Export {
     private final StorageFile file;
     private final boolean ownsFile;
     private final long size;
-    private static final long HOLE_SCAN_STEP = 1L << 30;
     /** Whether any hole may exist; a fully allocated file stays hole-free until a TRIM or zeroing punches one. */
     private volatile boolean holes;
 
@@ -39,11 +38,10 @@ public final class FileExport implements Export {
         this.holes = canExtents() && hasHole(file, size);
     }
 
+    /** The first two runs tell: a hole, or data up to the first hole, or data to the end. */
     private static boolean hasHole(StorageFile file, long size) throws IOException {
-        for (long at = 0; at < size; at += HOLE_SCAN_STEP) {
-            for (Extent extent : file.extents(at, Math.min(HOLE_SCAN_STEP, size - at))) {
-                if (extent.hole()) return true;
-            }
+        for (Extent extent : file.extents(0, size, 2)) {
+            if (extent.hole()) return true;
         }
         return false;
     }
@@ -128,7 +126,13 @@ public final class FileExport implements Export {
 
     @Override
     public List<Extent> extents(long offset, long length) throws IOException {
-        List<Extent> extents = file.extents(offset, length);
+        return extents(offset, length, Integer.MAX_VALUE);
+    }
+
+    /** {@link StorageFile#extents(long, long, int)}: at most two SEEK_DATA/SEEK_HOLE calls per run returned. */
+    @Override
+    public List<Extent> extents(long offset, long length, int maxExtents) throws IOException {
+        List<Extent> extents = file.extents(offset, length, maxExtents);
         return extents.isEmpty() ? List.of(new Extent(offset, length, false)) : extents;
     }
 

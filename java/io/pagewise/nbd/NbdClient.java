@@ -329,8 +329,11 @@ public final class NbdClient implements Closeable {
 
     /**
      * The allocation map of a range from {@code base:allocation}; {@link Extent#hole()} means the range reads as
-     * zeros. The server may describe less than asked (at least one extent) or a little more. Without
-     * {@code base:allocation} the whole range is one data extent.
+     * zeros. The server may describe less than asked (at least one extent) or a little more; ask again from the
+     * end of the list for the rest. Of what a server sends, at most 131,072 extents are kept (the most qemu-nbd
+     * sends), and none that starts past the range, so a hostile reply costs time on the wire rather than memory; a
+     * reply chunk over 64 MiB fails the connection, as in libnbd. Without {@code base:allocation} the whole range
+     * is one data extent.
      *
      * @param offset the start of the range
      * @param length the length of the range

@@ -163,7 +163,7 @@ public final class ServerStats {
     /**
      * {@return the bytes of the server-wide in-flight budget ({@link NbdServer.Builder#maxInflightBytes}) that
      * requests hold now}: each READ or WRITE holds what its payload buffers occupy from the moment it is read until
-     * its reply has gone out
+     * its reply has gone out, and each BLOCK_STATUS 16 KiB for its list of at most 256 runs
      */
     public long inflightBytesInUse() {
         ServerContext context = engine;

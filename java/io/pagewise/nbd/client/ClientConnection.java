@@ -32,6 +32,13 @@ import java.util.concurrent.locks.ReentrantLock;
 public final class ClientConnection {
     /** How long close() lets the goodbye to the server take before it closes the socket under it. */
     static final long CLOSE_GRACE_MILLIS = 2000;
+    /**
+     * The most BLOCK_STATUS descriptors kept for one request: as many as qemu-nbd sends at most (1 MiB of them),
+     * about 5 MiB of Extents. A server that sends more has its extra descriptors dropped.
+     */
+    public static final int MAX_KEPT_EXTENTS = 1 << 17;
+    /** The longest BLOCK_STATUS chunk taken, libnbd's limit on any reply chunk: 64 MiB of descriptors. */
+    static final long MAX_BLOCK_STATUS_CHUNK = (64L << 20) + 4;
     private static final ByteBuffer ZEROES = ByteBuffer.allocateDirect(64 * 1024).asReadOnlyBuffer();
 
     /** The socket, or the TLS channel over it. */
@@ -226,22 +233,9 @@ public final class ClientConnection {
                 request.filled(at, size);
                 break;
             }
-            case REPLY_TYPE_BLOCK_STATUS: {
-                if (length < 12 || (length - 4) % 8 != 0) throw new IOException("BLOCK_STATUS chunk of " + length + " bytes");
-                readLong(scratch, 4);
-                long position = request.offset;
-                for (long left = (length - 4) / 8; left > 0; left--) {
-                    scratch.clear().limit(8);
-                    SocketIo.readExactly(channel, scratch);
-                    long extent = Integer.toUnsignedLong(scratch.getInt(0));
-                    int state = scratch.getInt(4);
-                    if (request.extents != null && extent > 0) {
-                        request.extents.add(new Extent(position, extent, (state & STATE_ZERO) != 0));
-                    }
-                    position += extent;
-                }
+            case REPLY_TYPE_BLOCK_STATUS:
+                blockStatusChunk(request, length, scratch);
                 break;
-            }
             default:
                 if ((type & 0x8000) != 0) {
                     if (length < 6 || length > 1 << 20) throw new IOException("error chunk of " + length + " bytes");
@@ -264,6 +258,39 @@ public final class ClientConnection {
             }
             inFlight.remove(cookie);
             finish(request, request.error);
+        }
+    }
+
+    /**
+     * Keeps at most {@link #MAX_KEPT_EXTENTS} descriptors of a request, and none past the end of its range: the
+     * caller asks again from where the list ends, as it must for any server that answers a prefix. The rest of the
+     * chunk is read in batches and dropped, so a hostile reply costs the client time on the wire, not memory; a
+     * chunk longer than any honest reply ends the connection, as libnbd does.
+     */
+    private void blockStatusChunk(Request request, long length, ByteBuffer scratch) throws IOException {
+        if (length < 12 || (length - 4) % 8 != 0) throw new IOException("BLOCK_STATUS chunk of " + length + " bytes");
+        if (length > MAX_BLOCK_STATUS_CHUNK) {
+            throw new IOException("BLOCK_STATUS chunk of " + length + " bytes (" + (length - 4) / 8 + " descriptors) to "
+                    + request.describe() + " is longer than the " + MAX_BLOCK_STATUS_CHUNK + " bytes any reply needs");
+        }
+        readLong(scratch, 4);
+        long position = request.offset;
+        long end = request.offset + request.length;
+        int batch = scratch.capacity() / 8;
+        for (long left = (length - 4) / 8; left > 0; ) {
+            int n = (int) Math.min(left, batch);
+            scratch.clear().limit(n * 8);
+            SocketIo.readExactly(channel, scratch);
+            for (int i = 0; i < n; i++) {
+                long extent = Integer.toUnsignedLong(scratch.getInt(8 * i));
+                int state = scratch.getInt(8 * i + 4);
+                if (request.extents != null && extent > 0 && position < end
+                        && request.extents.size() < MAX_KEPT_EXTENTS) {
+                    request.extents.add(new Extent(position, extent, (state & STATE_ZERO) != 0));
+                }
+                position += extent;
+            }
+            left -= n;
         }
     }
 

@@ -1,8 +1,9 @@
 package io.pagewise.nbd.server;
 
 /**
- * A cap on the payload bytes held by requests in flight. A connection's reader takes its share before reading a
- * request's payload or buffering its reply, so a full budget stops it reading its socket: back-pressure.
+ * A cap on the payload bytes held by requests in flight (and the bounded list of runs a BLOCK_STATUS holds). A
+ * connection's reader takes its share before reading a request's payload or buffering its reply, so a full budget
+ * stops it reading its socket: back-pressure.
  */
 public final class ByteBudget {
     private final long capacity;

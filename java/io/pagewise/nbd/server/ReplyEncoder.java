@@ -12,7 +12,13 @@ import java.util.List;
  * buffers, nothing is copied. Simple or structured replies, as the session negotiated.
  */
 final class ReplyEncoder {
-    private static final int MAX_DESCRIPTORS = 256;
+    /** Descriptors in one BLOCK_STATUS reply; the export is asked for no more runs than this. */
+    static final int MAX_DESCRIPTORS = 256;
+    /**
+     * What a BLOCK_STATUS request may hold while it runs, charged to the in-flight budget: the export's list of at
+     * most MAX_DESCRIPTORS runs (an Extent and its reference, about 40 bytes each), rounded up.
+     */
+    static final long BLOCK_STATUS_FOOTPRINT = MAX_DESCRIPTORS * 64L;
     private static final int MAX_MESSAGE = 256;
 
     private final boolean structured;
@@ -94,7 +100,7 @@ final class ReplyEncoder {
      * status merged, at most one with REQ_ONE; all data when the extents say nothing about r.offset.
      */
     void blockStatus(Request r, List<Extent> extents) {
-        int limit = (r.flags & CMD_FLAG_REQ_ONE) != 0 ? 1 : MAX_DESCRIPTORS;
+        int limit = descriptorLimit(r);
         ByteBuffer area = r.area.clear();
         area.position(CHUNK_HEADER_SIZE + 4);
         int count = 0;
@@ -122,6 +128,11 @@ final class ReplyEncoder {
         chunk(r, REPLY_FLAG_DONE, REPLY_TYPE_BLOCK_STATUS, payload, 4).putInt(BASE_ALLOCATION_ID);
         r.clearSegments();
         r.addSegment(area.slice(0, CHUNK_HEADER_SIZE + payload));
+    }
+
+    /** {@return the most descriptors the reply to BLOCK_STATUS request r carries}: one with REQ_ONE */
+    static int descriptorLimit(Request r) {
+        return (r.flags & CMD_FLAG_REQ_ONE) != 0 ? 1 : MAX_DESCRIPTORS;
     }
 
     /** Adds the request's payload bytes [start, start + length) as segments. */

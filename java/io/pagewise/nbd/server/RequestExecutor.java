@@ -82,7 +82,7 @@ final class RequestExecutor {
                 export.cache(r.offset, r.length);
                 break;
             case CMD_BLOCK_STATUS:
-                replies.blockStatus(r, export.extents(r.offset, r.length));
+                replies.blockStatus(r, export.extents(r.offset, r.length, ReplyEncoder.descriptorLimit(r)));
                 return;
             default:
                 throw new NbdException(EINVAL, "unknown command " + r.type);
@@ -222,7 +222,7 @@ final class RequestExecutor {
         long covered = 0;
         if (holes) {
             try {
-                for (Extent extent : export.extents(r.offset, r.length)) {
+                for (Extent extent : export.extents(r.offset, r.length, Request.MAX_CHUNKS)) {
                     long start = Math.max(extent.offset(), r.offset) - r.offset;
                     long end = Math.min(extent.end(), r.offset + r.length) - r.offset;
                     if (start != covered || end <= start) break;

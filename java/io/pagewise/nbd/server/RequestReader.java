@@ -61,6 +61,7 @@ final class RequestReader {
             return true;
         }
         if (type == CMD_READ || type == CMD_WRITE) takeBuffers(r, Math.min(length, context.payloadPiece()));
+        if (type == CMD_BLOCK_STATUS) charge(r, ReplyEncoder.BLOCK_STATUS_FOOTPRINT);
         if (type == CMD_WRITE && !isLong(r)) receivePart(r, length);
         return true;
     }
@@ -80,11 +81,15 @@ final class RequestReader {
 
     /** Charges the budgets for held payload bytes and takes buffers for them. */
     private void takeBuffers(Request r, long held) throws InterruptedException {
-        long footprint = PayloadBuffers.footprint(held);
+        charge(r, PayloadBuffers.footprint(held));
+        r.pieceCount = context.buffers().take(held, r.pieces);
+    }
+
+    /** Charges the budgets for bytes the request will hold while it runs. */
+    private void charge(Request r, long footprint) throws InterruptedException {
         // The connection's share first: a connection at its cap waits without holding global bytes.
         r.connectionCharge = connectionBudget.acquire(footprint);
         r.charge = context.budget().acquire(footprint);
-        r.pieceCount = context.buffers().take(held, r.pieces);
     }
 
     /** Gives back r's payload buffers and budget shares; safe to call twice. */
