@@ -25,15 +25,25 @@ if [ "$host" != linux-x86_64 ]; then
     exit 0
 fi
 
+# What linux-aarch64 needs and lacks here: the cross compiler, and the C library's headers for it (only recommended
+# by the compiler's package, so an install without recommends lacks them).
+cross_missing() {
+    if ! command -v aarch64-linux-gnu-gcc >/dev/null; then
+        echo "aarch64-linux-gnu-gcc (Debian packages gcc-aarch64-linux-gnu libc6-dev-arm64-cross)"
+    elif ! aarch64-linux-gnu-gcc -E -x c - <<<'#include <sys/syscall.h>' >/dev/null 2>&1; then
+        echo "the aarch64 C library headers (Debian package libc6-dev-arm64-cross)"
+    fi
+}
+
 # The JNI headers are the host JDK's: jni.h is the same everywhere, and Linux's jni_md.h does not depend on the
 # architecture.
-if command -v aarch64-linux-gnu-gcc >/dev/null; then
+missing=$(cross_missing)
+if [ -z "$missing" ]; then
     build "$build_dir-aarch64" linux-aarch64 -DCMAKE_TOOLCHAIN_FILE="$source_dir/native/aarch64-linux-gnu.cmake"
 elif [ "${CI:-}" = true ]; then
-    echo "native/build.sh: aarch64-linux-gnu-gcc is missing, so the jar would lack linux-aarch64;" \
-        "install the Debian package $cross_package" >&2
+    echo "native/build.sh: linux-aarch64 cannot be built without $missing" >&2
     exit 1
 else
-    echo "native/build.sh: WARNING: linux-aarch64 is not built: aarch64-linux-gnu-gcc is missing" \
-        "(Debian package $cross_package). This jar carries linux-x86_64 alone." >&2
+    echo "native/build.sh: WARNING: linux-aarch64 is not built: that needs $missing." \
+        "This jar carries linux-x86_64 alone." >&2
 fi

@@ -21,7 +21,7 @@ for library in "$@"; do
     if [ -n "$too_new" ]; then
         echo "check-glibc: $library needs glibc newer than $newest, so it would not load on older systems:" >&2
         printf '%s' "$too_new" >&2
-        echo "check-glibc: call the system call itself (see docs/DESIGN.md, \"Which glibc\") instead." >&2
+        echo "check-glibc: use what glibc 2.17 has, or the system call itself (docs/DESIGN.md, \"Which glibc\")." >&2
         status=1
     else
         echo "check-glibc: $library needs at most GLIBC_$(tail -n 1 <<<"$needed") (limit $newest)"
