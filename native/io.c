@@ -175,6 +175,19 @@ static ssize_t rw2(long call, int fd, const struct iovec *iov, int count, off_t 
     return (ssize_t) n;
 }
 
+/* A durable write where the kernel has no RWF_DSYNC (before Linux 4.7, or qemu-user 7.2, which lacks pwritev2):
+ * pwritev, then fdatasync, which makes that write durable as RWF_DSYNC would (and any other of the file's). With
+ * RWF_DONTCACHE as well the EOPNOTSUPP stands: DONTCACHE's caller falls back to EVICT on it. */
+static ssize_t write_then_sync(int fd, const struct iovec *iov, int count, off_t offset)
+{
+    ssize_t n = pwritev(fd, iov, count, offset);
+    if (n <= 0)
+        return n;
+    int rc;
+    PW_RETRY(rc, fdatasync(fd));
+    return rc < 0 ? -1 : n;
+}
+
 /* One syscall over count (at most IOV_MAX) iovecs; plain preadv/pwritev when there are no flags (any kernel). With
  * PW_RW_AIO a write goes by io_submit where the kernel takes it. Counts what it asked in asked[]. */
 static ssize_t transfer_once(int fd, const struct iovec *iov, int count, off_t offset, jint flags, int writing,
@@ -194,6 +207,10 @@ static ssize_t transfer_once(int fd, const struct iovec *iov, int count, off_t o
             n = rw2(writing ? SYS_pwritev2 : SYS_preadv2, fd, iov, count, offset, native_flags);
         else
             n = writing ? pwritev(fd, iov, count, offset) : preadv(fd, iov, count, offset);
+        if (n < 0 && errno == EOPNOTSUPP && writing && native_flags == RWF_DSYNC) {
+            n = write_then_sync(fd, iov, count, offset);
+            native_flags = 0; /* not counted: no RWF_DSYNC reached the kernel */
+        }
     }
     if (n > 0 && (native_flags & RWF_DSYNC)) {
         asked[ASKED_DSYNC_CALLS]++;
