@@ -7,7 +7,6 @@
 # linux-x86_64 alone.
 set -euo pipefail
 source_dir=$1 build_dir=$2 output_root=$3 java_home=$4
-cross_package=gcc-aarch64-linux-gnu
 
 # One platform: configure and build in its own directory, then check the library it made.
 build() {
