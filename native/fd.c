@@ -13,6 +13,16 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/* fstat by its system call: glibc's fstat symbol is 2.33 (before it, an inline wrapper over __fxstat), and the
+ * library needs no glibc newer than 2.17. On x86_64 and aarch64 glibc's struct stat is the kernel's. */
+#if defined(__x86_64__)
+_Static_assert(sizeof(struct stat) == 144, "glibc's struct stat is the x86_64 kernel's");
+#elif defined(__aarch64__)
+_Static_assert(sizeof(struct stat) == 128, "glibc's struct stat is the asm-generic kernel's");
+#else
+#error "check that this architecture's struct stat is the kernel's before building for it"
+#endif
+
 #ifndef STATX_DIOALIGN
 #define STATX_DIOALIGN 0x00002000U
 #endif
@@ -82,7 +92,7 @@ stat0(JNIEnv *env, jclass cls, jint fd, jlongArray out)
         return -EINVAL;
     struct stat st;
     int rc;
-    PW_RETRY(rc, fstat(fd, &st));
+    PW_RETRY(rc, (int) syscall(SYS_fstat, fd, &st));
     if (rc < 0)
         return -errno;
     jlong values[6];

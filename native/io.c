@@ -4,13 +4,22 @@
 
 #include <limits.h>
 #include <linux/aio_abi.h>
-#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#ifndef SYS_preadv2 /* headers before Linux 4.6 */
+#if defined(__x86_64__)
+#define SYS_preadv2 327
+#define SYS_pwritev2 328
+#elif defined(__aarch64__)
+#define SYS_preadv2 286
+#define SYS_pwritev2 287
+#endif
+#endif
 #ifndef RWF_DSYNC
 #define RWF_DSYNC 0x00000002
 #endif
@@ -40,41 +49,54 @@ static int rw_flags(jint flags)
 /* Writes through Linux AIO (PW_RW_AIO), each waited for by the thread that submitted it. ext4 runs an O_DIRECT
  * write that is not a pure overwrite (one into a hole of a sparse file) under the exclusive inode lock. A
  * synchronous write keeps that lock until the disk is done, so such writes from many threads reach the disk one
- * at a time; a submitted one keeps it only while it is submitted, and the thread waits outside it. Each thread
- * gets its own context on first use (one write in flight), destroyed when the thread ends. */
-static pthread_key_t aio_key;
-static pthread_once_t aio_key_once = PTHREAD_ONCE_INIT;
-static int aio_key_ready;
-/* Stored for a thread whose io_setup failed, so that it does not ask again at every write. */
-#define AIO_UNAVAILABLE ((void *) (uintptr_t) 1)
+ * at a time; a submitted one keeps it only while it is submitted, and the thread waits outside it.
+ * A write borrows one context (one write in flight) from a fixed pool for its duration: the lowest free slot, so
+ * that only as many contexts exist as writes were ever in flight at once. A slot's context is made by its first
+ * borrower and kept until the process ends. The pool needs no thread-local storage (pthread keys are glibc 2.34
+ * symbols, and the library needs no glibc newer than 2.17). */
+#define AIO_SLOTS 256
 
-static void aio_context_free(void *value)
-{
-    if (value != NULL && value != AIO_UNAVAILABLE)
-        syscall(SYS_io_destroy, (aio_context_t) (uintptr_t) value);
-}
+enum {
+    AIO_SLOT_FREE,        /* no write in flight; context is 0 until the first borrower makes it */
+    AIO_SLOT_BUSY,        /* borrowed by one thread, which alone reads and writes context */
+    AIO_SLOT_UNUSABLE     /* io_setup failed for it, or its context was abandoned */
+};
 
-static void aio_key_create(void)
-{
-    aio_key_ready = pthread_key_create(&aio_key, aio_context_free) == 0;
-}
+struct aio_slot {
+    _Alignas(64) atomic_int state; /* a cache line each: borrowers of neighbouring slots do not contend */
+    aio_context_t context;
+};
 
-/* This thread's AIO context, or 0 where there is none (no AIO in the kernel, aio-max-nr reached). */
-static aio_context_t aio_context(void)
+static struct aio_slot aio_slots[AIO_SLOTS];
+
+/* Borrows a slot with a context, or returns NULL (every slot busy or unusable, or io_setup failed now: no AIO in
+ * the kernel, aio-max-nr reached); the caller then writes synchronously. */
+static struct aio_slot *aio_borrow(void)
 {
-    pthread_once(&aio_key_once, aio_key_create);
-    if (!aio_key_ready)
-        return 0;
-    void *value = pthread_getspecific(aio_key);
-    if (value == NULL) {
-        aio_context_t context = 0;
-        value = syscall(SYS_io_setup, 1, &context) == 0 ? (void *) (uintptr_t) context : AIO_UNAVAILABLE;
-        if (pthread_setspecific(aio_key, value) != 0) {
-            aio_context_free(value);
-            return 0;
+    for (int i = 0; i < AIO_SLOTS; i++) {
+        struct aio_slot *slot = &aio_slots[i];
+        int expected = AIO_SLOT_FREE;
+        if (atomic_load_explicit(&slot->state, memory_order_relaxed) != AIO_SLOT_FREE
+            || !atomic_compare_exchange_strong_explicit(&slot->state, &expected, AIO_SLOT_BUSY,
+                                                        memory_order_acquire, memory_order_relaxed))
+            continue;
+        if (slot->context == 0) {
+            aio_context_t context = 0;
+            if (syscall(SYS_io_setup, 1, &context) != 0) {
+                /* The next slot would fail alike: write synchronously now, and never ask for this slot again. */
+                atomic_store_explicit(&slot->state, AIO_SLOT_UNUSABLE, memory_order_release);
+                return NULL;
+            }
+            slot->context = context;
         }
+        return slot;
     }
-    return value == AIO_UNAVAILABLE ? 0 : (aio_context_t) (uintptr_t) value;
+    return NULL;
+}
+
+static void aio_return(struct aio_slot *slot)
+{
+    atomic_store_explicit(&slot->state, AIO_SLOT_FREE, memory_order_release);
 }
 
 /* Returned by aio_write_once when io_submit did not take the write: nothing was written, write it synchronously. */
@@ -92,18 +114,20 @@ enum {
     ASKED_FIELDS
 };
 
-/* The AIO context could not be waited on (io_getevents failed: cannot happen with valid arguments). io_destroy
- * waits for the write still in flight, so the buffers are free again when the caller returns; the thread then
- * writes synchronously from now on. */
-static void aio_abandon(aio_context_t context)
+/* The slot's context could not be waited on (io_getevents failed: cannot happen with valid arguments). io_destroy
+ * waits for the write still in flight, so the buffers are free again when the caller returns; the slot is not
+ * borrowed again. */
+static void aio_abandon(struct aio_slot *slot)
 {
-    syscall(SYS_io_destroy, context);
-    pthread_setspecific(aio_key, AIO_UNAVAILABLE);
+    syscall(SYS_io_destroy, slot->context);
+    slot->context = 0;
+    atomic_store_explicit(&slot->state, AIO_SLOT_UNUSABLE, memory_order_release);
 }
 
-/* One pwritev through the context, waited for. Returns what pwritev2 would (bytes, or -1 with errno), or
- * AIO_REFUSED. The kernel copies the iocb and the iovecs at io_submit; only the data buffers stay in use. */
-static ssize_t aio_write_once(aio_context_t context, int fd, const struct iovec *iov, int count, off_t offset,
+/* One pwritev through the borrowed slot's context, waited for; the slot is given back (or abandoned) before it
+ * returns. Returns what pwritev2 would (bytes, or -1 with errno), or AIO_REFUSED. The kernel copies the iocb and
+ * the iovecs at io_submit; only the data buffers stay in use. */
+static ssize_t aio_write_once(struct aio_slot *slot, int fd, const struct iovec *iov, int count, off_t offset,
                               int flags)
 {
     struct iocb request;
@@ -116,23 +140,52 @@ static ssize_t aio_write_once(aio_context_t context, int fd, const struct iovec 
     request.aio_rw_flags = flags;
     struct iocb *requests[1] = { &request };
     long submitted;
-    PW_RETRY(submitted, syscall(SYS_io_submit, context, 1L, requests));
-    if (submitted != 1)
+    PW_RETRY(submitted, syscall(SYS_io_submit, slot->context, 1L, requests));
+    if (submitted != 1) {
+        aio_return(slot);
         return AIO_REFUSED;
+    }
     struct io_event event;
     long completed;
     /* EINTR leaves the write in flight and its completion in the ring: wait again. */
-    PW_RETRY(completed, syscall(SYS_io_getevents, context, 1L, 1L, &event, NULL));
+    PW_RETRY(completed, syscall(SYS_io_getevents, slot->context, 1L, 1L, &event, NULL));
     if (completed != 1) {
-        aio_abandon(context);
+        aio_abandon(slot);
         errno = EIO; /* whether the write happened is unknown */
         return -1;
     }
+    aio_return(slot);
     if (event.res < 0) {
         errno = (int) -event.res;
         return -1;
     }
     return (ssize_t) event.res;
+}
+
+/* preadv2 or pwritev2 (the call number) by its system call: glibc's wrappers are 2.26 symbols, and the library
+ * needs no glibc newer than 2.17. The kernel takes the offset as a low and a high word (pos_from_hilo); on a 64-bit
+ * architecture the low word holds all of it and the high one is ignored. A kernel without the call (before 4.6)
+ * answers ENOSYS, made EOPNOTSUPP as glibc does: to callers, flags this kernel does not support. */
+static ssize_t rw2(long call, int fd, const struct iovec *iov, int count, off_t offset, int flags)
+{
+    _Static_assert(sizeof(long) == 8, "the offset fits the low word on 64-bit architectures only");
+    long n = syscall(call, (long) fd, iov, (long) count, (long) offset, 0L, (long) flags);
+    if (n < 0 && errno == ENOSYS)
+        errno = EOPNOTSUPP;
+    return (ssize_t) n;
+}
+
+/* A durable write where the kernel has no RWF_DSYNC (before Linux 4.7, or qemu-user 7.2, which lacks pwritev2):
+ * pwritev, then fdatasync, which makes that write durable as RWF_DSYNC would (and any other of the file's). With
+ * RWF_DONTCACHE as well the EOPNOTSUPP stands: DONTCACHE's caller falls back to EVICT on it. */
+static ssize_t write_then_sync(int fd, const struct iovec *iov, int count, off_t offset)
+{
+    ssize_t n = pwritev(fd, iov, count, offset);
+    if (n <= 0)
+        return n;
+    int rc;
+    PW_RETRY(rc, fdatasync(fd));
+    return rc < 0 ? -1 : n;
 }
 
 /* One syscall over count (at most IOV_MAX) iovecs; plain preadv/pwritev when there are no flags (any kernel). With
@@ -143,17 +196,21 @@ static ssize_t transfer_once(int fd, const struct iovec *iov, int count, off_t o
     int native_flags = rw_flags(flags);
     ssize_t n = AIO_REFUSED;
     if (writing && (flags & PW_RW_AIO)) {
-        aio_context_t context = aio_context();
-        if (context != 0)
-            n = aio_write_once(context, fd, iov, count, offset, native_flags);
+        struct aio_slot *slot = aio_borrow();
+        if (slot != NULL)
+            n = aio_write_once(slot, fd, iov, count, offset, native_flags);
         if (n != AIO_REFUSED)
             asked[ASKED_AIO_WRITES]++;
     }
     if (n == AIO_REFUSED) {
-        if (writing)
-            n = native_flags == 0 ? pwritev(fd, iov, count, offset) : pwritev2(fd, iov, count, offset, native_flags);
+        if (native_flags != 0)
+            n = rw2(writing ? SYS_pwritev2 : SYS_preadv2, fd, iov, count, offset, native_flags);
         else
-            n = native_flags == 0 ? preadv(fd, iov, count, offset) : preadv2(fd, iov, count, offset, native_flags);
+            n = writing ? pwritev(fd, iov, count, offset) : preadv(fd, iov, count, offset);
+        if (n < 0 && errno == EOPNOTSUPP && writing && native_flags == RWF_DSYNC) {
+            n = write_then_sync(fd, iov, count, offset);
+            native_flags = 0; /* not counted: no RWF_DSYNC reached the kernel */
+        }
     }
     if (n > 0 && (native_flags & RWF_DSYNC)) {
         asked[ASKED_DSYNC_CALLS]++;

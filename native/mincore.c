@@ -39,6 +39,36 @@ static long page_size(void)
     return sysconf(_SC_PAGESIZE);
 }
 
+/* A chunk is mapped PROT_NONE, so that nothing can touch (and fault in) the pages being counted; Linux answers
+ * mincore for such a mapping. qemu-user (7.2) refuses it with ENOMEM, since it checks that the guest pages are
+ * accessible: where that happens the chunk is mapped readable and asked again, and later chunks are mapped
+ * readable first. */
+static atomic_int prot_none_refused;
+
+/* Maps [offset, offset + length) of fd with prot and asks mincore for it; returns 0 or -errno. */
+static int ask(int fd, off_t offset, size_t length, int prot, unsigned char *vector)
+{
+    void *map = mmap(NULL, length, prot, MAP_SHARED, fd, offset);
+    if (map == MAP_FAILED)
+        return -errno;
+    atomic_fetch_add(&mincore_calls, 1);
+    int rc = mincore(map, length, vector);
+    int saved = errno;
+    munmap(map, length);
+    return rc < 0 ? -saved : 0;
+}
+
+static int ask_chunk(int fd, off_t offset, size_t length, unsigned char *vector)
+{
+    if (atomic_load_explicit(&prot_none_refused, memory_order_relaxed))
+        return ask(fd, offset, length, PROT_READ, vector);
+    int rc = ask(fd, offset, length, PROT_NONE, vector);
+    if (rc != -ENOMEM || ask(fd, offset, length, PROT_READ, vector) != 0)
+        return rc; /* a real ENOMEM, or the readable mapping failed too: the first error is the one to report */
+    atomic_store_explicit(&prot_none_refused, 1, memory_order_relaxed);
+    return 0;
+}
+
 /* Calls visit for each chunk's residency vector; returns 0 or -errno. */
 typedef void (*chunk_visitor)(void *state, const unsigned char *vector, size_t pages, size_t first_page);
 
@@ -53,19 +83,10 @@ static int scan(int fd, jlong offset, jlong length, chunk_visitor visit, void *s
     jlong done = 0;
     while (done < length) {
         jlong chunk = length - done < CHUNK_BYTES ? length - done : CHUNK_BYTES;
-        void *map = mmap(NULL, (size_t) chunk, PROT_NONE, MAP_SHARED, fd, (off_t) (offset + done));
-        if (map == MAP_FAILED) {
-            int saved = errno;
-            free(vector);
-            return -saved;
-        }
-        atomic_fetch_add(&mincore_calls, 1);
-        int rc = mincore(map, (size_t) chunk, vector);
-        int saved = errno;
-        munmap(map, (size_t) chunk);
+        int rc = ask_chunk(fd, (off_t) (offset + done), (size_t) chunk, vector);
         if (rc < 0) {
             free(vector);
-            return -saved;
+            return rc;
         }
         size_t pages = (size_t) ((chunk + page - 1) / page);
         visit(state, vector, pages, (size_t) (done / page));

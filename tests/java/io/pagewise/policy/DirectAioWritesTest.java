@@ -15,8 +15,14 @@ import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -73,6 +79,62 @@ class DirectAioWritesTest {
             assertEquals(64L * MIB, file.size(), "writes inside the file keep its size");
         }
         ResidencyCheck.assertAtMostOnePercent(path, mode + " writes by io_submit");
+    }
+
+    /**
+     * Writers in flight at once each borrow their own AIO context from the library's pool (256 of them): every
+     * write of 16 threads writing at once goes by io_submit, none falls back to a synchronous write for want of a
+     * context, and each lands where it was asked. Each thread writes its own length and refills one buffer for its
+     * next write as soon as a write returns: a thread that took another's completion from a shared context would
+     * return early, with a wrong count, and overwrite a buffer the kernel was still writing from.
+     */
+    @ParameterizedTest
+    @EnumSource(value = CacheMode.class, names = {"DIRECT"})
+    void concurrentWritersEachBorrowAContextOfTheirOwn(CacheMode mode) throws Exception {
+        ExternalTools.requireNativeLibrary();
+        int threads = 16;
+        int writesEach = 24;
+        int slot = 256 * 1024;
+        Path path = dir.resolve("concurrent");
+        try (RandomAccessFile sparse = new RandomAccessFile(path.toFile(), "rw")) {
+            sparse.setLength((long) threads * writesEach * slot);
+        }
+        try (RawFile file = open(path, mode)) {
+            CachePolicy policy = CachePolicy.create(mode, file);
+            CyclicBarrier start = new CyclicBarrier(threads);
+            ExecutorService pool = Executors.newFixedThreadPool(threads);
+            try {
+                List<Future<?>> done = new ArrayList<>();
+                for (int t = 0; t < threads; t++) {
+                    int thread = t;
+                    done.add(pool.submit(() -> {
+                        ByteBuffer buffer = ByteBuffer.allocateDirect(slot + 4096).alignedSlice(4096);
+                        start.await();
+                        for (int i = 0; i < writesEach; i++) {
+                            int index = i * threads + thread; /* interleaved: neighbours write at once */
+                            buffer.clear().put(random(100 + index, length(thread, slot))).flip();
+                            policy.write(new ByteBuffer[] {buffer}, (long) index * slot, false);
+                        }
+                        return null;
+                    }));
+                }
+                for (Future<?> future : done) future.get(30, TimeUnit.SECONDS);
+            } finally {
+                pool.shutdownNow();
+            }
+            assertEquals((long) threads * writesEach, file.counters().aioWrites(),
+                    "every write went by io_submit, none synchronously for want of a context");
+            for (int index = 0; index < threads * writesEach; index++) {
+                int length = length(index % threads, slot);
+                assertArrayEquals(random(100 + index, length), read(policy, (long) index * slot, length),
+                        "block " + index);
+            }
+        }
+    }
+
+    /** Thread t's write length: a quarter, half, three quarters or all of a slot. */
+    private static int length(int thread, int slot) {
+        return slot / 4 * (1 + thread % 4);
     }
 
     /**
