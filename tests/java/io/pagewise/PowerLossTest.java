@@ -14,7 +14,6 @@ import java.nio.channels.FileChannel;
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
@@ -48,15 +47,7 @@ class PowerLossTest {
         if (lazyfs != null) lazyfs.close();
     }
 
-    /** The modes whose flush and FUA make data durable. */
-    static Stream<CacheMode> durableModes() {
-        return Arrays.stream(CacheMode.values()).filter(CacheMode::flushSyncs);
-    }
 
-    /** The modes in which every write is durable before it returns. */
-    static Stream<CacheMode> everyWriteModes() {
-        return Arrays.stream(CacheMode.values()).filter(CacheMode::syncsEveryWrite);
-    }
 
     /**
      * A new file on the mount holding old, durable data (written and fsynced through the mount, so LazyFS also has
@@ -82,7 +73,7 @@ class PowerLossTest {
     }
 
     @ParameterizedTest
-    @MethodSource("durableModes")
+    @MethodSource("io.pagewise.testing.LazyFsMount#durableModes")
     void fuaWritesSurvive(CacheMode mode) throws Exception {
         String name = durableFile(Fixtures.random(1, BLOCKS * BLOCK));
         byte[] fresh = Fixtures.random(2, BLOCKS * BLOCK);
@@ -94,7 +85,7 @@ class PowerLossTest {
     }
 
     @ParameterizedTest
-    @MethodSource("durableModes")
+    @MethodSource("io.pagewise.testing.LazyFsMount#durableModes")
     void writesBeforeAFlushSurvive(CacheMode mode) throws Exception {
         String name = durableFile(Fixtures.random(3, BLOCKS * BLOCK));
         byte[] fresh = Fixtures.random(4, BLOCKS * BLOCK);
@@ -107,7 +98,7 @@ class PowerLossTest {
     }
 
     @ParameterizedTest
-    @MethodSource("durableModes")
+    @MethodSource("io.pagewise.testing.LazyFsMount#durableModes")
     void zerosBeforeAFlushSurvive(CacheMode mode) throws Exception {
         byte[] expected = Fixtures.random(5, BLOCKS * BLOCK);
         String name = durableFile(expected);
@@ -123,7 +114,7 @@ class PowerLossTest {
     }
 
     @ParameterizedTest
-    @MethodSource("everyWriteModes")
+    @MethodSource("io.pagewise.testing.LazyFsMount#everyWriteModes")
     void everyWriteSurvives(CacheMode mode) throws Exception {
         String name = durableFile(Fixtures.random(6, BLOCKS * BLOCK));
         byte[] fresh = Fixtures.random(7, BLOCKS * BLOCK);
@@ -136,7 +127,7 @@ class PowerLossTest {
 
     /** Issue 19 point 5: written and flushed, then every other block zeroed without FUA or flush. */
     @ParameterizedTest
-    @MethodSource("everyWriteModes")
+    @MethodSource("io.pagewise.testing.LazyFsMount#everyWriteModes")
     void everyZeroSurvives(CacheMode mode) throws Exception {
         String name = durableFile(new byte[0]);
         byte[] expected = Fixtures.random(8, BLOCKS * BLOCK);
@@ -158,7 +149,7 @@ class PowerLossTest {
      * trim keeps the data and zero writes zeros: the fallocate paths of both are not reached by these tests.
      */
     @ParameterizedTest
-    @MethodSource("everyWriteModes")
+    @MethodSource("io.pagewise.testing.LazyFsMount#everyWriteModes")
     void everyTrimSurvives(CacheMode mode) throws Exception {
         String name = durableFile(new byte[0]);
         byte[] before;
@@ -175,13 +166,13 @@ class PowerLossTest {
 
     /** Issue 19 point 8: a durable write that grows the file to a size off a block boundary keeps that size. */
     @ParameterizedTest
-    @MethodSource("durableModes")
+    @MethodSource("io.pagewise.testing.LazyFsMount#durableModes")
     void fuaAppendsOffABlockBoundaryKeepTheirSize(CacheMode mode) throws Exception {
         unalignedAppends(mode, true);
     }
 
     @ParameterizedTest
-    @MethodSource("everyWriteModes")
+    @MethodSource("io.pagewise.testing.LazyFsMount#everyWriteModes")
     void plainAppendsOffABlockBoundaryKeepTheirSize(CacheMode mode) throws Exception {
         unalignedAppends(mode, false);
     }

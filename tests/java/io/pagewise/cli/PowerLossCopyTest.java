@@ -15,7 +15,6 @@ import java.util.Arrays;
 import java.util.Locale;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
@@ -62,12 +61,9 @@ class PowerLossCopyTest {
         if (lazyfs != null) lazyfs.close();
     }
 
-    static Stream<CacheMode> durableModes() {
-        return Arrays.stream(CacheMode.values()).filter(CacheMode::flushSyncs);
-    }
 
     @ParameterizedTest
-    @MethodSource("durableModes")
+    @MethodSource("io.pagewise.testing.LazyFsMount#durableModes")
     void aFlushedCopySurvives(CacheMode mode) throws Exception {
         if (mode.needsNative()) ExternalTools.requireNativeLibrary();
         String name = "copy-" + mode.name().toLowerCase(Locale.ROOT);

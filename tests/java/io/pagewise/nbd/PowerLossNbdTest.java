@@ -24,7 +24,6 @@ import java.util.Arrays;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
@@ -59,13 +58,7 @@ class PowerLossNbdTest {
         if (lazyfs != null) lazyfs.close();
     }
 
-    static Stream<CacheMode> durableModes() {
-        return Arrays.stream(CacheMode.values()).filter(CacheMode::flushSyncs);
-    }
 
-    static Stream<CacheMode> everyWriteModes() {
-        return Arrays.stream(CacheMode.values()).filter(CacheMode::syncsEveryWrite);
-    }
 
     private static byte[] random(long seed, int length) {
         byte[] data = new byte[length];
@@ -145,7 +138,7 @@ class PowerLossNbdTest {
     }
 
     @ParameterizedTest
-    @MethodSource("durableModes")
+    @MethodSource("io.pagewise.testing.LazyFsMount#durableModes")
     void fuaWritesSurvive(CacheMode mode) throws Exception {
         byte[] fresh = random(2, BLOCKS * BLOCK);
         String name;
@@ -158,7 +151,7 @@ class PowerLossNbdTest {
     }
 
     @ParameterizedTest
-    @MethodSource("durableModes")
+    @MethodSource("io.pagewise.testing.LazyFsMount#durableModes")
     void writesBeforeAFlushSurvive(CacheMode mode) throws Exception {
         byte[] fresh = random(4, BLOCKS * BLOCK);
         String name;
@@ -172,7 +165,7 @@ class PowerLossNbdTest {
     }
 
     @ParameterizedTest
-    @MethodSource("durableModes")
+    @MethodSource("io.pagewise.testing.LazyFsMount#durableModes")
     void writeZeroesWithFuaSurvives(CacheMode mode) throws Exception {
         byte[] expected = random(5, BLOCKS * BLOCK);
         String name;
@@ -190,7 +183,7 @@ class PowerLossNbdTest {
     }
 
     @ParameterizedTest
-    @MethodSource("everyWriteModes")
+    @MethodSource("io.pagewise.testing.LazyFsMount#everyWriteModes")
     void everyWriteSurvives(CacheMode mode) throws Exception {
         byte[] fresh = random(7, BLOCKS * BLOCK);
         String name;
@@ -204,7 +197,7 @@ class PowerLossNbdTest {
 
     /** Issue 19 point 5 over NBD: in these modes a WRITE_ZEROES without FUA is durable once acknowledged. */
     @ParameterizedTest
-    @MethodSource("everyWriteModes")
+    @MethodSource("io.pagewise.testing.LazyFsMount#everyWriteModes")
     void everyWriteZeroesSurvives(CacheMode mode) throws Exception {
         byte[] expected = random(8, BLOCKS * BLOCK);
         String name;

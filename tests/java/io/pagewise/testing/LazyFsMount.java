@@ -296,4 +296,14 @@ public final class LazyFsMount implements AutoCloseable {
             for (Path p : (Iterable<Path>) paths.sorted(Comparator.reverseOrder())::iterator) Files.deleteIfExists(p);
         }
     }
+
+    /** For {@code @MethodSource}: the modes whose flush and FUA make data durable, what power-loss tests cut under. */
+    public static java.util.stream.Stream<io.pagewise.CacheMode> durableModes() {
+        return java.util.Arrays.stream(io.pagewise.CacheMode.values()).filter(io.pagewise.CacheMode::flushSyncs);
+    }
+
+    /** For {@code @MethodSource}: the modes in which every write is durable before it returns. */
+    public static java.util.stream.Stream<io.pagewise.CacheMode> everyWriteModes() {
+        return java.util.Arrays.stream(io.pagewise.CacheMode.values()).filter(io.pagewise.CacheMode::syncsEveryWrite);
+    }
 }
