@@ -43,7 +43,7 @@ if [ "${1:-}" != --inside ]; then
     if [ -z "$jar" ]; then
         jar=$(ls "$repo"/target/pagewise-*.jar 2>/dev/null | grep -Ev -- '-(sources|javadoc|tests)\.jar$' | head -n 1 || true)
     fi
-    [ -n "$jar" ] && [ -f "$jar" ] || unavailable "no jar in $repo/target (mvn package first, or set PAGEWISE_JAR)"
+    [ -n "$jar" ] && [ -f "$jar" ] || unavailable "no jar ${PAGEWISE_JAR:+at $PAGEWISE_JAR }(mvn package builds target/pagewise-*.jar; PAGEWISE_JAR names another)"
     start=$(date +%s)
     root=$(bash "$here/roots.sh" "$name") || unavailable "the $name root could not be built (see above)"
     echo "platform $name: root ready in $(( $(date +%s) - start )) s: $root" >&2
@@ -138,7 +138,7 @@ compare_counts() {
     fi
 }
 
-echo "platform $name: $(chroot "$root" "$java" -version 2>&1 | grep -v '^Unsupported syscall' | head -n 1), $(chroot "$root" /usr/bin/ldd --version | head -n 1)"
+echo "platform $name: $(chroot "$root" "$java" -version 2>&1 | grep -v '^Unsupported syscall' | head -n 1), $(chroot "$root" /usr/bin/ldd --version 2>/dev/null | head -n 1)"
 
 test_version() {
     local out
@@ -207,6 +207,7 @@ test_mode() {
         return
     fi
     pass "$mode serves and round-trips $size_mib MiB through the host's nbdcopy"
+    [ -n "$lacking" ] && echo "platform $name: $mode: qemu-user lacks $lacking (ENOSYS), which a kernel has; served all the same"
     # The mode the server says it serves in: DONTCACHE falls back to EVICT where the file refuses RWF_DONTCACHE,
     # which a kernel ≥ 6.14 on ext4 here does not, but qemu-user does when it lacks preadv2/pwritev2 (ENOSYS).
     if [ "$served" = "$mode" ]; then
