@@ -72,16 +72,22 @@ mirror=$(debian_mirror)
 mkdir -p "$roots"
 # Built beside its final place and moved there only when complete, so an interrupted build is never reused.
 work=$dir.building
-rm -rf "$work" "$dir"
+# --one-file-system: never into a mount a killed build might have left inside (there is none since debootstrap
+# runs in a mount namespace of its own, below, but a root made otherwise might have them).
+rm -rf --one-file-system "$work" "$dir"
 start=$(date +%s)
 echo "roots.sh: building $dir ($recipe) from $mirror" >&2
 log=$roots/$name.debootstrap.log
-if ! debootstrap --arch="$arch" --variant=minbase --include="$packages" --exclude="$excluded" "$suite" "$work" "$mirror" >"$log" 2>&1; then
+# In mount and PID namespaces of its own, the /proc and /sys debootstrap mounts in the root and the programs it runs
+# go away with it however it ends; bounded, since a stalled mirror would otherwise hold CI until its end.
+if ! timeout -k 10 "${PAGEWISE_ROOT_TIMEOUT:-2400}" unshare --mount --propagation private --pid --fork --kill-child \
+        debootstrap --arch="$arch" --variant=minbase --include="$packages" --exclude="$excluded" "$suite" "$work" "$mirror" \
+        >"$log" 2>&1; then
     tail -n 30 "$log" >&2
     [ -f "$work/debootstrap/debootstrap.log" ] && tail -n 30 "$work/debootstrap/debootstrap.log" >&2
     die "debootstrap $suite $arch failed (log: $log)"
 fi
-# Nothing in the root is served from caches the tests do not use.
+# The downloaded packages are installed: 100 MiB less to keep.
 rm -rf "$work"/var/cache/apt/archives/*.deb "$work"/var/lib/apt/lists/*
 # The JDK finds its libraries through $ORIGIN, which glibc reads from /proc/self/exe: it needs /proc. A private
 # mount namespace drops that mount again, however this ends.

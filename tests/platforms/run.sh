@@ -80,7 +80,7 @@ cleanup() {
     for m in "$root$inside" "$root/tmp" "$root/dev" "$root/proc"; do
         mountpoint -q "$m" && umount -l "$m"
     done
-    rm -rf "$work"
+    rm -rf --one-file-system "$work"
 }
 trap cleanup EXIT
 trap 'exit 143' TERM INT
