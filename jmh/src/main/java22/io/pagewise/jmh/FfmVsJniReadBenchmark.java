@@ -4,6 +4,7 @@ import io.pagewise.CacheMode;
 import io.pagewise.PageCache;
 import io.pagewise.StorageFile;
 import io.pagewise.internal.JniReads;
+import com.sun.nio.file.ExtendedOpenOption;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -30,7 +31,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * Issue 20: one positional read through the library's JNI call against the same read bound with FFM (JDK 22+),
  * on one descriptor of one file, into the same direct buffer, walking a 256 MiB file in steps of {@code size}.
  * {@code direct=false}: the file is held in the page cache; {@code direct=true}: an O_DIRECT descriptor (the reads
- * go to the disk). {@code storageFile} is the public {@link StorageFile#read} path over the same file, for scale.
+ * go to the disk). {@code storageFile} is the public {@link StorageFile#read} path over the same file, and
+ * {@code fileChannel} the JDK's own {@code FileChannel.read(ByteBuffer, long)} (also JNI, one pread per call), for scale.
  * Before measuring, every path is checked to read the same bytes and to answer the same -errno.
  */
 @BenchmarkMode(Mode.AverageTime)
@@ -52,6 +54,7 @@ public class FfmVsJniReadBenchmark {
     private Path path;
     private int fd;
     private StorageFile storage;
+    private FileChannel channel;
 
     @State(Scope.Thread)
     public static class Cursor {
@@ -78,12 +81,15 @@ public class FfmVsJniReadBenchmark {
         else PageCache.touch(path);
         fd = JniReads.open(path, direct);
         storage = StorageFile.open(path, direct ? CacheMode.DIRECT : CacheMode.WRITEBACK, StandardOpenOption.READ);
+        channel = direct ? FileChannel.open(path, StandardOpenOption.READ, ExtendedOpenOption.DIRECT)
+                : FileChannel.open(path, StandardOpenOption.READ);
         checkPathsAgree();
     }
 
     @TearDown(Level.Trial)
     public void close() throws IOException {
         storage.close();
+        channel.close();
         JniReads.close(fd);
         PageCache.evict(path);
         Files.deleteIfExists(path);
@@ -107,6 +113,19 @@ public class FfmVsJniReadBenchmark {
     @Benchmark
     public int storageFile(Cursor cursor) throws IOException {
         return full(storage.read(cursor.buffer.clear(), cursor.next(size)));
+    }
+
+    @Benchmark
+    public int fileChannel(Cursor cursor) throws IOException {
+        ByteBuffer buffer = cursor.buffer.clear();
+        long at = cursor.next(size);
+        int n = 0;
+        while (buffer.hasRemaining()) {
+            int got = channel.read(buffer, at + n);
+            if (got < 0) break;
+            n += got;
+        }
+        return full(n);
     }
 
     private int full(int n) {
