@@ -9,7 +9,7 @@
 #                                       verdict: no slower and leaves <= 1 % of the files it reads or writes
 #   mode,op,sizeMiB,...                 CacheModeBenchmark's CSV (first row of each mode and op is the warm-up)
 #   JMH text output of PositionalIoBenchmark: target J1
-#   JMH text output of FfmVsJniReadBenchmark (JDK 22+): issue 20's JNI-or-FFM reads, FFM ≤ JNI per size
+#   JMH text output of FfmVsJniReadBenchmark (JDK 22+): issue 20's JNI-or-FFM reads (no verdict: see the rounds)
 #   round,size,method,load1,...         jmh/ffm-vs-jni-rounds.sh: the same in interleaved rounds, medians and paired
 #   jmh/server-memory.sh output: target M1
 #   jmh/dontcache-disk-reads.sh, dontcache-nbd-reads.sh, trace-whole-requests.sh, direct-sparse-writes.sh and
@@ -195,26 +195,23 @@ def ffm_vs_jni(path, text):
         api, direct, size, score, error = m.groups()
         scores[(direct == "true", int(size), api)] = (float(score), float(error))
     print(f"\n{path}: issue 20, one read through the library's JNI call vs FFM (JMH score: mean ns/op ± 99.9 % error)")
-    print("| file | size | JNI ns/op | FFM pread ns/op | FFM preadv ns/op | StorageFile.read ns/op "
+    print("| file | size | JNI ns/op | FFM pread ns/op | FFM preadv ns/op | FileChannel.read ns/op | StorageFile.read ns/op "
           "| pread / JNI | preadv / JNI | error intervals (pread, preadv vs JNI) |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
 
     def overlap(a, b):
         return "overlap" if a[0] - a[1] <= b[0] + b[1] and b[0] - b[1] <= a[0] + a[1] else "apart"
 
-    verdicts = []
     for direct, size in sorted({(d, s) for d, s, a in scores}):
-        jni, pread, preadv, storage = (scores.get((direct, size, a)) for a in ("jni", "ffmPread", "ffmPreadv", "storageFile"))
+        jni, pread, preadv, channel, storage = (scores.get((direct, size, a))
+                                                for a in ("jni", "ffmPread", "ffmPreadv", "fileChannel", "storageFile"))
         if not (jni and pread and preadv):
             continue
         label = f"{size >> 20} MiB" if size >= 1 << 20 else f"{size >> 10} KiB"
         cell = lambda v: f"{v[0]:,.0f} ± {v[1]:,.0f}" if v else "-"
         print(f"| {'O_DIRECT' if direct else 'cached'} | {label} | {cell(jni)} | {cell(pread)} | {cell(preadv)} "
-              f"| {cell(storage)} | {pread[0] / jni[0]:.2f} | {preadv[0] / jni[0]:.2f} "
+              f"| {cell(channel)} | {cell(storage)} | {pread[0] / jni[0]:.2f} | {preadv[0] / jni[0]:.2f} "
               f"| {overlap(pread, jni)}, {overlap(preadv, jni)} |")
-        if not direct:
-            verdicts.append(min(pread[0], preadv[0]) <= jni[0])
-    print(f"FFM as fast as JNI at every cached size (by JMH's score): {verdict(bool(verdicts) and all(verdicts))}")
 
 
 def ffm_rounds(path, rows):
