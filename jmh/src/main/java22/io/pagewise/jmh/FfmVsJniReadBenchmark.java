@@ -76,21 +76,27 @@ public class FfmVsJniReadBenchmark {
     @Setup(Level.Trial)
     public void open() throws IOException {
         path = Files.createTempFile(Path.of(System.getProperty("pagewise.bench.dir", "/var/tmp")), "pagewise-ffm", ".raw");
-        fill(path);
-        if (direct) PageCache.evict(path);
-        else PageCache.touch(path);
-        fd = JniReads.open(path, direct);
-        storage = StorageFile.open(path, direct ? CacheMode.DIRECT : CacheMode.WRITEBACK, StandardOpenOption.READ);
-        channel = direct ? FileChannel.open(path, StandardOpenOption.READ, ExtendedOpenOption.DIRECT)
-                : FileChannel.open(path, StandardOpenOption.READ);
-        checkPathsAgree();
+        fd = -1;
+        try {
+            fill(path);
+            if (direct) PageCache.evict(path);
+            else PageCache.touch(path);
+            fd = JniReads.open(path, direct);
+            storage = StorageFile.open(path, direct ? CacheMode.DIRECT : CacheMode.WRITEBACK, StandardOpenOption.READ);
+            channel = direct ? FileChannel.open(path, StandardOpenOption.READ, ExtendedOpenOption.DIRECT)
+                    : FileChannel.open(path, StandardOpenOption.READ);
+            checkPathsAgree();
+        } catch (IOException | RuntimeException e) {
+            close(); // JMH runs no teardown after a failed setup: the 256 MiB file would stay behind
+            throw e;
+        }
     }
 
     @TearDown(Level.Trial)
     public void close() throws IOException {
-        storage.close();
-        channel.close();
-        JniReads.close(fd);
+        if (storage != null) storage.close();
+        if (channel != null) channel.close();
+        if (fd >= 0) JniReads.close(fd);
         PageCache.evict(path);
         Files.deleteIfExists(path);
     }
