@@ -9,6 +9,8 @@
 #                                       verdict: no slower and leaves <= 1 % of the files it reads or writes
 #   mode,op,sizeMiB,...                 CacheModeBenchmark's CSV (first row of each mode and op is the warm-up)
 #   JMH text output of PositionalIoBenchmark: target J1
+#   JMH text output of FfmVsJniReadBenchmark (JDK 22+): issue 20's JNI-or-FFM reads (no verdict: see the rounds)
+#   round,size,method,load1,...         jmh/ffm-vs-jni-rounds.sh: the same in interleaved rounds, medians and paired
 #   jmh/server-memory.sh output: target M1
 #   jmh/dontcache-disk-reads.sh, dontcache-nbd-reads.sh, trace-whole-requests.sh, direct-sparse-writes.sh and
 #   disk-inflight.sh output: printed as it is
@@ -187,6 +189,63 @@ def positional_io(path, text):
     print(f"J1 JNI ≥ FileChannel at every size (by JMH's score): {verdict(all_ok)}")
 
 
+def ffm_vs_jni(path, text):
+    scores = {}
+    for m in re.finditer(r"^FfmVsJniReadBenchmark\.(\w+)\s+(true|false)\s+(\d+)\s+avgt\s+\d+\s+([\d.]+)\s+±\s+([\d.]+)",
+                         text, re.M):
+        api, direct, size, score, error = m.groups()
+        scores[(direct == "true", int(size), api)] = (float(score), float(error))
+    print(f"\n{path}: issue 20, one read through the library's JNI call vs FFM (JMH score: mean ns/op ± 99.9 % error)")
+    print("| file | size | JNI ns/op | FFM pread ns/op | FFM preadv ns/op | FileChannel.read ns/op | StorageFile.read ns/op "
+          "| pread / JNI | preadv / JNI | error intervals (pread, preadv vs JNI) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+
+    def overlap(a, b):
+        return "overlap" if a[0] - a[1] <= b[0] + b[1] and b[0] - b[1] <= a[0] + a[1] else "apart"
+
+    for direct, size in sorted({(d, s) for d, s, a in scores}):
+        jni, pread, preadv, channel, storage = (scores.get((direct, size, a))
+                                                for a in ("jni", "ffmPread", "ffmPreadv", "fileChannel", "storageFile"))
+        if not (jni and pread and preadv):
+            continue
+        label = f"{size >> 20} MiB" if size >= 1 << 20 else f"{size >> 10} KiB"
+        cell = lambda v: f"{v[0]:,.0f} ± {v[1]:,.0f}" if v else "-"
+        print(f"| {'O_DIRECT' if direct else 'cached'} | {label} | {cell(jni)} | {cell(pread)} | {cell(preadv)} "
+              f"| {cell(channel)} | {cell(storage)} | {pread[0] / jni[0]:.2f} | {preadv[0] / jni[0]:.2f} "
+              f"| {overlap(pread, jni)}, {overlap(preadv, jni)} |")
+
+
+def ffm_rounds(path, rows):
+    score = {}
+    for r in rows:
+        score.setdefault((int(r["size"]), r["method"]), {})[r["round"]] = float(r["score_ns"])
+    loads = [float(r["load1"]) for r in rows]
+    rounds = len({r["round"] for r in rows})
+    order = ["jni", "ffmPread", "ffmPreadv", "fileChannel", "storageFile"]
+    others = [m for m in order[1:] if any(k[1] == m for k in score)]
+    print(f"\n{path}: issue 20, JNI vs FFM reads in {rounds} interleaved rounds (one JMH fork per path, size and round; "
+          f"load average {min(loads):.1f}–{max(loads):.1f}); median ns/op, and paired: the median over rounds of "
+          "path / JNI (min–max)")
+    print("| size | jni | " + " | ".join(others) + " | " + " | ".join(f"{m} / jni paired" for m in others)
+          + " | FFM ≤ JNI (medians and paired) |")
+    print("|---|---|" + "---|" * (2 * len(others)) + "---|")
+    for size in sorted({s for s, m in score}):
+        if any((size, m) not in score for m in ("jni", "ffmPread", "ffmPreadv")):
+            continue
+        jni = score[(size, "jni")]
+        medians, pairs_cells, ok = [], [], False
+        for m in others:
+            mine = score.get((size, m), {})
+            pairs = [mine[k] / jni[k] for k in mine if k in jni]
+            medians.append(f"{median(mine.values()):,.0f}" if mine else "-")
+            pairs_cells.append(f"{median(pairs):.2f} ({min(pairs):.2f}–{max(pairs):.2f})" if pairs else "-")
+            if m.startswith("ffm") and pairs:
+                ok = ok or (median(mine.values()) <= median(jni.values()) and median(pairs) <= 1)
+        label = f"{size >> 20} MiB" if size >= 1 << 20 else f"{size >> 10} KiB"
+        print(f"| {label} | {median(jni.values()):,.0f} | " + " | ".join(medians) + " | " + " | ".join(pairs_cells)
+              + f" | {verdict(ok)} |")
+
+
 def server_cpu(path, text):
     rows = [line.split() for line in text.splitlines() if re.match(r"^\d+ (read|write) \S+ [\d.]+ [\d.]+ [\d.]+", line)]
     size = re.search(r"(\d+) bytes", text)
@@ -290,8 +349,12 @@ for path in paths:
         copies(path, list(csv.DictReader(text.splitlines())))
     elif header.startswith("round,size,pause_s,warm_reads,config,seconds"):
         tls(path, list(csv.DictReader(text.splitlines())))
+    elif header.startswith("round,size,method,load1,"):
+        ffm_rounds(path, list(csv.DictReader(text.splitlines())))
     elif header.startswith("mode,op,sizeMiB,"):
         cache_modes(path, list(csv.DictReader(text.splitlines())))
+    elif "FfmVsJniReadBenchmark." in text:
+        ffm_vs_jni(path, text)
     elif "PositionalIoBenchmark." in text:
         positional_io(path, text)
     elif header.startswith("round test config wall_s") or "\nround test config wall_s" in text:

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Issue 20: the library's JNI read against FFM pread and preadv (FfmVsJniReadBenchmark), in interleaved rounds.
+# Each round runs, per read size, one JMH fork of each path in an order rotated every round, so that load from
+# other processes on a shared machine falls on all paths alike; summarize.sh prints the median score per path and
+# the median of the per-round ratios FFM / JNI. Prints CSV: round,size,method,load1,score_ns,error_ns (load1 is
+# the 1-minute load average when that fork started; score and error are JMH's for its 3 iterations).
+#
+# Usage: jmh/ffm-vs-jni-rounds.sh [-r ROUNDS (default 10)] [-b SIZES (default 4096,1048576)]
+#                                  [-m METHODS (default jni,ffmPread,ffmPreadv; also fileChannel, storageFile)] > rounds.csv
+# Needs: the benchmark jar built on JDK 22+ (JAVA_HOME=... mvn -q -f jmh/pom.xml package), and that JDK's java as
+# $JAVA (default: java on the PATH); $JAR overrides jmh/target/benchmarks.jar.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+rounds=10 sizes=4096,1048576 methods=jni,ffmPread,ffmPreadv
+while getopts "r:b:m:h" opt; do
+    case $opt in
+        r) rounds=$OPTARG ;; b) sizes=$OPTARG ;; m) methods=$OPTARG ;;
+        h) sed -n '2,11p' "$0"; exit 0 ;; *) sed -n '8,11p' "$0" >&2; exit 2 ;;
+    esac
+done
+java=${JAVA:-java} jar=${JAR:-$root/jmh/target/benchmarks.jar}
+[ -f "$jar" ] || { echo "no $jar; build it on JDK 22+: mvn -q -f jmh/pom.xml package" >&2; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT INT TERM
+IFS=, read -r -a methods <<< "$methods"
+count=${#methods[@]}
+echo "round,size,method,load1,score_ns,error_ns"
+for round in $(seq 1 "$rounds"); do
+    for size in ${sizes//,/ }; do
+        for i in $(seq 0 $((count - 1))); do
+            method=${methods[$(( (i + round) % count ))]}
+            load=$(cut -d' ' -f1 /proc/loadavg)
+            if ! "$java" -jar "$jar" "FfmVsJniReadBenchmark\.$method\$" -p size="$size" -p direct=false \
+                    -f 1 -wi 2 -w 1 -i 3 -r 1 -rf csv -rff "$work/one.csv" > "$work/one.log" 2>&1; then
+                echo "JMH failed for $method at $size bytes:" >&2
+                cat "$work/one.log" >&2
+                exit 1
+            fi
+            # JMH's CSV: "Benchmark","Mode","Threads","Samples","Score","Score Error (99.9%)",...
+            tail -1 "$work/one.csv" | awk -F, -v r="$round" -v s="$size" -v m="$method" -v l="$load" \
+                '{print r "," s "," m "," l "," $5 "," $6}'
+        done
+    done
+done
