@@ -212,7 +212,25 @@ final class EvictPolicy implements CachePolicy {
         for (Retired r : clean) dropped.add(new long[] {r.window * WINDOW, r.dropEnd});
         for (long window : again) dropped.add(new long[] {window * WINDOW, (window + 1) * WINDOW});
         for (long[] range : dropped) drop(range[0], range[1]);
-        if (file.isNative()) dropAgainWhileCached(dropped);
+        if (file.isNative()) {
+            dropAgainWhileCached(dropped);
+            sweepWholeFile();
+        }
+    }
+
+    /**
+     * The ranges above are the ones still tracked; a window retired earlier whose drops each met a folio that a
+     * concurrent reader held stays cached, untracked: the consumer app found 2 MiB of a 128 MiB export cached after
+     * serving it, about one run in ten. Where one cachestat call counts the whole file, it is asked, and pages of
+     * ours anywhere in it are dropped the same way.
+     */
+    private void sweepWholeFile() throws IOException {
+        long size = file.size();
+        if (!tracking || size <= 0 || file.cachedPages(0, size) <= 0) return; // -1: no cachestat; 0: nothing cached
+        if (ownCachedPages(0, size) <= 0) return;
+        List<long[]> whole = List.of(new long[] {0, size});
+        drop(0, size);
+        dropAgainWhileCached(whole);
     }
 
     /**

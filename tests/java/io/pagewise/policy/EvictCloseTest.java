@@ -61,6 +61,43 @@ class EvictCloseTest {
     }
 
     /**
+     * A window retired long ago, past its second drop, is no longer tracked; should pages of it be cached again
+     * (its drops met folios a concurrent reader held), close still leaves none of ours anywhere in the file. Here a
+     * read through another descriptor after every window has been retired and rechecked stands in for them.
+     */
+    @Test
+    void closeLeavesNoPageOfOursOutsideTheTrackedWindows() throws IOException {
+        ExternalTools.requireNativeLibrary();
+        Path path = dir.resolve("long");
+        long windows = EvictPolicy.ACTIVE_WINDOWS + EvictPolicy.RECHECK_WINDOWS + 4;
+        long size = windows * EvictPolicy.WINDOW;
+        try (java.nio.channels.FileChannel out = java.nio.channels.FileChannel.open(path,
+                java.nio.file.StandardOpenOption.CREATE_NEW, java.nio.file.StandardOpenOption.WRITE)) {
+            ByteBuffer chunk = ByteBuffer.allocate(4 * MIB);
+            new Random(2).nextBytes(chunk.array());
+            for (long at = 0; at < size; at += chunk.capacity()) out.write(chunk.clear(), at);
+            out.force(false);
+        }
+        try (RawFile raw = NativeRawFile.open(path, 0)) {
+            raw.advise(0, size, Advice.DONTNEED);
+        }
+        assertEquals(0, PageCache.residency(path).residentPages(), "the file should start uncached");
+
+        try (RawFile raw = NativeRawFile.open(path, 0)) {
+            EvictPolicy policy = new EvictPolicy(raw);
+            ByteBuffer buffer = ByteBuffer.allocateDirect(MIB);
+            for (long at = 0; at < size; at += MIB) policy.read(new ByteBuffer[] {buffer.clear()}, at);
+            try (java.nio.channels.FileChannel other = java.nio.channels.FileChannel.open(path)) {
+                other.read(ByteBuffer.allocate((int) EvictPolicy.WINDOW), 0); // window 0 cached again, untracked
+            }
+            assertTrue(PageCache.residency(path).residentPages() >= EvictPolicy.WINDOW / 4096,
+                    "window 0 should be cached again before close");
+            policy.close();
+        }
+        assertEquals(0, PageCache.residency(path).residentPages(), "pages left cached after close");
+    }
+
+    /**
      * A file on which DONTNEED does nothing while missNext is positive, until someone asks how many pages are
      * cached (as EVICT's close does before it drops again): the drops of a moment when readahead held the pages.
      */
