@@ -155,24 +155,24 @@ public final class NativeRawFile implements RawFile {
 
     @Override
     public long read(ByteBuffer[] dsts, long offset, int flags) throws IOException {
-        long[] asked = new long[PositionalIo.ASKED_FIELDS];
+        long[] asked = askedFor(flags);
         long n = Buffers.allDirect(dsts) ? Errno.check(PositionalIo.read(fd, dsts, offset, flags, asked),
                 operation("preadv", flags), path, offset, Buffers.remaining(dsts)) : readBounced(dsts, offset, flags, asked);
-        counters.asked(asked, false);
+        if (asked != null) counters.asked(asked, false);
         return n;
     }
 
     /** Heap buffers cannot be handed to the kernel: read into a direct buffer, one bounce buffer at a time. */
     private long readBounced(ByteBuffer[] dsts, long offset, int flags, long[] asked) throws IOException {
         ByteBuffer bounce = BufferPool.shared().take();
-        long[] chunkAsked = new long[PositionalIo.ASKED_FIELDS];
+        long[] chunkAsked = askedFor(flags);
         try {
             long total = 0;
             for (long left = Buffers.remaining(dsts); left > 0; ) {
                 int want = (int) Math.min(left, bounce.capacity());
                 int n = PositionalIo.read(fd, bounce.clear().limit(want), offset + total, flags, chunkAsked);
                 Errno.check(n, operation("preadv", flags), path, offset + total, want);
-                add(asked, chunkAsked);
+                if (asked != null) add(asked, chunkAsked);
                 Buffers.scatter(bounce.flip(), dsts);
                 total += n;
                 left -= n;
@@ -188,32 +188,40 @@ public final class NativeRawFile implements RawFile {
     public void write(ByteBuffer[] srcs, long offset, int flags) throws IOException {
         long length = Buffers.remaining(srcs);
         if (!asyncWritesDurable) flags &= ~AIO; // see asyncWritesDurable(): a synchronous write is durable everywhere
-        long[] asked = new long[PositionalIo.ASKED_FIELDS];
+        long[] asked = askedFor(flags);
         if (Buffers.allDirect(srcs)) {
             Errno.check(PositionalIo.write(fd, srcs, offset, flags, asked), operation("pwritev", flags), path,
                     offset, length);
         } else {
             writeBounced(srcs, offset, length, flags, asked);
         }
-        counters.asked(asked, true);
+        if (asked != null) counters.asked(asked, true);
     }
 
     private void writeBounced(ByteBuffer[] srcs, long offset, long length, int flags, long[] asked)
             throws IOException {
         ByteBuffer bounce = BufferPool.shared().take();
-        long[] chunkAsked = new long[PositionalIo.ASKED_FIELDS];
+        long[] chunkAsked = askedFor(flags);
         try {
             for (long done = 0; done < length; ) {
                 int chunk = (int) Math.min(length - done, bounce.capacity());
                 Buffers.gather(srcs, bounce.clear(), 0, chunk);
                 Errno.check(PositionalIo.write(fd, new ByteBuffer[] {bounce.limit(chunk)}, offset + done, flags,
                         chunkAsked), operation("pwritev", flags), path, offset + done, chunk);
-                add(asked, chunkAsked);
+                if (asked != null) add(asked, chunkAsked);
                 done += chunk;
             }
         } finally {
             BufferPool.shared().give(bounce);
         }
+    }
+
+    /**
+     * Where C reports what a call asked of the kernel: only calls with a flag to count (a plain read or write,
+     * the hot path of the buffered modes, asks for nothing counted and allocates nothing).
+     */
+    private static long[] askedFor(int flags) {
+        return (flags & (DONTCACHE | DSYNC | AIO)) != 0 ? new long[PositionalIo.ASKED_FIELDS] : null;
     }
 
     private static void add(long[] total, long[] part) {
