@@ -57,6 +57,8 @@ final class EvictPolicy implements CachePolicy {
     private final ArrayDeque<Long> writeback = new ArrayDeque<>();
     /** Clean windows retired lately, to be dropped once more {@link #RECHECK_WINDOWS} retirements later. */
     private final ArrayDeque<Long> recheck = new ArrayDeque<>();
+    /** Whether any read, write or prefetch went through this policy: a file never used has no pages of ours. */
+    private boolean used;
     /** The most recent touch as window * 2 + dirty, so repeated touches of one window skip the lock. */
     private volatile long lastTouch = -1;
 
@@ -111,6 +113,7 @@ final class EvictPolicy implements CachePolicy {
         if (first == last && (lastTouch == key || (!dirty && lastTouch == key + 1))) return;
         List<Retired> retired = null;
         synchronized (lock) {
+            used = true;
             for (long w = first; w <= last; w++) {
                 Boolean wasDirty = active.get(w);
                 if (wasDirty == null || (dirty && !wasDirty)) active.put(w, dirty || (wasDirty != null && wasDirty));
@@ -189,6 +192,7 @@ final class EvictPolicy implements CachePolicy {
         List<Retired> clean = new ArrayList<>();
         List<Long> dirty = new ArrayList<>();
         List<Long> again;
+        boolean wasUsed;
         synchronized (lock) {
             dirty.addAll(writeback);
             writeback.clear();
@@ -201,6 +205,7 @@ final class EvictPolicy implements CachePolicy {
                 else clean.add(new Retired(e.getKey(), false, (e.getKey() + 1 + spillWindows) * WINDOW, -1));
             }
             lastTouch = -1;
+            wasUsed = used;
         }
         List<long[]> dropped = new ArrayList<>();
         for (long window : dirty) file.syncRange(window * WINDOW, WINDOW, Advice.SYNC_WRITE);
@@ -214,7 +219,7 @@ final class EvictPolicy implements CachePolicy {
         for (long[] range : dropped) drop(range[0], range[1]);
         if (file.isNative()) {
             dropAgainWhileCached(dropped);
-            sweepWholeFile();
+            if (wasUsed) sweepWholeFile();
         }
     }
 
