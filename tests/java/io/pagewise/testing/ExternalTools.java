@@ -125,4 +125,18 @@ public final class ExternalTools {
         Path script = Path.of(System.getProperty("user.dir"), "tests", "nbd", name);
         return run(Map.of("uri", uri), timeoutSeconds, python(), script.toString());
     }
+
+    /** Stops a child process: SIGTERM, up to 5 s for it to exit, then SIGKILL and 5 s more. Keeps an interrupt. */
+    public static void stop(Process process) {
+        process.destroy();
+        try {
+            if (!process.waitFor(5, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+                process.waitFor(5, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            process.destroyForcibly();
+            Thread.currentThread().interrupt();
+        }
+    }
 }

@@ -264,16 +264,7 @@ public final class LazyFsMount implements AutoCloseable {
         } catch (IOException e) {
             problems.add(e.toString());
         }
-        process.destroy();
-        try {
-            if (!process.waitFor(5, TimeUnit.SECONDS)) {
-                process.destroyForcibly();
-                process.waitFor(5, TimeUnit.SECONDS);
-            }
-        } catch (InterruptedException e) {
-            process.destroyForcibly();
-            Thread.currentThread().interrupt();
-        }
+        ExternalTools.stop(process);
         try {
             if (!isMounted()) deleteTree(root);
         } catch (IOException e) {

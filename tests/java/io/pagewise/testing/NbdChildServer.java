@@ -90,15 +90,6 @@ public final class NbdChildServer implements AutoCloseable {
 
     @Override
     public void close() {
-        process.destroy();
-        try {
-            if (!process.waitFor(5, TimeUnit.SECONDS)) {
-                process.destroyForcibly();
-                process.waitFor(5, TimeUnit.SECONDS);
-            }
-        } catch (InterruptedException e) {
-            process.destroyForcibly();
-            Thread.currentThread().interrupt();
-        }
+        ExternalTools.stop(process);
     }
 }
