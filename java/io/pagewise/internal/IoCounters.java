@@ -29,13 +29,6 @@ public final class IoCounters {
         aioWrites.add(asked[PositionalIo.ASKED_AIO_WRITES]);
     }
 
-    /** A pure-Java read, whose flags are its own. */
-    void read(int flags, long bytes) {
-        if ((flags & RawFile.DONTCACHE) == 0) return;
-        dontcacheReads.increment();
-        dontcacheBytesRead.add(bytes);
-    }
-
     /** A pure-Java write, whose flags are its own (DSYNC there is a sync of the file). */
     void wrote(int flags, long bytes) {
         if ((flags & RawFile.DSYNC) == 0) return;

@@ -231,8 +231,9 @@ final class EvictPolicy implements CachePolicy {
      */
     private void sweepWholeFile() throws IOException {
         long size = file.size();
-        if (!tracking || size <= 0 || file.cachedPages(0, size) <= 0) return; // -1: no cachestat; 0: nothing cached
-        if (ownCachedPages(0, size) <= 0) return;
+        if (!tracking || size <= 0) return;
+        long cached = file.cachedPages(0, size); // -1: no cachestat here
+        if (cached <= 0 || ours(cached, 0, size) <= 0) return;
         List<long[]> whole = List.of(new long[] {0, size});
         drop(0, size);
         dropAgainWhileCached(whole);
@@ -266,7 +267,11 @@ final class EvictPolicy implements CachePolicy {
 
     /** Cached pages of [start, end), start page aligned, that were not cached when the file was opened. */
     private long ownCachedPages(long start, long end) throws IOException {
-        long cached = file.residentPages(start, end - start);
+        return ours(file.residentPages(start, end - start), start, end);
+    }
+
+    /** Of cached pages counted in [start, end), those that were not cached when the file was opened. */
+    private long ours(long cached, long start, long end) {
         if (cached <= 0) return cached;
         int page = Mincore.pageSize();
         for (long[] keep : precached.within(start, end)) {
