@@ -7,6 +7,8 @@
 #
 # Usage: jmh/ffm-vs-jni-rounds.sh [-r ROUNDS (default 10)] [-b SIZES (default 4096,1048576)]
 #                                  [-m METHODS (default jni,ffmPread,ffmPreadv; also fileChannel, storageFile)] > rounds.csv
+# A method named NAME@ffm runs NAME with the jar's FFM classes on (the library's own FFM path on JDK 22+): the
+# benchmark's forks otherwise turn them off, so that jni and storageFile are the JNI path.
 # Needs: the benchmark jar built on JDK 22+ (JAVA_HOME=... mvn -q -f jmh/pom.xml package), and that JDK's java as
 # $JAVA (default: java on the PATH); $JAR overrides jmh/target/benchmarks.jar.
 set -euo pipefail
@@ -29,9 +31,11 @@ for round in $(seq 1 "$rounds"); do
     for size in ${sizes//,/ }; do
         for i in $(seq 0 $((count - 1))); do
             method=${methods[$(( (i + round) % count ))]}
+            jvm_args=()
+            [[ $method == *@ffm ]] && jvm_args=(-jvmArgsAppend --enable-native-access=ALL-UNNAMED)
             load=$(cut -d' ' -f1 /proc/loadavg)
-            if ! "$java" -jar "$jar" "FfmVsJniReadBenchmark\.$method\$" -p size="$size" -p direct=false \
-                    -f 1 -wi 2 -w 1 -i 3 -r 1 -rf csv -rff "$work/one.csv" > "$work/one.log" 2>&1; then
+            if ! "$java" -jar "$jar" "FfmVsJniReadBenchmark\.${method%@ffm}\$" -p size="$size" -p direct=false \
+                    "${jvm_args[@]}" -f 1 -wi 2 -w 1 -i 3 -r 1 -rf csv -rff "$work/one.csv" > "$work/one.log" 2>&1; then
                 echo "JMH failed for $method at $size bytes:" >&2
                 cat "$work/one.log" >&2
                 exit 1

@@ -221,7 +221,8 @@ def ffm_rounds(path, rows):
         score.setdefault((int(r["size"]), r["method"]), {})[r["round"]] = float(r["score_ns"])
     loads = [float(r["load1"]) for r in rows]
     rounds = len({r["round"] for r in rows})
-    order = ["jni", "ffmPread", "ffmPreadv", "fileChannel", "storageFile"]
+    # NAME@ffm: NAME with the library's own FFM classes on (ffm-vs-jni-rounds.sh).
+    order = ["jni", "ffmPread", "ffmPreadv", "fileChannel", "storageFile", "jni@ffm", "storageFile@ffm"]
     others = [m for m in order[1:] if any(k[1] == m for k in score)]
     print(f"\n{path}: issue 20, JNI vs FFM reads in {rounds} interleaved rounds (one JMH fork per path, size and round; "
           f"load average {min(loads):.1f}–{max(loads):.1f}); median ns/op, and paired: the median over rounds of "
@@ -230,7 +231,7 @@ def ffm_rounds(path, rows):
           + " | FFM ≤ JNI (medians and paired) |")
     print("|---|---|" + "---|" * (2 * len(others)) + "---|")
     for size in sorted({s for s, m in score}):
-        if any((size, m) not in score for m in ("jni", "ffmPread", "ffmPreadv")):
+        if (size, "jni") not in score:
             continue
         jni = score[(size, "jni")]
         medians, pairs_cells, ok = [], [], False
@@ -239,7 +240,7 @@ def ffm_rounds(path, rows):
             pairs = [mine[k] / jni[k] for k in mine if k in jni]
             medians.append(f"{median(mine.values()):,.0f}" if mine else "-")
             pairs_cells.append(f"{median(pairs):.2f} ({min(pairs):.2f}–{max(pairs):.2f})" if pairs else "-")
-            if m.startswith("ffm") and pairs:
+            if (m.startswith("ffm") or m.endswith("@ffm")) and pairs:
                 ok = ok or (median(mine.values()) <= median(jni.values()) and median(pairs) <= 1)
         label = f"{size >> 20} MiB" if size >= 1 << 20 else f"{size >> 10} KiB"
         print(f"| {label} | {median(jni.values()):,.0f} | " + " | ".join(medians) + " | " + " | ".join(pairs_cells)

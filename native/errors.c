@@ -1,4 +1,4 @@
-/* errors.c: errno names and descriptions, read once by Java when the library loads (Java: Errno).
+/* errors.c: errno names and descriptions, read once by Java when the library loads (Java: ErrnoNames, for Errno).
  * The names come from the table below, not strerrorname_np (glibc 2.32): the library needs no glibc newer than
  * 2.17. The texts are the C library's in the C locale (strerror_l, glibc 2.6), untranslated whatever the JVM's
  * locale, as strerrordesc_np's were. */
@@ -61,7 +61,7 @@ description0(JNIEnv *env, jclass cls, jint number)
     return text;
 }
 
-/* Name and JNI signature of each native method of Errno. */
+/* Name and JNI signature of each native method of ErrnoNames. */
 static const JNINativeMethod METHODS[] = {
     { "name0", "(I)Ljava/lang/String;", (void *) name0 },
     { "description0", "(I)Ljava/lang/String;", (void *) description0 },
@@ -69,5 +69,5 @@ static const JNINativeMethod METHODS[] = {
 
 int pw_register_errors(JNIEnv *env)
 {
-    return pw_register(env, PW_CLASS("Errno"), METHODS, PW_COUNT(METHODS));
+    return pw_register(env, PW_CLASS("ErrnoNames"), METHODS, PW_COUNT(METHODS));
 }

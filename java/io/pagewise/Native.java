@@ -1,17 +1,18 @@
 package io.pagewise;
 
-import io.pagewise.internal.Errno;
+import io.pagewise.internal.NativeLibrary;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.Locale;
 
 /**
- * Loads {@code libpagewise.so} once per JVM: from {@code -Dpagewise.native.path=FILE} if set, else the copy inside
- * the jar, extracted to a private temporary file that is deleted as soon as it is loaded.
- * {@code -Dpagewise.native=false} skips loading; the library then uses its pure-Java path.
+ * Makes the library's calls into the C library available, once per JVM. On JDK 17 to 21 it loads
+ * {@code libpagewise.so} (JNI): from {@code -Dpagewise.native.path=FILE} if set, else the copy inside the jar,
+ * extracted to a private temporary file that is deleted as soon as it is loaded. On JDK 22 and later the jar (a
+ * multi-release jar) calls the C library through {@code java.lang.foreign} (FFM) and loads no library;
+ * {@code -Djdk.util.jar.enableMultiRelease=false} makes such a JVM use the JNI library instead.
+ * {@code -Dpagewise.native=false} skips both; the library then uses its pure-Java path.
  *
  * <p>The jar carries the library for Linux on x86_64 and aarch64 with glibc 2.17 or later. Elsewhere (another
  * architecture or operating system, musl libc as on Alpine) it does not load, and {@link #loadError()} says on
@@ -19,7 +20,6 @@ import java.util.Locale;
  * pure-Java path, without page-cache residency.
  */
 public final class Native {
-    private static final String PATH_PROPERTY = "pagewise.native.path";
     private static final String ENABLE_PROPERTY = "pagewise.native";
     /** The platforms whose library the jar carries. */
     private static final String SUPPORTED = "linux-x86_64 and linux-aarch64 with glibc 2.17 or later";
@@ -35,6 +35,14 @@ public final class Native {
     /** {@return why the native library is not available, or null when it is} */
     public static Throwable loadError() {
         return LOAD_ERROR;
+    }
+
+    /**
+     * {@return how the library reaches the C library in this JVM: {@code "JNI"} (the bundled {@code libpagewise.so})
+     * or {@code "FFM"} (JDK 22 and later, no library to load); also when {@link #isAvailable()} is false}
+     */
+    public static String binding() {
+        return NativeLibrary.binding();
     }
 
     /** {@return the {@code os-arch} directory name the jar uses for this JVM, such as {@code linux-x86_64}} */
@@ -58,15 +66,7 @@ public final class Native {
             if ("false".equalsIgnoreCase(System.getProperty(ENABLE_PROPERTY))) {
                 return new UnsupportedOperationException("disabled by -D" + ENABLE_PROPERTY + "=false");
             }
-            String override = System.getProperty(PATH_PROPERTY);
-            if (override != null && !override.isEmpty()) {
-                System.load(Path.of(override).toAbsolutePath().toString());
-            } else {
-                loadFromJar();
-            }
-            // Loading binds every native (JNI_OnLoad); a file without that, such as another build, binds none, and
-            // this first call fails.
-            Errno.readNames();
+            NativeLibrary.load(platform());
             return null;
         } catch (Throwable e) {
             return e;
@@ -82,7 +82,14 @@ public final class Native {
         StringBuilder text = new StringBuilder("not loaded on ").append(platform());
         if (usesMusl()) text.append(" (musl libc, which is not supported)");
         text.append(": ").append(error.getMessage());
-        text.append(". The jar carries it for ").append(SUPPORTED).append(". Without it WRITEBACK, WRITETHROUGH and"
+        if (NativeLibrary.binding().equals("FFM")) {
+            text.append(". On JDK 22 and later the library calls the C library through FFM, on ").append(SUPPORTED)
+                    .append(", with native access enabled (--enable-native-access=io.pagewise on the module path,"
+                            + " ALL-UNNAMED on the class path)");
+        } else {
+            text.append(". The jar carries it for ").append(SUPPORTED);
+        }
+        text.append(". Without it WRITEBACK, WRITETHROUGH and"
                 + " UNSAFE work on the pure-Java path; DIRECT, DIRECTSYNC, EVICT, DONTCACHE and page-cache residency"
                 + " need it");
         UnsatisfiedLinkError explained = new UnsatisfiedLinkError(text.toString());
@@ -96,24 +103,6 @@ public final class Native {
             return Files.readString(Path.of("/proc/self/maps")).contains("ld-musl-");
         } catch (IOException | RuntimeException e) {
             return false;
-        }
-    }
-
-    private static void loadFromJar() throws IOException {
-        String resource = "/native/" + platform() + "/libpagewise.so";
-        try (InputStream in = Native.class.getResourceAsStream(resource)) {
-            if (in == null) {
-                throw new UnsatisfiedLinkError("the jar has no native library for " + platform() + " (looked for "
-                        + resource + ")");
-            }
-            // createTempFile gives a unique, owner-only file, so concurrent JVMs never share or clobber one.
-            Path copy = Files.createTempFile("libpagewise-", ".so");
-            try {
-                Files.copy(in, copy, StandardCopyOption.REPLACE_EXISTING);
-                System.load(copy.toAbsolutePath().toString());
-            } finally {
-                if (!copy.toFile().delete()) copy.toFile().deleteOnExit();
-            }
         }
     }
 }

@@ -47,7 +47,7 @@ public final class Main {
                 return 0;
             case "-V": case "--version":
                 out.println("pagewise " + version() + " (native library: "
-                        + (Native.isAvailable() ? "loaded, " + Native.platform() : Native.loadError().getMessage())
+                        + (Native.isAvailable() ? "loaded, " + Native.platform() + ", " + Native.binding() : Native.loadError().getMessage())
                         + ")");
                 return 0;
             case "cachestats":

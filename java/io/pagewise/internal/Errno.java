@@ -74,10 +74,6 @@ public final class Errno {
         BUILT_IN_DESCRIPTIONS[errno] = description;
     }
 
-    private static native String name0(int errno);
-
-    private static native String description0(int errno);
-
     /**
      * Reads every errno's name and text from the C library. {@link io.pagewise.Native} calls it as soon as the library
      * is loaded, before any call can fail, so that a failing call never re-enters JNI to describe itself. Not done at
@@ -85,8 +81,8 @@ public final class Errno {
      */
     public static void readNames() {
         for (int i = 1; i < MAX; i++) {
-            NAMES[i] = name0(i);
-            DESCRIPTIONS[i] = description0(i);
+            NAMES[i] = ErrnoNames.name(i);
+            DESCRIPTIONS[i] = ErrnoNames.description(i);
         }
     }
 

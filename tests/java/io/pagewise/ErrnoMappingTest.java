@@ -21,6 +21,7 @@ import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -40,6 +41,7 @@ class ErrnoMappingTest {
     Path dir;
 
     @Test
+    @Tag("jni")
     void errnoNamesAreReadAtClassInitNotOnTheFailingPath() throws Exception {
         if (!Native.isAvailable()) ExternalTools.unavailable("native library not loaded", "errno names come from it");
         // The JVM logs each native method the first time it links it: Errno's must all come before the failure.
@@ -55,7 +57,7 @@ class ErrnoMappingTest {
         java.util.List<String> lines = java.util.List.of(output.split("\n"));
         assertTrue(lines.contains("available=true") && lines.contains("failed=ENOENT"), output);
         int opened = lines.indexOf("opened");
-        for (String method : new String[] {"io.pagewise.internal.Errno.name0", "io.pagewise.internal.Errno.description0"}) {
+        for (String method : new String[] {"io.pagewise.internal.ErrnoNames.name0", "io.pagewise.internal.ErrnoNames.description0"}) {
             int linked = -1;
             for (int i = 0; i < lines.size(); i++) if (lines.get(i).contains(method + "]")) linked = i;
             assertTrue(linked >= 0 && linked < opened, method + " must be linked at class init, before the first failure:\n"

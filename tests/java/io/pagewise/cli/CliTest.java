@@ -115,7 +115,7 @@ class CliTest {
             assertTrue(line.matches("pagewise \\d+\\.\\d+\\.\\d+\\S* \\(native library: .*\\)"),
                     "a filtered version number: " + line);
             assertTrue(Native.isAvailable(), "this JVM has the native library");
-            assertTrue(line.endsWith("(native library: loaded, " + Native.platform() + ")"), line);
+            assertTrue(line.endsWith("(native library: loaded, " + Native.platform() + ", " + Native.binding() + ")"), line);
         }
     }
 

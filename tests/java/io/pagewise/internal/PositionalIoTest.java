@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Random;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -44,6 +45,7 @@ class PositionalIoTest {
     }
 
     @Test
+    @Tag("jni")
     void cChecksEveryBufferRangeAndTheCount() throws Exception {
         Path path = dir.resolve("bounds");
         Files.write(path, new byte[8192]);
@@ -139,8 +141,20 @@ class PositionalIoTest {
         try {
             ByteBuffer[] dst = {ByteBuffer.allocateDirect(10)};
             assertThrows(IllegalArgumentException.class, () -> PositionalIo.read(fd, dst, 0, PositionalIo.AIO, null));
-            assertEquals(-Errno.EINVAL, preadv0(fd, dst, new int[] {0}, new int[] {10}, 1, 0, PositionalIo.AIO),
-                    "C refuses it too");
+        } finally {
+            FileDescriptors.close(fd);
+        }
+    }
+
+    @Test
+    @Tag("jni")
+    void cRefusesAioReadsToo() throws Exception {
+        Path path = dir.resolve("aio-read");
+        Files.write(path, new byte[100]);
+        int fd = FileDescriptors.open(path, 0);
+        try {
+            ByteBuffer[] dst = {ByteBuffer.allocateDirect(10)};
+            assertEquals(-Errno.EINVAL, preadv0(fd, dst, new int[] {0}, new int[] {10}, 1, 0, PositionalIo.AIO));
         } finally {
             FileDescriptors.close(fd);
         }

@@ -8,6 +8,8 @@ import java.nio.file.Path;
  * The library's own JNI read path, reached from the benchmarks: {@link PositionalIo#read(int, ByteBuffer, long, int,
  * long[])} is what {@link NativeRawFile#read} calls, without the typed exception and the counters around it. It lives
  * in the library's package because those calls are package-private; the benchmark jar puts both on one class path.
+ * On JDK 22+ it is the JNI path only with {@code -Djdk.util.jar.enableMultiRelease=false}, as FfmVsJniReadBenchmark
+ * forks; otherwise the jar's FFM version of PositionalIo answers.
  */
 public final class JniReads {
     public static final int EBADF = 9;

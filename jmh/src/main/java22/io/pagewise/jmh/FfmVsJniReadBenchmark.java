@@ -33,13 +33,17 @@ import org.openjdk.jmh.annotations.Warmup;
  * {@code direct=false}: the file is held in the page cache; {@code direct=true}: an O_DIRECT descriptor (the reads
  * go to the disk). {@code storageFile} is the public {@link StorageFile#read} path over the same file, and
  * {@code fileChannel} the JDK's own {@code FileChannel.read(ByteBuffer, long)} (also JNI, one pread per call), for scale.
- * Before measuring, every path is checked to read the same bytes and to answer the same -errno.
+ * Before measuring, every path is checked to read the same bytes and to answer the same -errno. The library's
+ * classes are its JNI ones even on JDK 22+ (the fork turns the multi-release jar's versions off), unless the
+ * command line gives the fork other JVM options.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 3, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
+// The jar's own FFM classes (META-INF/versions/22) are turned off, so that jni and storageFile are the JNI path on
+// any JDK; ffm-vs-jni-rounds.sh turns them back on for a method named with "@ffm".
+@Fork(value = 3, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "-Djdk.util.jar.enableMultiRelease=false"})
 @State(Scope.Benchmark)
 public class FfmVsJniReadBenchmark {
     private static final long FILE_SIZE = 256L << 20;

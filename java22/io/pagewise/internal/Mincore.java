@@ -1,0 +1,160 @@
+package io.pagewise.internal;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The FFM version (JDK 22+) of the class that pairs with {@code native/mincore.c}, with its API and contract:
+ * page-cache residency of file ranges. {@link #cachedPages} counts a whole range with one cachestat(2) (Linux 6.5+);
+ * the mincore(2) calls map the range in bounded chunks and look at every page.
+ */
+public final class Mincore {
+    private static volatile boolean cachestat = !"false".equals(System.getProperty("pagewise.cachestat"));
+
+    private static final long CHUNK_BYTES = 256L << 20;
+    private static final int PROT_NONE = 0;
+    private static final int PROT_READ = 1;
+    private static final int MAP_SHARED = 1;
+    private static final long MAP_FAILED = -1;
+    private static final int SC_PAGESIZE = 30;
+    private static final int EINVAL = 22;
+
+    private static final MethodHandle SYSCONF = Ffm.function("sysconf", FunctionDescriptor.of(JAVA_LONG, JAVA_INT));
+    private static final MethodHandle MMAP = Ffm.function("mmap", FunctionDescriptor.of(JAVA_LONG, JAVA_LONG,
+            JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG));
+    private static final MethodHandle MINCORE = Ffm.function("mincore",
+            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+    private static final MethodHandle MUNMAP = Ffm.function("munmap",
+            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG));
+
+    private static final AtomicLong MINCORE_CALLS = new AtomicLong();
+    private static final AtomicLong CACHESTAT_CALLS = new AtomicLong();
+    /**
+     * A chunk is mapped PROT_NONE, so that nothing can touch (and fault in) the pages being counted. qemu-user
+     * refuses mincore on such a mapping with ENOMEM: where that happens, chunks are mapped readable from then on.
+     */
+    private static volatile boolean protNoneRefused;
+
+    private Mincore() {}
+
+    /** The system page size. */
+    public static int pageSize() {
+        return (int) Ffm.once("sysconf", state -> (long) SYSCONF.invokeExact(state, SC_PAGESIZE));
+    }
+
+    /**
+     * Turns the use of cachestat on or off for this JVM (tests force the mincore-only path with it); turning it on
+     * has no effect on a kernel that lacks it.
+     */
+    public static void useCachestat(boolean use) {
+        cachestat = use;
+    }
+
+    /** The mincore and cachestat system calls this library has made since it loaded, in that order. */
+    public static long[] syscallCounts() {
+        return new long[] {MINCORE_CALLS.get(), CACHESTAT_CALLS.get()};
+    }
+
+    /** @return resident pages in the range (offset page aligned) or -errno */
+    static long residentPages(int fd, long offset, long length) {
+        long[] count = {0};
+        int rc = scan(fd, offset, length, (vector, pages, firstPage) -> {
+            for (long i = 0; i < pages; i++) count[0] += vector.get(JAVA_BYTE, i) & 1;
+        });
+        return rc < 0 ? rc : count[0];
+    }
+
+    /**
+     * Cached pages of [offset, offset + length) from one cachestat call; -ENOSYS when cachestat is not used (kernel
+     * before 6.5, or turned off), or another -errno (-EPERM: a kernel that does not tell for this file).
+     */
+    static long cachedPages(int fd, long offset, long length) {
+        if (!cachestat) return -Errno.ENOSYS;
+        long pages = cachedPages0(fd, offset, length);
+        if (pages == -Errno.ENOSYS) cachestat = false;
+        return pages;
+    }
+
+    private static long cachedPages0(int fd, long offset, long length) {
+        if (offset < 0 || length < 0) return -EINVAL;
+        if (length == 0) return 0; // cachestat reads len 0 as "to the end of the file"
+        MemorySegment out = Ffm.scratch().out; // struct cachestat_range (16 bytes), then struct cachestat (40)
+        out.set(JAVA_LONG, 0, offset);
+        out.set(JAVA_LONG, 8, length);
+        out.asSlice(16, 40).fill((byte) 0);
+        CACHESTAT_CALLS.incrementAndGet();
+        long rc = Ffm.syscall(Ffm.ARCH.cachestat, fd, out.address(), out.address() + 16, 0, 0, 0);
+        return rc < 0 ? rc : out.get(JAVA_LONG, 16); // nr_cache
+    }
+
+    /** Sets bit i (byte i/8, bit i%8) of out when page i of the range is resident; @return 0 or -errno */
+    static int residentBitmap(int fd, long offset, long length, byte[] out) {
+        int page = pageSize();
+        long pages = (length + page - 1) / page;
+        if (out.length * 8L < pages) throw new IllegalArgumentException(out.length + " bytes cannot map " + pages + " pages");
+        if (length < 0) return -EINVAL;
+        byte[] bits = new byte[out.length];
+        int rc = scan(fd, offset, length, (vector, chunkPages, firstPage) -> {
+            for (long i = 0; i < chunkPages; i++) {
+                if ((vector.get(JAVA_BYTE, i) & 1) != 0) bits[(int) ((firstPage + i) / 8)] |= (byte) (1 << ((firstPage + i) % 8));
+            }
+        });
+        if (rc == 0) System.arraycopy(bits, 0, out, 0, out.length);
+        return rc;
+    }
+
+    @FunctionalInterface
+    private interface ChunkVisitor {
+        void visit(MemorySegment vector, long pages, long firstPage);
+    }
+
+    /** Calls visit for each chunk's residency vector; returns 0 or -errno. */
+    private static int scan(int fd, long offset, long length, ChunkVisitor visit) {
+        long page = pageSize();
+        if (offset < 0 || length < 0 || offset % page != 0) return -EINVAL;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment vector = arena.allocate(CHUNK_BYTES / page);
+            for (long done = 0; done < length; ) {
+                long chunk = Math.min(length - done, CHUNK_BYTES);
+                int rc = askChunk(fd, offset + done, chunk, vector);
+                if (rc < 0) return rc;
+                visit.visit(vector, (chunk + page - 1) / page, done / page);
+                done += chunk;
+            }
+            return 0;
+        }
+    }
+
+    private static int askChunk(int fd, long offset, long length, MemorySegment vector) {
+        if (protNoneRefused) return ask(fd, offset, length, PROT_READ, vector);
+        int rc = ask(fd, offset, length, PROT_NONE, vector);
+        // A real ENOMEM, or the readable mapping failed too: the first error is the one to report.
+        if (rc != -Errno.ENOMEM || ask(fd, offset, length, PROT_READ, vector) != 0) return rc;
+        protNoneRefused = true;
+        return 0;
+    }
+
+    /** Maps [offset, offset + length) of fd with prot and asks mincore for it; returns 0 or -errno. */
+    private static int ask(int fd, long offset, long length, int prot, MemorySegment vector) {
+        MemorySegment state = Ffm.scratch().callState;
+        try {
+            long map = (long) MMAP.invokeExact(state, 0L, length, prot, MAP_SHARED, fd, offset);
+            if (map == MAP_FAILED) return -Ffm.errno(state);
+            MINCORE_CALLS.incrementAndGet();
+            int rc = (int) MINCORE.invokeExact(state, map, length, vector.address());
+            int errno = rc < 0 ? Ffm.errno(state) : 0;
+            int unmapped = (int) MUNMAP.invokeExact(state, map, length);
+            assert unmapped == 0 : "munmap of a mapping just made";
+            return -errno;
+        } catch (Throwable e) {
+            throw Ffm.failed("mmap/mincore", e);
+        }
+    }
+}
