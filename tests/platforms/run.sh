@@ -14,6 +14,9 @@
 # the socket. Everything runs in its own mount and PID namespaces: when the run ends, however it ends, the kernel
 # kills what it started and drops its mounts. Missing tools or a root that cannot be built fail under CI=true and
 # are skipped with a message elsewhere. Uses the jar in target/ (PAGEWISE_JAR overrides).
+#
+# PAGEWISE_PLATFORM_JDK=DIR runs a JDK of the host in the root instead of the root's own (bind-mounted, read-only):
+# a JDK 22+ makes the jar call the C library through FFM, on the root's glibc, and --version must say FFM.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -51,7 +54,7 @@ if [ "${1:-}" != --inside ]; then
     # every process in the namespace and drops its mounts.
     status=0
     timeout -k 10 "$budget" unshare --mount --propagation private --pid --fork --kill-child \
-        bash "$0" --inside "$name" "$root" "$(readlink -f "$jar")" || status=$?
+        bash "$0" --inside "$name" "$root" "$(readlink -f "$jar")" "${PAGEWISE_PLATFORM_JDK:-}" || status=$?
     if [ "$status" = 124 ] || [ "$status" = 137 ]; then
         echo "platform $name: FAILED: did not finish within $budget s" >&2
     fi
@@ -61,12 +64,18 @@ fi
 
 # Inside the namespaces: this shell is PID 1 of its PID namespace. A failed check is counted, not fatal.
 set +e
-name=$2 root=$3 jar=$4
+name=$2 root=$3 jar=$4 host_jdk=$5
 case "$name" in
     debian11) platform=linux-x86_64 java=/usr/lib/jvm/java-17-openjdk-amd64/bin/java size_mib=${PAGEWISE_PLATFORM_MIB:-256} step=120 ;;
     # The JVM under qemu-user runs several times slower: a smaller file, longer waits.
     arm64)    platform=linux-aarch64 java=/usr/lib/jvm/java-17-openjdk-arm64/bin/java size_mib=${PAGEWISE_PLATFORM_MIB:-32} step=600 ;;
 esac
+binding=JNI
+if [ -n "$host_jdk" ]; then
+    java=/opt/pagewise-jdk/bin/java
+    major=$(sed -nE 's/^JAVA_VERSION="([0-9]+).*/\1/p' "$host_jdk/release")
+    [ "${major:-0}" -ge 22 ] && binding=FFM
+fi
 modes=(writeback writethrough unsafe direct directsync evict dontcache)
 clean=" direct directsync evict dontcache "
 # As bin/pagewise runs it: C1 only and the serial collector start fastest, which counts most under qemu.
@@ -77,7 +86,7 @@ inside=/pagewise
 server=
 cleanup() {
     if [ -n "$server" ]; then kill -KILL "$server" 2>/dev/null || true; fi
-    for m in "$root$inside" "$root/tmp" "$root/dev" "$root/proc"; do
+    for m in "$root/opt/pagewise-jdk" "$root$inside" "$root/tmp" "$root/dev" "$root/proc"; do
         mountpoint -q "$m" && umount -l "$m"
     done
     rm -rf --one-file-system "$work"
@@ -90,7 +99,11 @@ trap 'exit 143' TERM INT
   mount --bind /dev "$root/dev" &&
   mount -t tmpfs -o size=512m tmpfs "$root/tmp" &&
   mount --bind "$work" "$root$inside" &&
-  cp "$jar" "$work/pagewise.jar"; } || { echo "platform $name: FAILED: cannot set up $root"; exit 1; }
+  cp "$jar" "$work/pagewise.jar" &&
+  if [ -n "$host_jdk" ]; then
+      mkdir -p "$root/opt/pagewise-jdk" && mount --bind "$host_jdk" "$root/opt/pagewise-jdk" &&
+      mount -o remount,bind,ro "$root/opt/pagewise-jdk"
+  fi; } || { echo "platform $name: FAILED: cannot set up $root"; exit 1; }
 
 # Under qemu-user, QEMU_LOG=unimp makes the emulator name each system call it does not implement ("Unsupported
 # syscall: N") on stderr; a kernel has all of them. Those lines show where the emulator differs.
@@ -149,8 +162,8 @@ test_version() {
     out=$(in_root --version 2>"$work/version.err") || true
     echo "platform $name: $out"
     [ "$name" = arm64 ] && echo "platform $name: qemu-user lacks, for the JVM alone: $(unsupported "$work/version.err")"
-    if grep -q "native library: loaded, $platform" <<<"$out"; then pass "--version: native library loaded ($platform)"
-    else fail "--version does not say 'native library: loaded, $platform'"; fi
+    if grep -q "native library: loaded, $platform, $binding)" <<<"$out"; then pass "--version: native calls available ($platform, $binding)"
+    else fail "--version does not say 'native library: loaded, $platform, $binding'"; fi
 }
 
 # A file a quarter cached: both counts must agree page for page, and be neither nothing nor everything.

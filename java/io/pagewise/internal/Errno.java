@@ -9,9 +9,9 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 
 /**
- * The one errno table, paired with {@code native/errors.c}: the errno numbers the library decides on, their names
- * and descriptions (read from the C library once, when it loads, so failing paths never re-enter JNI; built in for
- * the numbers below, for the pure-Java path), the NBD protocol's subset with its names, and the NBD error a failed
+ * The one errno table: the name of every errno number Linux defines, the numbers the library decides on, their texts
+ * (read from the C library through {@link ErrnoTexts} once, when the native calls become available, so failing paths
+ * never go back into native code; built in for the numbers below, for the pure-Java path), the NBD protocol's subset with its names, and the NBD error a failed
  * call answers. It turns {@code -errno} results into exceptions: the JDK's {@link NoSuchFileException},
  * {@link AccessDeniedException} and {@link FileAlreadyExistsException} where opening fails that way, else
  * {@link NativeIOException}; all of them are {@link io.pagewise.SystemCallFailure}s. The NBD part is plain Java: the
@@ -39,73 +39,85 @@ public final class Errno {
     public static final int EDQUOT = 122;
 
     private static final int MAX = 256;
-    private static final String[] NAMES = new String[MAX];
+    /** Every errno Linux defines on x86_64 and aarch64 (asm-generic numbers), by number; aliases take glibc's name.
+     * ErrnoTest has each architecture's C compiler check it against its headers. */
+    private static final String[] NAMES = {
+            null, "EPERM", "ENOENT", "ESRCH", "EINTR", "EIO", "ENXIO", "E2BIG", "ENOEXEC", "EBADF", "ECHILD",
+            "EAGAIN", "ENOMEM", "EACCES", "EFAULT", "ENOTBLK", "EBUSY", "EEXIST", "EXDEV", "ENODEV", "ENOTDIR",
+            "EISDIR", "EINVAL", "ENFILE", "EMFILE", "ENOTTY", "ETXTBSY", "EFBIG", "ENOSPC", "ESPIPE", "EROFS",
+            "EMLINK", "EPIPE", "EDOM", "ERANGE", "EDEADLK", "ENAMETOOLONG", "ENOLCK", "ENOSYS", "ENOTEMPTY", "ELOOP",
+            null, "ENOMSG", "EIDRM", "ECHRNG", "EL2NSYNC", "EL3HLT", "EL3RST", "ELNRNG", "EUNATCH", "ENOCSI",
+            "EL2HLT", "EBADE", "EBADR", "EXFULL", "ENOANO", "EBADRQC", "EBADSLT", null, "EBFONT", "ENOSTR",
+            "ENODATA", "ETIME", "ENOSR", "ENONET", "ENOPKG", "EREMOTE", "ENOLINK", "EADV", "ESRMNT", "ECOMM",
+            "EPROTO", "EMULTIHOP", "EDOTDOT", "EBADMSG", "EOVERFLOW", "ENOTUNIQ", "EBADFD", "EREMCHG", "ELIBACC",
+            "ELIBBAD", "ELIBSCN", "ELIBMAX", "ELIBEXEC", "EILSEQ", "ERESTART", "ESTRPIPE", "EUSERS", "ENOTSOCK",
+            "EDESTADDRREQ", "EMSGSIZE", "EPROTOTYPE", "ENOPROTOOPT", "EPROTONOSUPPORT", "ESOCKTNOSUPPORT",
+            "EOPNOTSUPP", "EPFNOSUPPORT", "EAFNOSUPPORT", "EADDRINUSE", "EADDRNOTAVAIL", "ENETDOWN", "ENETUNREACH",
+            "ENETRESET", "ECONNABORTED", "ECONNRESET", "ENOBUFS", "EISCONN", "ENOTCONN", "ESHUTDOWN", "ETOOMANYREFS",
+            "ETIMEDOUT", "ECONNREFUSED", "EHOSTDOWN", "EHOSTUNREACH", "EALREADY", "EINPROGRESS", "ESTALE", "EUCLEAN",
+            "ENOTNAM", "ENAVAIL", "EISNAM", "EREMOTEIO", "EDQUOT", "ENOMEDIUM", "EMEDIUMTYPE", "ECANCELED", "ENOKEY",
+            "EKEYEXPIRED", "EKEYREVOKED", "EKEYREJECTED", "EOWNERDEAD", "ENOTRECOVERABLE", "ERFKILL", "EHWPOISON"
+    };
+    /** The C library's texts, read once when the native calls become available. */
     private static final String[] DESCRIPTIONS = new String[MAX];
-    /** glibc's names and texts for the numbers above, for when the C library's are not loaded; ErrnoTest compares. */
-    private static final String[] BUILT_IN_NAMES = new String[MAX];
+    /** glibc's texts for the numbers above, for when the C library's are not loaded; ErrnoTest compares. */
     private static final String[] BUILT_IN_DESCRIPTIONS = new String[MAX];
 
     static {
-        builtIn(EPERM, "EPERM", "Operation not permitted");
-        builtIn(ENOENT, "ENOENT", "No such file or directory");
-        builtIn(EIO, "EIO", "Input/output error");
-        builtIn(ENXIO, "ENXIO", "No such device or address");
-        builtIn(ENOMEM, "ENOMEM", "Cannot allocate memory");
-        builtIn(EACCES, "EACCES", "Permission denied");
-        builtIn(EFAULT, "EFAULT", "Bad address");
-        builtIn(EEXIST, "EEXIST", "File exists");
-        builtIn(ENODEV, "ENODEV", "No such device");
-        builtIn(EISDIR, "EISDIR", "Is a directory");
-        builtIn(EINVAL, "EINVAL", "Invalid argument");
-        builtIn(EFBIG, "EFBIG", "File too large");
-        builtIn(ENOSPC, "ENOSPC", "No space left on device");
-        builtIn(EROFS, "EROFS", "Read-only file system");
-        builtIn(ENOSYS, "ENOSYS", "Function not implemented");
-        builtIn(EOVERFLOW, "EOVERFLOW", "Value too large for defined data type");
-        builtIn(EOPNOTSUPP, "EOPNOTSUPP", "Operation not supported");
-        builtIn(ESHUTDOWN, "ESHUTDOWN", "Cannot send after transport endpoint shutdown");
-        builtIn(EDQUOT, "EDQUOT", "Disk quota exceeded");
+        builtIn(EPERM, "Operation not permitted");
+        builtIn(ENOENT, "No such file or directory");
+        builtIn(EIO, "Input/output error");
+        builtIn(ENXIO, "No such device or address");
+        builtIn(ENOMEM, "Cannot allocate memory");
+        builtIn(EACCES, "Permission denied");
+        builtIn(EFAULT, "Bad address");
+        builtIn(EEXIST, "File exists");
+        builtIn(ENODEV, "No such device");
+        builtIn(EISDIR, "Is a directory");
+        builtIn(EINVAL, "Invalid argument");
+        builtIn(EFBIG, "File too large");
+        builtIn(ENOSPC, "No space left on device");
+        builtIn(EROFS, "Read-only file system");
+        builtIn(ENOSYS, "Function not implemented");
+        builtIn(EOVERFLOW, "Value too large for defined data type");
+        builtIn(EOPNOTSUPP, "Operation not supported");
+        builtIn(ESHUTDOWN, "Cannot send after transport endpoint shutdown");
+        builtIn(EDQUOT, "Disk quota exceeded");
     }
 
     private Errno() {}
 
-    private static void builtIn(int errno, String name, String description) {
-        BUILT_IN_NAMES[errno] = name;
+    private static void builtIn(int errno, String description) {
         BUILT_IN_DESCRIPTIONS[errno] = description;
     }
 
     /**
-     * Reads every errno's name and text from the C library. {@link io.pagewise.Native} calls it as soon as the library
-     * is loaded, before any call can fail, so that a failing call never re-enters JNI to describe itself. Not done at
-     * class init: loading the library initializes this class (JNI_OnLoad's FindClass) before its natives are bound.
+     * Reads the C library's text of every errno that has a name. {@link NativeLibrary} calls it as soon as the native
+     * calls are available, before any call can fail, so that a failing call never goes back into native code to
+     * describe itself. Not done at class init: loading the JNI library initializes this class before its natives
+     * are bound.
      */
-    public static void readNames() {
-        for (int i = 1; i < MAX; i++) {
-            NAMES[i] = ErrnoNames.name(i);
-            DESCRIPTIONS[i] = ErrnoNames.description(i);
+    public static void readTexts() {
+        for (int i = 1; i < NAMES.length; i++) {
+            if (NAMES[i] != null) DESCRIPTIONS[i] = ErrnoTexts.description(i);
         }
     }
 
-    /** The symbolic name, such as {@code ENOSPC}; {@code errno N} when unknown (without the native library: not built in). */
+    /** The symbolic name, such as {@code ENOSPC}; {@code errno N} for a number Linux gives no name. */
     public static String name(int errno) {
-        String name = lookUp(NAMES, BUILT_IN_NAMES, errno);
-        return name != null ? name : "errno " + errno;
+        return errno > 0 && errno < NAMES.length && NAMES[errno] != null ? NAMES[errno] : "errno " + errno;
     }
 
     /** The C library's text, such as {@code No space left on device}. */
     public static String description(int errno) {
-        String text = lookUp(DESCRIPTIONS, BUILT_IN_DESCRIPTIONS, errno);
+        if (errno <= 0 || errno >= MAX) return "Unknown error " + errno;
+        String text = DESCRIPTIONS[errno] != null ? DESCRIPTIONS[errno] : BUILT_IN_DESCRIPTIONS[errno];
         return text != null ? text : "Unknown error " + errno;
     }
 
-    private static String lookUp(String[] fromC, String[] builtIn, int errno) {
-        if (errno <= 0 || errno >= MAX) return null;
-        return fromC[errno] != null ? fromC[errno] : builtIn[errno];
-    }
-
-    /** The built-in name of errno, or null; for the test that compares them with the C library's. */
-    static String builtInName(int errno) {
-        return errno > 0 && errno < MAX ? BUILT_IN_NAMES[errno] : null;
+    /** The numbers the name table covers, 1 to the highest; for the test that checks them against the headers. */
+    static int namedUpTo() {
+        return NAMES.length - 1;
     }
 
     /** The built-in text of errno, or null; for the test that compares them with the C library's. */

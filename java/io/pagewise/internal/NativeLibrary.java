@@ -36,7 +36,7 @@ public final class NativeLibrary {
         }
         // Loading binds every native (JNI_OnLoad); a file without that, such as another build, binds none, and this
         // first call fails.
-        Errno.readNames();
+        Errno.readTexts();
     }
 
     private static void loadFromJar(String platform) throws IOException {

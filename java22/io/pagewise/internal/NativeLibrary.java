@@ -15,7 +15,7 @@ public final class NativeLibrary {
     }
 
     /**
-     * Looks up every C function the topic classes call, and reads the errno names.
+     * Looks up every C function the topic classes call, and reads the errno texts.
      *
      * @param platform the jar's name for this platform, for the JNI version; not needed here
      * @throws Throwable what went wrong: UnsatisfiedLinkError naming a function the C library lacks or an
@@ -25,13 +25,13 @@ public final class NativeLibrary {
     public static void load(String platform) throws Throwable {
         // Each class looks up its functions when it is initialized; doing it here makes a missing one fail now.
         for (Class<?> topic : new Class<?>[] {Ffm.class, FileDescriptors.class, PositionalIo.class, Advice.class,
-                Space.class, Mincore.class, ErrnoNames.class}) {
+                Space.class, Mincore.class, ErrnoTexts.class}) {
             try {
                 Class.forName(topic.getName(), true, NativeLibrary.class.getClassLoader());
             } catch (ExceptionInInitializerError e) {
                 throw e.getCause() != null ? e.getCause() : e;
             }
         }
-        Errno.readNames();
+        Errno.readTexts();
     }
 }

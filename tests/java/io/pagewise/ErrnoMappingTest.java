@@ -57,7 +57,7 @@ class ErrnoMappingTest {
         java.util.List<String> lines = java.util.List.of(output.split("\n"));
         assertTrue(lines.contains("available=true") && lines.contains("failed=ENOENT"), output);
         int opened = lines.indexOf("opened");
-        for (String method : new String[] {"io.pagewise.internal.ErrnoNames.name0", "io.pagewise.internal.ErrnoNames.description0"}) {
+        for (String method : new String[] {"io.pagewise.internal.ErrnoTexts.description0"}) {
             int linked = -1;
             for (int i = 0; i < lines.size(); i++) if (lines.get(i).contains(method + "]")) linked = i;
             assertTrue(linked >= 0 && linked < opened, method + " must be linked at class init, before the first failure:\n"

@@ -4,16 +4,20 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.Native;
+import io.pagewise.testing.ExternalTools;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** The one errno table: its numbers are the C library's, and the NBD errors it names and maps are the spec's. */
 class ErrnoTest {
     /** The constants Java decides on (EOPNOTSUPP fallback, ENXIO = no more data, ...) match the C library. */
     @Test
     void errnoConstantsMatchTheCLibrarysNames() throws Exception {
-        assertTrue(Native.isAvailable(), "the names come from the native library: " + Native.loadError());
+        assertTrue(Native.isAvailable(), "the texts come from the native calls: " + Native.loadError());
         int checked = 0;
         for (Field field : Errno.class.getFields()) {
             if (field.getType() != int.class || !Modifier.isStatic(field.getModifiers())) continue;
@@ -27,30 +31,60 @@ class ErrnoTest {
     }
 
     /**
-     * The names and texts built in for the pure-Java path are the C library's, so that both paths word an error
-     * alike, and the pure-Java path can tell an errno from the text the JDK reports.
+     * The texts built in for the pure-Java path are the C library's, so that both paths word an error alike, and the
+     * pure-Java path can tell an errno from the text the JDK reports.
      */
     @Test
-    void builtInNamesAndTextsAreTheCLibrarys() throws Exception {
-        assertTrue(Native.isAvailable(), "the names come from the native library: " + Native.loadError());
+    void builtInTextsAreTheCLibrarys() throws Exception {
+        assertTrue(Native.isAvailable(), "the texts come from the native calls: " + Native.loadError());
         int checked = 0;
         for (Field field : Errno.class.getFields()) {
             if (field.getType() != int.class || !Modifier.isStatic(field.getModifiers())) continue;
             int errno = field.getInt(null);
-            assertEquals(Errno.name(errno), Errno.builtInName(errno), field.getName());
             assertEquals(Errno.description(errno), Errno.builtInDescription(errno), field.getName());
             checked++;
         }
         assertTrue(checked >= 18, "checked " + checked);
     }
 
-    /** The names are read when the library loads, so that no failing call has to re-enter JNI to describe itself. */
+    /** The texts are read when the calls load, so that no failing call has to go back into native code for one. */
     @Test
-    void namesAreReadWhenTheLibraryLoadsNotOnTheFailingPath() throws Exception {
-        assertTrue(Native.isAvailable(), "the names come from the native library: " + Native.loadError());
-        Field names = Errno.class.getDeclaredField("NAMES");
-        names.setAccessible(true);
-        assertEquals("ENOSPC", ((String[]) names.get(null))[Errno.ENOSPC], "read before any name was asked for");
+    void textsAreReadWhenTheLibraryLoadsNotOnTheFailingPath() throws Exception {
+        assertTrue(Native.isAvailable(), "the texts come from the native calls: " + Native.loadError());
+        Field texts = Errno.class.getDeclaredField("DESCRIPTIONS");
+        texts.setAccessible(true);
+        String[] read = (String[]) texts.get(null);
+        assertEquals("Bad file descriptor", read[9], "read before any text was asked for");
+        assertEquals("Memory page has hardware error", read[133], "EHWPOISON, the highest");
+    }
+
+    /**
+     * The name table, which both bindings and the pure-Java path use, is each architecture's: gcc and Debian's
+     * aarch64-linux-gnu-gcc check every entry against their errno.h, as static assertions.
+     */
+    @Test
+    @Timeout(120)
+    void theNameTableIsEachArchitecturesErrnoH() throws Exception {
+        StringBuilder source = new StringBuilder("#define _GNU_SOURCE\n#include <errno.h>\n");
+        int named = 0;
+        for (int errno = 1; errno <= Errno.namedUpTo(); errno++) {
+            String name = Errno.name(errno);
+            if (name.startsWith("errno ")) continue;
+            source.append(String.format("_Static_assert(%s == %d, \"%s is %d\");%n", name, errno, name, errno));
+            named++;
+        }
+        assertTrue(named >= 130, "named " + named);
+        Path file = Files.createTempFile("pagewise-errno", ".c");
+        try {
+            Files.writeString(file, source);
+            for (String compiler : new String[] {"gcc", "aarch64-linux-gnu-gcc"}) {
+                ExternalTools.require(compiler);
+                ExternalTools.run(60, compiler, "-std=gnu11", "-fsyntax-only", file.toString())
+                        .assertOk(compiler + " checking the errno names");
+            }
+        } finally {
+            Files.deleteIfExists(file);
+        }
     }
 
     /** doc/proto.md, "Error values": the eight values and their names; 95 is ENOTSUP there, EOPNOTSUPP in glibc. */

@@ -69,7 +69,11 @@ public final class Main {
         Module library = StorageFile.class.getModule();
         check(library.isNamed(), "pagewise is not on the module path: it is in " + library);
         check(Native.isAvailable(), "the native library did not load: " + Native.loadError());
-        System.out.println("using " + library + " on Java " + Runtime.version());
+        // From JDK 22 the multi-release jar calls the C library through FFM, and loads no library.
+        String binding = Runtime.version().feature() >= 22 ? "FFM" : "JNI";
+        check(Native.binding().equals(binding), "Java " + Runtime.version() + " uses " + Native.binding() + ", not "
+                + binding);
+        System.out.println("using " + library + " on Java " + Runtime.version() + " through " + Native.binding());
 
         Path dir = Files.createTempDirectory(parent, "pagewise-consumer-");
         Path disk = dir.resolve("disk.img");
