@@ -205,6 +205,8 @@ static ssize_t transfer_once(int fd, const struct iovec *iov, int count, off_t o
     if (n == AIO_REFUSED) {
         if (native_flags != 0)
             n = rw2(writing ? SYS_pwritev2 : SYS_preadv2, fd, iov, count, offset, native_flags);
+        else if (count == 1) /* the kernel skips copying in a vector */
+            n = writing ? pwrite(fd, iov->iov_base, iov->iov_len, offset) : pread(fd, iov->iov_base, iov->iov_len, offset);
         else
             n = writing ? pwritev(fd, iov, count, offset) : preadv(fd, iov, count, offset);
         if (n < 0 && errno == EOPNOTSUPP && writing && native_flags == RWF_DSYNC) {
@@ -351,6 +353,45 @@ static jlong transfer_counted(JNIEnv *env, jint fd, jobjectArray buffers, jintAr
     return result;
 }
 
+/* One buffer's range [position, position + length), the common case of a small read or write: no arrays to read,
+ * two calls back into the JVM (the buffer's address and capacity) instead of eleven. Returns as transfer_counted. */
+static jlong transfer_one(JNIEnv *env, jint fd, jobject buffer, jint position, jint length, jlong offset, jint flags,
+                          int writing, jlongArray asked_out)
+{
+    if (asked_out != NULL && (*env)->GetArrayLength(env, asked_out) < ASKED_FIELDS)
+        return -EINVAL;
+    if (offset < 0 || (flags & ~PW_RW_ALL) != 0 || ((flags & PW_RW_AIO) && !writing))
+        return -EINVAL;
+    struct iovec iov;
+    iov.iov_base = pw_direct_range(env, buffer, position, length);
+    if (iov.iov_base == NULL)
+        return -EFAULT;
+    iov.iov_len = (size_t) length;
+    jlong asked[ASKED_FIELDS] = { 0 };
+    jlong result = 0;
+    if (length > 0 && offset > LLONG_MAX - length)
+        result = writing ? -EFBIG : -EOVERFLOW;
+    else if (length > 0)
+        result = transfer_all(fd, &iov, 1, length, offset, flags, writing, asked);
+    if (asked_out != NULL)
+        (*env)->SetLongArrayRegion(env, asked_out, 0, ASKED_FIELDS, asked);
+    return result;
+}
+
+static jlong pread0(JNIEnv *env, jclass cls, jint fd, jobject buffer, jint position, jint length, jlong offset,
+                    jint flags, jlongArray asked)
+{
+    (void) cls;
+    return transfer_one(env, fd, buffer, position, length, offset, flags, 0, asked);
+}
+
+static jlong pwrite0(JNIEnv *env, jclass cls, jint fd, jobject buffer, jint position, jint length, jlong offset,
+                     jint flags, jlongArray asked)
+{
+    (void) cls;
+    return transfer_one(env, fd, buffer, position, length, offset, flags, 1, asked);
+}
+
 /* Reads into the buffers' ranges in order from offset. Returns the bytes read (fewer only at end of file, or at a
  * short read with PW_RW_SHORT_IS_EOF) or -errno. */
 static jlong preadv0(JNIEnv *env, jclass cls, jint fd, jobjectArray buffers, jintArray positions, jintArray lengths,
@@ -372,6 +413,8 @@ static jlong pwritev0(JNIEnv *env, jclass cls, jint fd, jobjectArray buffers, ji
 static const JNINativeMethod METHODS[] = {
     { "preadv0", "(I[Ljava/nio/ByteBuffer;[I[IIJI[J)J", (void *) preadv0 },
     { "pwritev0", "(I[Ljava/nio/ByteBuffer;[I[IIJI[J)J", (void *) pwritev0 },
+    { "pread0", "(ILjava/nio/ByteBuffer;IIJI[J)J", (void *) pread0 },
+    { "pwrite0", "(ILjava/nio/ByteBuffer;IIJI[J)J", (void *) pwrite0 },
 };
 
 int pw_register_io(JNIEnv *env)

@@ -48,6 +48,7 @@ public final class PositionalIo {
             // C could not tell a read-only buffer from a writable one, and would write into it.
             if (dst.isReadOnly()) throw new IllegalArgumentException("read into a read-only buffer");
         }
+        if (dsts.length == 1) return transferOne(fd, dsts[0], offset, flags, false, asked);
         int[] positions = positions(dsts);
         long n = preadv0(fd, dsts, positions, lengths(dsts), dsts.length, offset, flags, asked);
         if (n > 0) advance(dsts, positions, n);
@@ -56,7 +57,10 @@ public final class PositionalIo {
 
     /** {@link #read(int, ByteBuffer[], long, int, long[])} of one buffer. */
     static int read(int fd, ByteBuffer dst, long offset, int flags, long[] asked) {
-        return (int) read(fd, new ByteBuffer[] {dst}, offset, flags, asked);
+        checkFlags(flags);
+        if ((flags & AIO) != 0) throw new IllegalArgumentException("AIO is for writes only");
+        if (dst.isReadOnly()) throw new IllegalArgumentException("read into a read-only buffer");
+        return (int) transferOne(fd, dst, offset, flags, false, asked);
     }
 
     /**
@@ -67,9 +71,21 @@ public final class PositionalIo {
      */
     static long write(int fd, ByteBuffer[] srcs, long offset, int flags, long[] asked) {
         checkFlags(flags);
+        if (srcs.length == 1) return transferOne(fd, srcs[0], offset, flags, true, asked);
         int[] positions = positions(srcs);
         long n = pwritev0(fd, srcs, positions, lengths(srcs), srcs.length, offset, flags, asked);
         if (n > 0) advance(srcs, positions, n);
+        return n;
+    }
+
+    /** One buffer by pread0/pwrite0: no arrays built, and few calls back into the JVM. */
+    private static long transferOne(int fd, ByteBuffer buffer, long offset, int flags, boolean writing, long[] asked) {
+        if (!buffer.isDirect()) throw new IllegalArgumentException("native I/O needs direct buffers");
+        int position = buffer.position();
+        int length = buffer.limit() - position;
+        long n = writing ? pwrite0(fd, buffer, position, length, offset, flags, asked)
+                : pread0(fd, buffer, position, length, offset, flags, asked);
+        if (n > 0) buffer.position(position + (int) n);
         return n;
     }
 
@@ -102,4 +118,10 @@ public final class PositionalIo {
 
     private static native long pwritev0(int fd, ByteBuffer[] buffers, int[] positions, int[] lengths, int count,
                                         long offset, int flags, long[] asked);
+
+    private static native long pread0(int fd, ByteBuffer buffer, int position, int length, long offset, int flags,
+                                      long[] asked);
+
+    private static native long pwrite0(int fd, ByteBuffer buffer, int position, int length, long offset, int flags,
+                                       long[] asked);
 }

@@ -136,6 +136,34 @@ class PositionalIoTest {
     }
 
     @Test
+    @Tag("jni")
+    void cChecksTheSingleBuffersRangeToo() throws Exception {
+        Path path = dir.resolve("bounds-one");
+        Files.write(path, new byte[8192]);
+        int fd = FileDescriptors.open(path, 0);
+        assertTrue(fd >= 0);
+        try {
+            Method m = PositionalIo.class.getDeclaredMethod("pread0", int.class, ByteBuffer.class, int.class,
+                    int.class, long.class, int.class, long[].class);
+            m.setAccessible(true);
+            ByteBuffer ok = ByteBuffer.allocateDirect(100);
+            assertEquals(-(long) Errno.EFAULT, m.invoke(null, fd, ok, 50, 51, 0L, 0, null), "past capacity");
+            assertEquals(-(long) Errno.EFAULT, m.invoke(null, fd, ok, -1, 10, 0L, 0, null), "negative position");
+            assertEquals(-(long) Errno.EFAULT, m.invoke(null, fd, ok, 0, -1, 0L, 0, null), "negative length");
+            assertEquals(-(long) Errno.EFAULT, m.invoke(null, fd, ByteBuffer.allocate(100), 0, 100, 0L, 0, null), "heap");
+            assertEquals(-(long) Errno.EFAULT, m.invoke(null, fd, null, 0, 100, 0L, 0, null), "null buffer");
+            assertEquals(-(long) Errno.EINVAL, m.invoke(null, fd, ok, 0, 100, -1L, 0, null), "negative offset");
+            assertEquals(-(long) Errno.EINVAL, m.invoke(null, fd, ok, 0, 100, 0L, PositionalIo.AIO, null), "AIO read");
+            assertEquals(-(long) Errno.EINVAL, m.invoke(null, fd, ok, 0, 100, 0L, 0, new long[1]), "short asked");
+            assertEquals(-(long) Errno.EOVERFLOW, m.invoke(null, fd, ok, 0, 100, Long.MAX_VALUE - 10, 0, null),
+                    "end past Long.MAX_VALUE");
+            assertEquals(100L, m.invoke(null, fd, ok, 0, 100, 0L, 0, null), "in bounds");
+        } finally {
+            FileDescriptors.close(fd);
+        }
+    }
+
+    @Test
     void aioIsForWritesOnly() throws Exception {
         Path path = dir.resolve("aio-read");
         Files.write(path, new byte[100]);

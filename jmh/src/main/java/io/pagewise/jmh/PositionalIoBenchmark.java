@@ -26,8 +26,11 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * J1: pagewise's JNI positional read/write against {@code FileChannel.read/write(ByteBuffer, long)} on cached data,
- * both with direct buffers, walking a 256 MiB file. Bytes per second are in the {@code bytes} counter.
+ * J1: pagewise's positional read/write (JNI on JDK 17-21, FFM on 22+) against
+ * {@code FileChannel.read/write(ByteBuffer, long)} on cached data, walking a 256 MiB file, into direct or heap
+ * buffers ({@code buffer}); {@code mode} is the StorageFile's cache mode (the FileChannel is buffered in any case).
+ * Bytes per second are in the {@code bytes} counter. {@code -t 4} runs four threads, each with its own buffer and
+ * cursor, on the one file.
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
@@ -43,6 +46,12 @@ public class PositionalIoBenchmark {
 
     @Param({"pagewise", "filechannel"})
     public String api;
+
+    @Param({"direct", "heap"})
+    public String buffer;
+
+    @Param({"WRITEBACK"})
+    public String mode;
 
     private Path path;
     private StorageFile storage;
@@ -67,7 +76,8 @@ public class PositionalIoBenchmark {
 
         @Setup(Level.Trial)
         public void allocate(PositionalIoBenchmark benchmark) {
-            buffer = ByteBuffer.allocateDirect(benchmark.size);
+            buffer = benchmark.buffer.equals("heap") ? ByteBuffer.allocate(benchmark.size)
+                    : ByteBuffer.allocateDirect(benchmark.size);
         }
 
         long next(int size) {
@@ -85,7 +95,7 @@ public class PositionalIoBenchmark {
             for (long at = 0; at < FILE_SIZE; at += chunk.capacity()) fill.write(chunk.clear(), at);
         }
         PageCache.touch(path);
-        storage = StorageFile.open(path, CacheMode.WRITEBACK, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        storage = StorageFile.open(path, CacheMode.valueOf(mode), StandardOpenOption.READ, StandardOpenOption.WRITE);
         channel = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE);
     }
 
