@@ -10,6 +10,7 @@
 #   mode,op,sizeMiB,...                 CacheModeBenchmark's CSV (first row of each mode and op is the warm-up)
 #   JMH text output of PositionalIoBenchmark: target J1
 #   JMH text output of FfmVsJniReadBenchmark (JDK 22+): issue 20's JNI-or-FFM reads (no verdict: see the rounds)
+#   round,threads,op,buffer,api,...   jmh/positional-io-rounds.sh: StorageFile vs FileChannel, paired per round
 #   round,size,method,load1,...         jmh/ffm-vs-jni-rounds.sh: the same in interleaved rounds, medians and paired
 #   jmh/server-memory.sh output: target M1
 #   jmh/dontcache-disk-reads.sh, dontcache-nbd-reads.sh, trace-whole-requests.sh, direct-sparse-writes.sh and
@@ -247,6 +248,27 @@ def ffm_rounds(path, rows):
               + f" | {verdict(ok)} |")
 
 
+def positional_rounds(path, rows):
+    score = {}
+    for r in rows:
+        key = (int(r["threads"]), r["op"], r["buffer"])
+        score.setdefault(key, {}).setdefault(r["api"], {})[r["round"]] = float(r["ops_per_s"])
+    loads = [float(r["load1"]) for r in rows]
+    rounds = len({r["round"] for r in rows})
+    print(f"\n{path}: issue 24, StorageFile against FileChannel in {rounds} interleaved rounds (one JMH fork per "
+          f"case, API and round; load average {min(loads):.1f}–{max(loads):.1f}); median ops/s, and paired: the "
+          "median over rounds of pagewise / FileChannel (min–max)")
+    print("| threads | op | buffer | pagewise ops/s | FileChannel ops/s | pagewise / FileChannel paired | at least as fast (paired median ≥ 1.00) |")
+    print("|---|---|---|---|---|---|---|")
+    for key in sorted(score):
+        mine, theirs = score[key].get("pagewise", {}), score[key].get("filechannel", {})
+        pairs = [mine[k] / theirs[k] for k in mine if k in theirs]
+        if not pairs:
+            continue
+        print(f"| {key[0]} | {key[1]} | {key[2]} | {median(mine.values()):,.0f} | {median(theirs.values()):,.0f} "
+              f"| {median(pairs):.2f} ({min(pairs):.2f}–{max(pairs):.2f}) | {verdict(median(pairs) >= 1.0)} |")
+
+
 def server_cpu(path, text):
     rows = [line.split() for line in text.splitlines() if re.match(r"^\d+ (read|write) \S+ [\d.]+ [\d.]+ [\d.]+", line)]
     size = re.search(r"(\d+) bytes", text)
@@ -352,6 +374,8 @@ for path in paths:
         tls(path, list(csv.DictReader(text.splitlines())))
     elif header.startswith("round,size,method,load1,"):
         ffm_rounds(path, list(csv.DictReader(text.splitlines())))
+    elif header.startswith("round,threads,op,buffer,api,"):
+        positional_rounds(path, list(csv.DictReader(text.splitlines())))
     elif header.startswith("mode,op,sizeMiB,"):
         cache_modes(path, list(csv.DictReader(text.splitlines())))
     elif "FfmVsJniReadBenchmark." in text:

@@ -12,6 +12,10 @@ public final class BufferPool {
     public static final int ALIGNMENT = 4096;
     private static final BufferPool SHARED = new BufferPool(2 * Runtime.getRuntime().availableProcessors() + 8);
 
+    /** Requests up to this size bounce through a buffer of the calling thread's own, without touching the pool. */
+    public static final int SMALL_SIZE = 64 << 10;
+    private static final ThreadLocal<ByteBuffer> SMALL = ThreadLocal.withInitial(() -> aligned(SMALL_SIZE));
+
     private final ArrayBlockingQueue<ByteBuffer> free;
 
     private BufferPool(int capacity) {
@@ -27,6 +31,15 @@ public final class BufferPool {
         ByteBuffer buffer = free.poll();
         if (buffer == null) buffer = aligned(BUFFER_SIZE);
         return buffer.clear();
+    }
+
+    /**
+     * The calling thread's own cleared buffer of {@link #SMALL_SIZE} bytes aligned to {@link #ALIGNMENT}: for a
+     * bounce that ends before the thread uses it again (small heap-buffer requests, where the pool's lock would cost
+     * as much as the copy). Not given back.
+     */
+    public static ByteBuffer small() {
+        return SMALL.get().clear();
     }
 
     /** A new direct buffer of exactly size bytes whose address is a multiple of {@link #ALIGNMENT}. */

@@ -164,11 +164,13 @@ public final class NativeRawFile implements RawFile {
 
     /** Heap buffers cannot be handed to the kernel: read into a direct buffer, one bounce buffer at a time. */
     private long readBounced(ByteBuffer[] dsts, long offset, int flags, long[] asked) throws IOException {
-        ByteBuffer bounce = BufferPool.shared().take();
+        long length = Buffers.remaining(dsts);
+        boolean small = length <= BufferPool.SMALL_SIZE;
+        ByteBuffer bounce = small ? BufferPool.small() : BufferPool.shared().take();
         long[] chunkAsked = askedFor(flags);
         try {
             long total = 0;
-            for (long left = Buffers.remaining(dsts); left > 0; ) {
+            for (long left = length; left > 0; ) {
                 int want = (int) Math.min(left, bounce.capacity());
                 int n = PositionalIo.read(fd, bounce.clear().limit(want), offset + total, flags, chunkAsked);
                 Errno.check(n, operation("preadv", flags), path, offset + total, want);
@@ -180,7 +182,7 @@ public final class NativeRawFile implements RawFile {
             }
             return total;
         } finally {
-            BufferPool.shared().give(bounce);
+            if (!small) BufferPool.shared().give(bounce);
         }
     }
 
@@ -200,7 +202,8 @@ public final class NativeRawFile implements RawFile {
 
     private void writeBounced(ByteBuffer[] srcs, long offset, long length, int flags, long[] asked)
             throws IOException {
-        ByteBuffer bounce = BufferPool.shared().take();
+        boolean small = length <= BufferPool.SMALL_SIZE;
+        ByteBuffer bounce = small ? BufferPool.small() : BufferPool.shared().take();
         long[] chunkAsked = askedFor(flags);
         try {
             for (long done = 0; done < length; ) {
@@ -212,7 +215,7 @@ public final class NativeRawFile implements RawFile {
                 done += chunk;
             }
         } finally {
-            BufferPool.shared().give(bounce);
+            if (!small) BufferPool.shared().give(bounce);
         }
     }
 
