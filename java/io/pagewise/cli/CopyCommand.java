@@ -3,14 +3,13 @@ package io.pagewise.cli;
 import io.pagewise.CacheMode;
 import io.pagewise.Native;
 import io.pagewise.copy.Copier;
-import io.pagewise.copy.CopyDestination;
 import io.pagewise.copy.CopyOptions;
 import io.pagewise.copy.CopyProgress;
 import io.pagewise.copy.CopyResult;
-import io.pagewise.copy.CopySource;
-import io.pagewise.copy.FileEndpoint;
-import io.pagewise.copy.NbdEndpoint;
-import io.pagewise.copy.SyntheticEndpoints;
+import io.pagewise.device.BlockDevice;
+import io.pagewise.devices.FileDevice;
+import io.pagewise.devices.NbdDevice;
+import io.pagewise.devices.SyntheticDevices;
 import io.pagewise.internal.FileDescriptors;
 import io.pagewise.nbd.NbdUri;
 import java.io.FileOutputStream;
@@ -20,6 +19,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
@@ -195,7 +195,7 @@ public final class CopyCommand {
         private final CountDownLatch finished = new CountDownLatch(1);
         private ProgressReporter reporter;
         /** The destination when it is a file, for the clean-up after a failure. */
-        private FileEndpoint destinationFile;
+        private FileDevice destinationFile;
 
         Copying(Options options, PrintStream err) {
             this.options = options;
@@ -229,23 +229,23 @@ public final class CopyCommand {
         }
 
         private int copy() {
-            CopySource source;
+            BlockDevice source;
             try {
                 source = openSource(options.source);
             } catch (IOException | IllegalArgumentException e) {
                 err.println("pagewise copy: cannot open source " + options.source.text() + ": " + message(e));
                 return 1;
             }
-            try (CopySource src = source) {
-                CopyDestination destination;
+            try (BlockDevice src = source) {
+                BlockDevice destination;
                 try {
                     destination = openDestination(options.destination, src.size());
                 } catch (IOException | IllegalArgumentException e) {
                     err.println("pagewise copy: cannot open destination " + options.destination.text() + ": " + message(e));
                     return 1;
                 }
-                destinationFile = destination instanceof FileEndpoint ? (FileEndpoint) destination : null;
-                try (CopyDestination dst = destination) {
+                destinationFile = destination instanceof FileDevice ? (FileDevice) destination : null;
+                try (BlockDevice dst = destination) {
                     if (options.verbose) {
                         err.printf(Locale.ROOT, "pagewise copy: %s -> %s, %s, %d requests of %s%n", src.name(), dst.name(),
                                 Main.bytes(src.size()), options.copy.requests(), Main.bytes(options.copy.requestSize()));
@@ -291,21 +291,23 @@ public final class CopyCommand {
             }
         }
 
-        private CopySource openSource(Endpoint source) throws IOException {
+        private BlockDevice openSource(Endpoint source) throws IOException {
             switch (source.kind()) {
-                case PATTERN: return SyntheticEndpoints.pattern(source.size());
-                case ZERO: return SyntheticEndpoints.zero(source.size());
-                case NBD: return NbdEndpoint.connect(source.text(), options.connections);
-                case FILE: return FileEndpoint.openSource(Path.of(source.text()), options.srcCache);
+                case PATTERN: return SyntheticDevices.pattern(source.size());
+                case ZERO: return SyntheticDevices.zero(source.size());
+                case NBD: return NbdDevice.connect(source.text(), options.connections);
+                case FILE: return FileDevice.open(Path.of(source.text()), options.srcCache, StandardOpenOption.READ);
                 default: throw new IllegalStateException(source.kind() + " is not a source");
             }
         }
 
-        private CopyDestination openDestination(Endpoint destination, long sourceSize) throws IOException {
+        private BlockDevice openDestination(Endpoint destination, long sourceSize) throws IOException {
             switch (destination.kind()) {
-                case DISCARD: return SyntheticEndpoints.discard();
-                case NBD: return NbdEndpoint.connect(destination.text(), options.connections);
-                case FILE: return FileEndpoint.openDestination(Path.of(destination.text()), options.dstCache, sourceSize);
+                case DISCARD: return SyntheticDevices.discard();
+                case NBD: return NbdDevice.connect(destination.text(), options.connections);
+                case FILE:
+                    // A missing file is created, sparse and as large as the source, and then known to read as zeros.
+                    return FileDevice.openOrCreate(Path.of(destination.text()), options.dstCache, sourceSize);
                 default: throw new IllegalStateException(destination.kind() + " is not a destination");
             }
         }

@@ -6,7 +6,7 @@ import io.pagewise.Native;
 import io.pagewise.PageCache;
 import io.pagewise.Residency;
 import io.pagewise.StorageFile;
-import io.pagewise.nbd.FileExport;
+import io.pagewise.devices.FileDevice;
 import io.pagewise.nbd.NbdServer;
 import io.pagewise.nbd.TlsCertificates;
 import io.pagewise.nbd.TlsMode;
@@ -246,7 +246,7 @@ public final class ServeCommand {
         private final PrintStream err;
         private final List<Path> temporary = new ArrayList<>();
         private Path file;
-        private FileExport export;
+        private FileDevice export;
         private NbdServer server;
         private Thread hook;
         private boolean finished;
@@ -269,7 +269,8 @@ public final class ServeCommand {
                 tlsContext = options.tls == TlsMode.OFF ? null
                         : TlsCertificates.serverContext(options.tlsCertificates, options.tlsVerifyPeer);
                 prepareFile();
-                export = FileExport.open(file, options.cache, options.readOnly);
+                export = options.readOnly ? FileDevice.open(file, options.cache, StandardOpenOption.READ)
+                        : FileDevice.open(file, options.cache, StandardOpenOption.READ, StandardOpenOption.WRITE);
                 if (options.hint != AccessHint.NORMAL) export.file().advise(options.hint);
                 server = startServer();
                 if (options.run != null) return runCaptive();

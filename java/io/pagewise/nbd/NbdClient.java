@@ -3,6 +3,7 @@ package io.pagewise.nbd;
 import static io.pagewise.nbd.wire.Protocol.*;
 
 import io.pagewise.Extent;
+import io.pagewise.device.ZeroFlag;
 import io.pagewise.internal.ClosedWithMessage;
 import io.pagewise.nbd.client.ClientConnection;
 import io.pagewise.nbd.client.ClientHandshake;
@@ -18,6 +19,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -308,23 +310,31 @@ public final class NbdClient implements Closeable {
     }
 
     /**
-     * Zeroes a range; with allocate the server must not leave a hole there (NO_HOLE).
+     * Zeroes a range (WRITE_ZEROES): without {@link ZeroFlag#MAY_TRIM} the server must not leave a hole there
+     * (NO_HOLE); with {@link ZeroFlag#FAST} it fails with ENOTSUP rather than be slow (FAST_ZERO, refused here at
+     * once when the server does not take it); with {@link ZeroFlag#FUA} the zeros are durable on the reply (when the
+     * server takes FUA).
      *
-     * @param offset   the start of the range
-     * @param length   the length of the range
-     * @param allocate true when the range must stay allocated
+     * @param offset the start of the range
+     * @param length the length of the range
+     * @param flags  how to zero, as {@link io.pagewise.device.BlockDevice#zero} takes them
      * @return a future completed when the server has replied; failed with {@link NbdException} (ENOTSUP) when the
-     *         server does not take WRITE_ZEROES
+     *         server does not take WRITE_ZEROES, or FAST_ZERO when asked for
      * @throws IllegalArgumentException when the range lies outside the export or is too long for one request
      */
-    public CompletableFuture<Void> writeZeroesAsync(long offset, long length, boolean allocate) {
+    public CompletableFuture<Void> zeroAsync(long offset, long length, Set<ZeroFlag> flags) {
         checkRange(CMD_WRITE_ZEROES, offset, length);
         if (closed) return closedFailure();
-        if (!info.canWriteZeroes()) {
+        if (!info.canZero()) {
             return refused(CMD_WRITE_ZEROES, offset, length, "the server does not accept WRITE_ZEROES");
         }
-        return pick().submit(new ClientConnection.Request(CMD_WRITE_ZEROES, offset, length, null, null),
-                allocate ? CMD_FLAG_NO_HOLE : 0, null);
+        boolean fast = flags.contains(ZeroFlag.FAST);
+        if (fast && !info.canFastZero()) {
+            return refused(CMD_WRITE_ZEROES, offset, length, "the server does not accept FAST_ZERO");
+        }
+        int commandFlags = (flags.contains(ZeroFlag.MAY_TRIM) ? 0 : CMD_FLAG_NO_HOLE) | (fast ? CMD_FLAG_FAST_ZERO : 0)
+                | (flags.contains(ZeroFlag.FUA) && info.canFua() ? CMD_FLAG_FUA : 0);
+        return pick().submit(new ClientConnection.Request(CMD_WRITE_ZEROES, offset, length, null, null), commandFlags, null);
     }
 
     /**
@@ -340,10 +350,10 @@ public final class NbdClient implements Closeable {
      * @return a future completed with the extents, in order from offset
      * @throws IllegalArgumentException when the range lies outside the export or is too long for one request
      */
-    public CompletableFuture<List<Extent>> blockStatusAsync(long offset, long length) {
+    public CompletableFuture<List<Extent>> extentsAsync(long offset, long length) {
         checkRange(CMD_BLOCK_STATUS, offset, length);
         if (closed) return closedFailure();
-        if (!info.hasBlockStatus()) {
+        if (!info.canExtents()) {
             return CompletableFuture.completedFuture(List.of(new Extent(offset, length, false)));
         }
         List<Extent> extents = new ArrayList<>();
@@ -402,20 +412,20 @@ public final class NbdClient implements Closeable {
     }
 
     /**
-     * As {@link #writeZeroesAsync}, but waits for the reply.
+     * As {@link #zeroAsync}, but waits for the reply.
      *
-     * @param offset   the start of the range
-     * @param length   the length of the range
-     * @param allocate true when the range must stay allocated
+     * @param offset the start of the range
+     * @param length the length of the range
+     * @param flags  how to zero, as {@link #zeroAsync} takes them
      * @throws IOException the failure the future of the asynchronous form would carry
      * @throws IllegalArgumentException when the range lies outside the export or is too long for one request
      */
-    public void writeZeroes(long offset, long length, boolean allocate) throws IOException {
-        await(writeZeroesAsync(offset, length, allocate));
+    public void zero(long offset, long length, Set<ZeroFlag> flags) throws IOException {
+        await(zeroAsync(offset, length, flags));
     }
 
     /**
-     * As {@link #blockStatusAsync}, but waits for the reply.
+     * As {@link #extentsAsync}, but waits for the reply.
      *
      * @param offset the start of the range
      * @param length the length of the range
@@ -423,8 +433,8 @@ public final class NbdClient implements Closeable {
      * @throws IOException the failure the future of the asynchronous form would carry
      * @throws IllegalArgumentException when the range lies outside the export or is too long for one request
      */
-    public List<Extent> blockStatus(long offset, long length) throws IOException {
-        return await(blockStatusAsync(offset, length));
+    public List<Extent> extents(long offset, long length) throws IOException {
+        return await(extentsAsync(offset, length));
     }
 
     /**

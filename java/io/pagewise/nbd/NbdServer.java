@@ -1,5 +1,6 @@
 package io.pagewise.nbd;
 
+import io.pagewise.device.BlockDevice;
 import io.pagewise.nbd.server.ByteBudget;
 import io.pagewise.nbd.server.ExportEntry;
 import io.pagewise.nbd.server.Handshake;
@@ -58,7 +59,7 @@ import javax.net.ssl.SSLContext;
  * many requests in flight each, executed by threads of each connection ({@link Builder#threads}).
  *
  * <pre>{@code
- * try (FileExport disk = FileExport.open(path, CacheMode.EVICT, false);
+ * try (FileDevice disk = FileDevice.open(path, CacheMode.EVICT, READ, WRITE);
  *      NbdServer server = NbdServer.builder().export("", disk).unixSocket(socket).start()) {
  *     System.out.println(server.uri());   // nbd+unix:///?socket=...
  *     server.awaitStopped();
@@ -282,9 +283,9 @@ public final class NbdServer implements Closeable {
         } finally {
             IOException failure = null;
             for (ExportEntry entry : exports.values()) {
-                if (!entry.export().canFlush()) continue;
+                if (!entry.device().canFlush()) continue;
                 try {
-                    entry.export().flush();
+                    entry.device().flush();
                 } catch (IOException e) {
                     log.log(Level.ERROR, "flush of export '" + entry.name() + "' at shutdown failed: " + e.getMessage());
                     if (failure == null) failure = e;
@@ -456,7 +457,7 @@ public final class NbdServer implements Closeable {
                 Session session = handshake();
                 if (session == null || stopping) return;
                 if (log.isLoggable(Level.DEBUG)) {
-                    log.log(Level.DEBUG, who + ": serving '" + session.entry().name() + "' (" + session.entry().export()
+                    log.log(Level.DEBUG, who + ": serving '" + session.entry().name() + "' (" + session.entry().device()
                             + ")" + (session.structuredReplies() ? ", structured replies" : ""));
                 }
                 IdleWatch idle = idleTimeout.isZero() ? IdleWatch.off() : new IdleWatch(timer, idleTimeout, this::idleExpired);
@@ -688,11 +689,11 @@ public final class NbdServer implements Closeable {
          * Adds an export under a name ("" is the default export).
          *
          * @param name   the export's name, at most 4096 bytes of UTF-8
-         * @param export what serves it
+         * @param export the device that serves it
          * @return this builder
          * @throws IllegalArgumentException when the name is too long
          */
-        public Builder export(String name, Export export) {
+        public Builder export(String name, BlockDevice export) {
             return export(name, "", export);
         }
 
@@ -701,11 +702,11 @@ public final class NbdServer implements Closeable {
          *
          * @param name        the export's name, at most 4096 bytes of UTF-8
          * @param description a line for humans, or null for none
-         * @param export      what serves it
+         * @param export      the device that serves it
          * @return this builder
          * @throws IllegalArgumentException when the name is too long
          */
-        public Builder export(String name, String description, Export export) {
+        public Builder export(String name, String description, BlockDevice export) {
             if (name == null || export == null) throw new NullPointerException(name == null ? "name" : "export");
             if (name.getBytes(StandardCharsets.UTF_8).length > 4096) throw new IllegalArgumentException("export name over 4096 bytes");
             if (description != null && description.getBytes(StandardCharsets.UTF_8).length > 4096) {

@@ -1,27 +1,21 @@
 package io.pagewise.nbd.server;
 
-import static io.pagewise.nbd.NbdException.EINVAL;
-import static io.pagewise.nbd.NbdException.EIO;
-import static io.pagewise.nbd.NbdException.ENOSPC;
-import static io.pagewise.nbd.NbdException.EPERM;
-import static io.pagewise.nbd.NbdException.ESHUTDOWN;
+import static io.pagewise.device.DeviceException.EINVAL;
 import static io.pagewise.nbd.wire.Protocol.*;
 
 import io.pagewise.Extent;
-import io.pagewise.SystemCallFailure;
 import io.pagewise.internal.Buffers;
 import io.pagewise.internal.Errno;
-import io.pagewise.nbd.Export;
-import io.pagewise.nbd.NbdException;
+import io.pagewise.device.BlockDevice;
+import io.pagewise.device.DeviceException;
+import io.pagewise.device.ZeroFlag;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.ClosedChannelException;
-import java.nio.file.AccessDeniedException;
 
 /**
  * Executes checked requests on the export and leaves each reply in its request. A request travels whole: a READ
- * is one {@link Export#readFully(ByteBuffer[], long)} per data run (one, unless structured replies send holes as
- * holes), a WRITE one {@link Export#write(ByteBuffer[], long, boolean)} whose FUA makes that write durable by
+ * is one {@link BlockDevice#readFully(ByteBuffer[], long)} per data run (one, unless structured replies send holes as
+ * holes), a WRITE one {@link BlockDevice#write(ByteBuffer[], long, boolean)} whose FUA makes that write durable by
  * itself. Only a READ or WRITE longer than the connection's share of the in-flight budget is split: one call per
  * share-sized part, each part of a FUA WRITE durable by itself.
  */
@@ -41,13 +35,13 @@ final class RequestExecutor {
         void end(Request r);
     }
 
-    private final Export export;
+    private final BlockDevice export;
     private final Session session;
     private final ReplyEncoder replies;
     private final PartSender sender;
     private final int share;
 
-    RequestExecutor(Export export, Session session, ReplyEncoder replies, PartSender sender, int share) {
+    RequestExecutor(BlockDevice export, Session session, ReplyEncoder replies, PartSender sender, int share) {
         this.export = export;
         this.session = session;
         this.replies = replies;
@@ -75,8 +69,8 @@ final class RequestExecutor {
                 export.trim(r.offset, r.length, r.fua());
                 break;
             case CMD_WRITE_ZEROES:
-                export.zero(r.offset, r.length, (r.flags & CMD_FLAG_NO_HOLE) == 0, (r.flags & CMD_FLAG_FAST_ZERO) != 0,
-                        r.fua());
+                export.zero(r.offset, r.length, ZeroFlag.of((r.flags & CMD_FLAG_NO_HOLE) == 0,
+                        (r.flags & CMD_FLAG_FAST_ZERO) != 0, r.fua()));
                 break;
             case CMD_CACHE:
                 export.cache(r.offset, r.length);
@@ -85,7 +79,7 @@ final class RequestExecutor {
                 replies.blockStatus(r, export.extents(r.offset, r.length, ReplyEncoder.descriptorLimit(r)));
                 return;
             default:
-                throw new NbdException(EINVAL, "unknown command " + r.type);
+                throw new DeviceException(EINVAL, "unknown command " + r.type);
         }
         replies.ok(r);
     }
@@ -203,13 +197,13 @@ final class RequestExecutor {
     }
 
     /**
-     * Export.readFully and Export.write move every buffer's position to its limit; one that left bytes behind read
+     * BlockDevice.readFully and BlockDevice.write move every buffer's position to its limit; one that left bytes behind read
      * or wrote less than asked, which must be an error reply, never a reply with stale bytes or a write half done.
      */
     private void checkTransferred(ByteBuffer[] buffers, String operation, long offset, long length) throws IOException {
         long left = Buffers.remaining(buffers);
         if (left > 0) {
-            throw new IOException(export + ": Export." + operation + " at " + offset + " (+" + length + ") left "
+            throw new IOException(export + ": BlockDevice." + operation + " at " + offset + " (+" + length + ") left "
                     + left + " bytes of the buffers behind their positions");
         }
     }
@@ -260,15 +254,8 @@ final class RequestExecutor {
         return e.getMessage() != null ? e.getMessage() : e.toString();
     }
 
-    /** The NBD error for a failure. */
+    /** The NBD error for a failure: the NBD error nearest its errno. */
     static int errorOf(Throwable e) {
-        if (e instanceof NbdException) return ((NbdException) e).error();
-        if (e instanceof SystemCallFailure) return Errno.toNbd(((SystemCallFailure) e).errno());
-        if (e instanceof AccessDeniedException) return EPERM;
-        if (e instanceof ClosedChannelException) return ESHUTDOWN;
-        if (e instanceof IllegalArgumentException) return EINVAL;
-        String message = String.valueOf(e.getMessage());
-        if (message.contains("No space left")) return ENOSPC;
-        return EIO;
+        return Errno.toNbd(DeviceException.errnoOf(e));
     }
 }

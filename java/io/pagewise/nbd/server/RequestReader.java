@@ -1,8 +1,8 @@
 package io.pagewise.nbd.server;
 
-import static io.pagewise.nbd.NbdException.EINVAL;
-import static io.pagewise.nbd.NbdException.ENOSPC;
-import static io.pagewise.nbd.NbdException.EPERM;
+import static io.pagewise.device.DeviceException.EINVAL;
+import static io.pagewise.device.DeviceException.ENOSPC;
+import static io.pagewise.device.DeviceException.EPERM;
 import static io.pagewise.nbd.wire.Protocol.*;
 
 import io.pagewise.nbd.wire.SocketIo;

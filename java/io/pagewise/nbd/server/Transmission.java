@@ -61,7 +61,7 @@ public final class Transmission {
         this.reader = new RequestReader(idle.watching(in), session, context,
                 new ByteBudget(context.connectionInflightBytes()));
         this.replies = new ReplyEncoder(session);
-        this.executor = new RequestExecutor(session.entry().export(), session, replies, new Parts(),
+        this.executor = new RequestExecutor(session.entry().device(), session, replies, new Parts(),
                 context.payloadPiece());
     }
 

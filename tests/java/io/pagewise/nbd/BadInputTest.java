@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.device.BlockDevice;
 import io.pagewise.CacheMode;
 import java.io.IOException;
 import java.net.StandardProtocolFamily;
@@ -504,7 +505,7 @@ class BadInputTest {
     }
 
     /** An export whose READs take a second: a request that is in flight for longer than a short idle timeout. */
-    private static final class SlowExport implements Export {
+    private static final class SlowExport implements BlockDevice {
         @Override
         public long size() {
             return SIZE;

@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.device.BlockDevice;
+import io.pagewise.devices.FileDevice;
+import io.pagewise.devices.MemoryDevice;
 import io.pagewise.CacheMode;
 import io.pagewise.nbd.wire.Protocol;
 import io.pagewise.testing.ExternalTools;
@@ -71,7 +74,7 @@ class InflightMemoryTest {
     void readsAndWritesLargerThanTheBudgetHoldAtMostTheConnectionsShare() throws Exception {
         Path file = dir.resolve("image.img");
         byte[] expected = image(file);
-        try (FileExport export = FileExport.open(file, CacheMode.WRITEBACK, false);
+        try (FileDevice export = FileDevice.open(file, CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE);
              NbdServer server = NbdServer.builder().export("", export).unixSocket(dir.resolve("s.sock"))
                      .maxInflightBytes(BUDGET).start();
              NbdClient client = NbdClient.connect(server.uri(), 2)) {
@@ -132,7 +135,7 @@ class InflightMemoryTest {
                 "    print('structured' if structured else 'simple', flags, len(chunks), hashlib.sha256(data).hexdigest())",
                 "    h.shutdown()",
                 ""));
-        try (FileExport export = FileExport.open(file, CacheMode.WRITEBACK, true);
+        try (FileDevice export = FileDevice.open(file, CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.READ);
              NbdServer server = NbdServer.builder().export("", export).unixSocket(dir.resolve("s.sock"))
                      .maxInflightBytes(BUDGET).start()) {
             ExternalTools.Result result = ExternalTools.run(Map.of("uri", server.uri()), 60, python, script.toString())
@@ -155,8 +158,8 @@ class InflightMemoryTest {
     }
 
     /** A memory export whose reads and writes fail at or past failAt. */
-    private static final class FailingExport implements Export {
-        final MemoryExport memory = new MemoryExport(64 * MiB, false);
+    private static final class FailingExport implements BlockDevice {
+        final MemoryDevice memory = new MemoryDevice(64 * MiB);
         final long failAt;
 
         FailingExport(long failAt) {

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.device.BlockDevice;
+import io.pagewise.devices.FileDevice;
 import io.pagewise.CacheMode;
 import io.pagewise.nbd.wire.Protocol;
 import java.io.EOFException;
@@ -41,7 +43,7 @@ class LargeRequestTest {
 
     @Test
     void advertisesSixtyFourMiBAsTheMaximumPayload() throws IOException {
-        try (FileExport export = FileExport.open(image(), CacheMode.WRITEBACK, false);
+        try (FileDevice export = FileDevice.open(image(), CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE);
              NbdServer server = server(export, 0);
              NbdClient client = NbdClient.connect(server.uri(), 1)) {
             assertEquals(64 * MiB, client.info().maximumPayload(), "NBD_INFO_BLOCK_SIZE maximum");
@@ -51,7 +53,7 @@ class LargeRequestTest {
     @Test
     void readsAndWritesOf48And64MiBAreServedInPiecesOfTheConnectionsShare() throws IOException {
         Path file = image();
-        try (FileExport export = FileExport.open(file, CacheMode.WRITEBACK, false);
+        try (FileDevice export = FileDevice.open(file, CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE);
              NbdServer server = server(export, 0);
              RawClient client = new RawClient(server)) {
             long offset = 8L * MiB + 512; // unaligned: pieces need not start on a block
@@ -79,7 +81,7 @@ class LargeRequestTest {
             raf.write(data);
         }
         // Each connection may hold the whole budget, so a request's piece is the whole budget.
-        try (GatedExport export = new GatedExport(FileExport.open(file, CacheMode.WRITEBACK, false));
+        try (GatedExport export = new GatedExport(FileDevice.open(file, CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE));
              NbdServer server = server(export, BUDGET);
              RawClient holder = new RawClient(server);
              RawClient waiter = new RawClient(server)) {
@@ -109,7 +111,7 @@ class LargeRequestTest {
     void overTheMaximumIsRefusedWithEinvalAndTheConnectionStaysUsable() throws IOException {
         Path file = image();
         int tooBig = Protocol.MAX_PAYLOAD + 1; // within the export: only the maximum is at fault
-        try (FileExport export = FileExport.open(file, CacheMode.WRITEBACK, false);
+        try (FileDevice export = FileDevice.open(file, CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE);
              NbdServer server = server(export, 0);
              RawClient client = new RawClient(server)) {
             client.request(READ, 1, 0, tooBig);
@@ -136,7 +138,7 @@ class LargeRequestTest {
     }
 
     /** A server with the small budget; perConnection 0 keeps the default share (a quarter of it). */
-    private NbdServer server(Export export, long perConnection) throws IOException {
+    private NbdServer server(BlockDevice export, long perConnection) throws IOException {
         NbdServer.Builder builder = NbdServer.builder().export("", export).unixSocket(dir.resolve("nbd.sock"))
                 .maxInflightBytes(BUDGET).logger(new io.pagewise.testing.RecordingLogger("[server] ", System.Logger.Level.INFO));
         if (perConnection > 0) builder.maxInflightBytesPerConnection(perConnection);
@@ -218,13 +220,13 @@ class LargeRequestTest {
     }
 
     /** A file export whose writes wait until {@link #open} is counted down, and which counts its reads. */
-    private static final class GatedExport implements Export {
-        final FileExport file;
+    private static final class GatedExport implements BlockDevice {
+        final FileDevice file;
         final CountDownLatch open = new CountDownLatch(1);
         final CountDownLatch writeEntered = new CountDownLatch(1);
         final AtomicLong reads = new AtomicLong();
 
-        GatedExport(FileExport file) {
+        GatedExport(FileDevice file) {
             this.file = file;
         }
 

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.device.ZeroFlag;
 import io.pagewise.CacheMode;
 import io.pagewise.Extent;
 import io.pagewise.testing.NbdChildServer;
@@ -106,7 +107,7 @@ class NbdClientTest {
              NbdClient nbd = NbdClient.connect(server.uri(), 4)) {
             ExportInfo info = nbd.info();
             assertEquals(16 * MiB, nbd.size());
-            assertTrue(info.structuredReplies() && info.hasBlockStatus() && info.canMultiConn(), info.toString());
+            assertTrue(info.structuredReplies() && info.canExtents() && info.canMultiConn(), info.toString());
             assertEquals(4, nbd.connectionCount());
             assertEquals(4096, info.preferredBlock());
             assertEquals(64 * MiB, info.maximumPayload());
@@ -124,7 +125,7 @@ class NbdClientTest {
             assertEquals(data.length, nbd.read(back, 3 * MiB));
             assertEquals(ByteBuffer.wrap(data), back.flip());
 
-            nbd.writeZeroes(3 * MiB, data.length, false);
+            nbd.zero(3 * MiB, data.length, ZeroFlag.TRIM);
             nbd.read(back.clear(), 3 * MiB);
             assertEquals(ByteBuffer.allocate(data.length), back.flip());
 
@@ -135,7 +136,7 @@ class NbdClientTest {
             assertEquals(ByteBuffer.wrap(data), span.duplicate().limit(data.length));
             assertEquals(ByteBuffer.allocate(data.length), span.duplicate().position(data.length));
 
-            List<Extent> map = nbd.blockStatus(0, 16 * MiB);
+            List<Extent> map = nbd.extents(0, 16 * MiB);
             assertEquals(0, map.get(0).offset());
             assertFalse(map.get(0).hole(), map.toString());
             assertTrue(map.stream().anyMatch(Extent::hole), map.toString());
@@ -188,7 +189,7 @@ class NbdClientTest {
                 ByteBuffer back = ByteBuffer.allocate(data.length);
                 assertEquals(data.length, nbd.read(back, 4096));
                 assertEquals(ByteBuffer.wrap(data), back.flip(), String.join(" ", args));
-                assertEquals(List.of(new Extent(0, MiB, false)), nbd.blockStatus(0, MiB), "all data without BLOCK_STATUS");
+                assertEquals(List.of(new Extent(0, MiB, false)), nbd.extents(0, MiB), "all data without BLOCK_STATUS");
             }
         }
     }
