@@ -1,5 +1,6 @@
 package io.pagewise.nbd;
 
+import io.pagewise.nbd.server.ConnectionEvents;
 import io.pagewise.nbd.server.RequestStats;
 import io.pagewise.nbd.server.ServerContext;
 import io.pagewise.nbd.wire.Protocol;
@@ -54,6 +55,23 @@ public final class ServerStats {
             @Override public void payloadBuffersTaken(long bytes) { ServerStats.this.payloadBuffersTaken(bytes); }
 
             @Override public void payloadBuffersGiven(long bytes) { ServerStats.this.payloadBuffersGiven(bytes); }
+        };
+    }
+
+    /** What the connection lifecycle counts through, from its non-exported package. */
+    ConnectionEvents connectionEvents() {
+        return new ConnectionEvents() {
+            @Override public void connectionAccepted() { ServerStats.this.connectionAccepted(); }
+
+            @Override public void connectionRejected() { ServerStats.this.connectionRejected(); }
+
+            @Override public void protocolError() { ServerStats.this.protocolError(); }
+
+            @Override public void handshakeTimedOut() { ServerStats.this.handshakeTimedOut(); }
+
+            @Override public void handshakeDropped() { ServerStats.this.handshakeDropped(); }
+
+            @Override public void idleTimedOut() { ServerStats.this.idleTimedOut(); }
         };
     }
 
