@@ -272,7 +272,7 @@ public final class NbdClient implements Closeable {
         int length = src.remaining();
         checkPayload(CMD_WRITE, offset, length);
         if (closed) return closedFailure();
-        if (info.isReadOnly()) return refused(CMD_WRITE, offset, length, "the export is read-only");
+        if (info.isReadOnly()) return refused(CMD_WRITE, offset, length, NbdException.EPERM, "the export is read-only");
         int start = src.position();
         ClientConnection.Request r = new ClientConnection.Request(CMD_WRITE, offset, length, null, null);
         return afterSuccess(pick().submit(r, fua && info.canFua() ? CMD_FLAG_FUA : 0, src.duplicate()), () -> {
@@ -507,7 +507,12 @@ public final class NbdClient implements Closeable {
     }
 
     private <T> CompletableFuture<T> refused(int command, long offset, long length, String why) {
-        return CompletableFuture.failedFuture(new NbdException(commandName(command), offset, length, NbdException.ENOTSUP, why,
+        return refused(command, offset, length, NbdException.ENOTSUP, why);
+    }
+
+    /** Fails a request the server would refuse, without sending it: EPERM as the server would answer, else ENOTSUP. */
+    private <T> CompletableFuture<T> refused(int command, long offset, long length, int error, String why) {
+        return CompletableFuture.failedFuture(new NbdException(commandName(command), offset, length, error, why,
                 uri.text()));
     }
 
