@@ -6,8 +6,12 @@ import io.pagewise.Native;
 import io.pagewise.PageCache;
 import io.pagewise.Residency;
 import io.pagewise.StorageFile;
+import io.pagewise.device.BlockDevice;
 import io.pagewise.devices.FileDevice;
+import io.pagewise.devices.NbdDevice;
+import io.pagewise.filters.ReadOnlyFilter;
 import io.pagewise.nbd.NbdServer;
+import io.pagewise.nbd.NbdUri;
 import io.pagewise.nbd.TlsCertificates;
 import io.pagewise.nbd.TlsMode;
 import java.io.FileOutputStream;
@@ -27,12 +31,13 @@ import java.util.List;
 import java.util.Locale;
 import java.util.stream.Stream;
 
-/** {@code pagewise serve}: serves a file (or a scratch demo image) over NBD with {@link NbdServer}. */
+/** {@code pagewise serve}: serves a file (or a scratch demo image, or another NBD server's export) with {@link NbdServer}. */
 public final class ServeCommand {
     static final String USAGE = String.join("\n",
-            "usage: pagewise serve [OPTIONS] [FILE]",
+            "usage: pagewise serve [OPTIONS] [FILE | NBD-URI]",
             "",
             "Serves FILE over NBD; without FILE, serves a sparse 1 GiB scratch image that is removed at exit.",
+            "With an NBD URI (nbd://HOST[:PORT]/EXPORT, nbd+unix:///EXPORT?socket=PATH), proxies that export.",
             "",
             "  --cache=MODE              writeback (default), writethrough, unsafe, direct, directsync, evict, dontcache",
             "  --hint=HINT               normal (default), sequential, random",
@@ -91,6 +96,9 @@ public final class ServeCommand {
         Long create;
         boolean verbose;
         Path file;
+        /** The export to proxy, instead of a file. */
+        String upstream;
+        boolean cacheGiven;
         TlsMode tls = TlsMode.OFF;
         Path tlsCertificates;
         boolean tlsVerifyPeer;
@@ -103,7 +111,7 @@ public final class ServeCommand {
             options = parse(args);
         } catch (UsageException e) {
             err.println("pagewise serve: " + e.getMessage());
-            err.println("usage: pagewise serve [OPTIONS] [FILE]   (pagewise serve --help for the options)");
+            err.println("usage: pagewise serve [OPTIONS] [FILE | NBD-URI]   (pagewise serve --help for the options)");
             return 2;
         }
         if (options == null) {
@@ -128,8 +136,15 @@ public final class ServeCommand {
             if (arg.equals("--stats")) { o.stats = true; continue; }
             if (arg.equals("--tls-verify-peer")) { o.tlsVerifyPeer = true; continue; }
             if (!arg.startsWith("-") || arg.equals("-")) {
-                if (o.file != null) throw new UsageException("more than one FILE given ('" + o.file + "' and '" + arg + "')");
-                o.file = Path.of(arg);
+                if (o.file != null || o.upstream != null) {
+                    throw new UsageException("more than one FILE given ('" + (o.file != null ? o.file : o.upstream)
+                            + "' and '" + arg + "')");
+                }
+                if (NbdUri.looksLikeUri(arg)) {
+                    o.upstream = arg;
+                } else {
+                    o.file = Path.of(arg);
+                }
                 continue;
             }
             if (arg.equals("--")) {
@@ -142,7 +157,7 @@ public final class ServeCommand {
             String name = option.name();
             String value = option.value();
             switch (name) {
-                case "--cache": o.cache = Arguments.cacheMode(name, value); break;
+                case "--cache": o.cache = Arguments.cacheMode(name, value); o.cacheGiven = true; break;
                 case "--hint": o.hint = hint(value); break;
                 case "--socket": o.socket = Path.of(nonEmpty(name, value)); break;
                 case "--port": o.port = Arguments.integer(name, value, 0, 65535); break;
@@ -175,6 +190,9 @@ public final class ServeCommand {
         }
         if (o.maxInflightBytes != null && o.maxInflightBytes < 64 * 1024) {
             throw new UsageException("--max-inflight-bytes must be at least 64K");
+        }
+        if (o.upstream != null && (o.create != null || o.cacheGiven || o.hint != AccessHint.NORMAL)) {
+            throw new UsageException("--create, --cache and --hint apply to a FILE, not to a proxied " + o.upstream);
         }
         if (o.create != null && o.file == null) throw new UsageException("--create needs a FILE");
         if (o.tls != TlsMode.OFF && o.tlsCertificates == null) {
@@ -246,7 +264,10 @@ public final class ServeCommand {
         private final PrintStream err;
         private final List<Path> temporary = new ArrayList<>();
         private Path file;
+        /** The file served, or null when proxying. */
         private FileDevice export;
+        /** What the server serves: the file, or the proxied export (behind the read-only filter with -r). */
+        private BlockDevice device;
         private NbdServer server;
         private Thread hook;
         private boolean finished;
@@ -268,10 +289,17 @@ public final class ServeCommand {
                 // Certificates first: a bad directory is reported before any file is created or opened.
                 tlsContext = options.tls == TlsMode.OFF ? null
                         : TlsCertificates.serverContext(options.tlsCertificates, options.tlsVerifyPeer);
-                prepareFile();
-                export = options.readOnly ? FileDevice.open(file, options.cache, StandardOpenOption.READ)
-                        : FileDevice.open(file, options.cache, StandardOpenOption.READ, StandardOpenOption.WRITE);
-                if (options.hint != AccessHint.NORMAL) export.file().advise(options.hint);
+                if (options.upstream != null) {
+                    // Up to 4 connections to the upstream server, when it allows multi-conn.
+                    BlockDevice upstream = NbdDevice.connect(options.upstream, 4);
+                    device = options.readOnly ? new ReadOnlyFilter(upstream) : upstream;
+                } else {
+                    prepareFile();
+                    export = options.readOnly ? FileDevice.open(file, options.cache, StandardOpenOption.READ)
+                            : FileDevice.open(file, options.cache, StandardOpenOption.READ, StandardOpenOption.WRITE);
+                    if (options.hint != AccessHint.NORMAL) export.file().advise(options.hint);
+                    device = export;
+                }
                 server = startServer();
                 if (options.run != null) return runCaptive();
                 announce();
@@ -318,7 +346,7 @@ public final class ServeCommand {
 
         private NbdServer startServer() throws IOException {
             NbdServer.Builder builder = NbdServer.builder()
-                    .export(options.exportName, options.description, export)
+                    .export(options.exportName, options.description, device)
                     .logger(new StderrLogger("pagewise serve: ", err, options.verbose));
             if (options.threads != null) builder.threads(options.threads);
             if (options.maxConnections != null) builder.maxConnections(options.maxConnections);
@@ -360,7 +388,10 @@ public final class ServeCommand {
 
         private void announce() throws IOException {
             String uri = uri();
-            if (options.file == null) {
+            if (options.upstream != null) {
+                out.println("pagewise: serving " + options.upstream + " (" + Main.bytes(device.size()) + ", proxied"
+                        + (device.canWrite() ? "" : ", read-only") + ") at " + uri);
+            } else if (options.file == null) {
                 out.println("pagewise: serving a 1 GiB scratch disk (sparse, deleted when the server stops) at");
                 out.println("  " + uri);
                 out.println("Try, from another terminal:");
@@ -418,16 +449,16 @@ public final class ServeCommand {
                     server.close();
                 } catch (IOException e) {
                     notFlushed = true;
-                    err.println("pagewise serve: " + file + " could not be flushed at exit: " + e.getMessage()
+                    err.println("pagewise serve: " + served() + " could not be flushed at exit: " + e.getMessage()
                             + "; writes that no FLUSH or FUA made durable may be lost");
                 }
             }
-            if (export != null) {
+            if (device != null) {
                 try {
-                    export.close();
+                    device.close();
                 } catch (IOException e) {
                     notFlushed = true;
-                    err.println("pagewise serve: closing " + file + " failed: " + e.getMessage()
+                    err.println("pagewise serve: closing " + served() + " failed: " + e.getMessage()
                             + "; writes that no FLUSH or FUA made durable may be lost");
                 }
             }
@@ -436,14 +467,20 @@ public final class ServeCommand {
             return true;
         }
 
+        /** What is served, for messages: the file, or the proxied URI. */
+        private Object served() {
+            return options.upstream != null ? options.upstream : file;
+        }
+
         private void printStats() {
             try (PrintStream target = options.statsFile != null
                     ? new PrintStream(new FileOutputStream(options.statsFile.toFile()), true, StandardCharsets.UTF_8)
                     : null) {
                 PrintStream to = target != null ? target : err;
-                to.println("pagewise serve statistics for " + (options.file == null ? "the demo disk" : file) + ":");
+                to.println("pagewise serve statistics for " + (options.upstream == null && options.file == null
+                        ? "the demo disk" : served()) + ":");
                 server.stats().print(to);
-                if (Native.isAvailable() && Files.exists(file)) {
+                if (file != null && Native.isAvailable() && Files.exists(file)) {
                     Residency r = PageCache.residency(file);
                     to.printf(Locale.ROOT, "page cache: %d/%d pages resident (%.1f%%), %s%n", r.residentPages(),
                             r.totalPages(), r.percent(), Main.bytes(r.residentBytes()));
