@@ -201,7 +201,10 @@ public interface BlockDevice extends Closeable {
     /** {@return the request size and alignment that avoids read-modify-write} (default 4096) */
     default int preferredBlockSize() { return 4096; }
 
-    /** {@return the longest read or write the device takes in one call} (default {@link Integer#MAX_VALUE}) */
+    /**
+     * {@return the longest read or write the device takes in one call} (default {@link Integer#MAX_VALUE}); the
+     * NBD server advertises it (capped at its own maximum payload) and refuses longer requests with EINVAL
+     */
     default int maximumBlockSize() { return Integer.MAX_VALUE; }
 
     /**

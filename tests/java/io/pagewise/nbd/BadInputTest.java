@@ -274,6 +274,25 @@ class BadInputTest {
         }
     }
 
+    /** A device's maximum block size is advertised and kept: a longer READ or WRITE is refused, in step. */
+    @Test
+    void requestsOverTheDevicesMaximumAreRefused() throws Exception {
+        io.pagewise.device.BlockDevice small = new io.pagewise.device.FilterDevice(
+                new io.pagewise.devices.MemoryDevice(1 << 20)) {
+            @Override public int maximumBlockSize() { return 65536; }
+        };
+        server(b -> b.export("small", small));
+        try (Client client = new Client().transmitting("small", 1 << 20)) {
+            client.request(0, 0, 1, 0, 65536 + 4096);    // READ over the maximum
+            assertEquals(22, client.reply(1));
+            client.request(0, 1, 2, 0, 65536 + 4096);    // WRITE over the maximum, with its payload
+            client.write(ByteBuffer.allocate(65536 + 4096));
+            assertEquals(22, client.reply(2));
+            client.writeAt(0, new byte[] {4, 5, 6});
+            assertArrayEquals(new byte[] {4, 5, 6}, client.readAt(0, 3), "the connection stayed in step");
+        }
+    }
+
     @Test
     void wrongRequestMagicClosesTheConnection() throws Exception {
         server(null);
