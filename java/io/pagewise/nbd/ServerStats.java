@@ -132,24 +132,26 @@ public final class ServerStats {
     /**
      * {@return the requests of a command so far, failed ones included}
      *
-     * @param command an NBD command name, such as {@code READ} or {@code write} (any case); any other name counts
-     *                requests with unknown command numbers
+     * @param command the command
      */
-    public long ops(String command) { return ops[index(code(command))].sum(); }
+    public long ops(NbdCommand command) { return ops[command.code()].sum(); }
 
     /**
      * {@return the bytes moved by successful requests of a command} (READ, WRITE, TRIM, WRITE_ZEROES, CACHE; 0 for others)
      *
-     * @param command an NBD command name, as for {@link #ops}
+     * @param command the command
      */
-    public long bytes(String command) { return bytes[index(code(command))].sum(); }
+    public long bytes(NbdCommand command) { return bytes[command.code()].sum(); }
 
     /**
      * {@return the requests of a command answered with an error}
      *
-     * @param command an NBD command name, as for {@link #ops}
+     * @param command the command
      */
-    public long errors(String command) { return errors[index(code(command))].sum(); }
+    public long errors(NbdCommand command) { return errors[command.code()].sum(); }
+
+    /** {@return the requests with a command number NBD does not define} (all answered with EINVAL) */
+    public long unknownCommands() { return ops[COMMANDS].sum(); }
 
     /** {@return the connections accepted so far} */
     public long connections() { return connections.sum(); }
@@ -208,13 +210,6 @@ public final class ServerStats {
 
     /** {@return the seconds since the server started} */
     public double elapsedSeconds() { return (System.nanoTime() - startNanos) / 1e9; }
-
-    private static int code(String command) {
-        for (int i = 0; i < COMMANDS; i++) {
-            if (Protocol.commandName(i).equalsIgnoreCase(command)) return i;
-        }
-        return COMMANDS;
-    }
 
     /**
      * Prints a human-readable report: elapsed time, then one line per command used.

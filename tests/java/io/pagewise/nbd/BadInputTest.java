@@ -274,6 +274,24 @@ class BadInputTest {
         }
     }
 
+    /** A command number NBD does not define is answered EINVAL and counted apart from every command. */
+    @Test
+    void anUnknownCommandIsRefusedAndCounted() throws Exception {
+        server(null);
+        try (Client client = new Client().transmitting()) {
+            client.request(0, 42, 1, 0, 0);
+            assertEquals(22, client.reply(1));
+            client.writeAt(0, new byte[] {7, 8});   // in step: its reply is checked
+        }
+        io.pagewise.nbd.ServerStats stats = server.server.stats();
+        assertEquals(1, stats.unknownCommands());
+        assertEquals(1, stats.ops(NbdCommand.WRITE), "only the WRITE counts as a WRITE");
+        assertEquals(0, stats.ops(NbdCommand.READ));
+        for (NbdCommand command : NbdCommand.values()) {
+            assertEquals(0, stats.errors(command), command + " errors");
+        }
+    }
+
     /** A device's maximum block size is advertised and kept: a longer READ or WRITE is refused, in step. */
     @Test
     void requestsOverTheDevicesMaximumAreRefused() throws Exception {
@@ -323,7 +341,7 @@ class BadInputTest {
                 raf.readFully(onDisk);
             }
             assertArrayEquals(new byte[1 << 20], onDisk);
-            assertEquals(0, server.server.stats().ops("WRITE"));
+            assertEquals(0, server.server.stats().ops(NbdCommand.WRITE));
         }
     }
 

@@ -129,8 +129,8 @@ class FaultsUnderLoadTest {
                     Operation.FLUSH, Operation.BLOCK_STATUS)) {
                 long failed = failedPerCommand.getOrDefault(op.command(), 0L);
                 assertTrue(failed > 0, "some " + op.command() + " requests failed");
-                assertEquals(failed, stats.errors(op.command()), "the server counted the failed " + op.command());
-                assertEquals(sent(op.command()), stats.ops(op.command()), "the server answered every " + op.command());
+                assertEquals(failed, stats.errors(NbdCommand.valueOf(op.command())), "the server counted the failed " + op.command());
+                assertEquals(sent(op.command()), stats.ops(NbdCommand.valueOf(op.command())), "the server answered every " + op.command());
             }
             assertTrue(faults.injected(Operation.READ, NbdException.EIO) > 0
                     && faults.injected(Operation.READ, NbdException.ENOSPC) > 0, "both errors were injected");
@@ -215,7 +215,7 @@ class FaultsUnderLoadTest {
             assertTrue(fio.stdout().contains("err= 0"), fio.stdout());
             assertTrue(delayed.delayed(Operation.WRITE) > 0 && delayed.delayed(Operation.READ) > 0,
                     "writes and reads were delayed");
-            assertEquals(0, server.stats().errors("WRITE") + server.stats().errors("READ"));
+            assertEquals(0, server.stats().errors(NbdCommand.WRITE) + server.stats().errors(NbdCommand.READ));
             assertAllGivenBack(server.stats(), "after fio");
             assertTrue(log.entries().isEmpty(), "the server logged warnings: " + log.entries());
         }

@@ -103,7 +103,7 @@ class InflightMemoryTest {
             }
             assertArrayEquals(expected, Files.readAllBytes(file));
             ServerStats stats = server.stats();
-            assertEquals(0, stats.errors("READ") + stats.errors("WRITE"));
+            assertEquals(0, stats.errors(NbdCommand.READ) + stats.errors(NbdCommand.WRITE));
             assertTrue(stats.peakPayloadBytesHeld() <= 2 * SHARE,
                     "requests held " + stats.peakPayloadBytesHeld() + " bytes of payload buffers at once; two "
                             + "connections may hold " + 2 * SHARE);
@@ -199,7 +199,7 @@ class InflightMemoryTest {
             // The rest of the failed WRITE's payload was read, so the next request is understood.
             ByteBuffer small = ByteBuffer.allocateDirect(4096);
             client.read(small, 4096);
-            assertEquals(2, server.stats().errors("READ") + server.stats().errors("WRITE"));
+            assertEquals(2, server.stats().errors(NbdCommand.READ) + server.stats().errors(NbdCommand.WRITE));
             // Buffers go back just after the reply is sent.
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
             while (server.stats().payloadBytesHeld() != 0 && System.nanoTime() < deadline) Thread.sleep(5);

@@ -65,7 +65,7 @@ class LargeRequestTest {
                 offset += 70L * MiB - 4096;
             }
             ServerStats stats = server.stats();
-            assertEquals(0, stats.errors("READ") + stats.errors("WRITE"));
+            assertEquals(0, stats.errors(NbdCommand.READ) + stats.errors(NbdCommand.WRITE));
             long share = BUDGET / 4; // the default per-connection share
             assertTrue(stats.peakPayloadBytesHeld() > 0 && stats.peakPayloadBytesHeld() <= share,
                     "requests held " + stats.peakPayloadBytesHeld() + " bytes of payload buffers; the share is " + share);
@@ -123,8 +123,8 @@ class LargeRequestTest {
             byte[] small = random(4096, 4);
             assertEquals(0, client.write(12345, small));
             assertArrayEquals(small, client.read(12345, small.length));
-            assertEquals(1, server.stats().errors("READ"));
-            assertEquals(1, server.stats().errors("WRITE"));
+            assertEquals(1, server.stats().errors(NbdCommand.READ));
+            assertEquals(1, server.stats().errors(NbdCommand.WRITE));
             assertEquals(0, server.stats().protocolErrors());
         }
     }

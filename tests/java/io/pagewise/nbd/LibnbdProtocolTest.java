@@ -61,7 +61,7 @@ class LibnbdProtocolTest {
             result.assertOk("protocol_commands.py");
             assertTrue(result.stdout().contains("commands ok"), result.stdout());
             ServerStats stats = server.server.stats();
-            assertTrue(stats.errors("READ") >= 3, "read errors: " + stats.errors("READ"));
+            assertTrue(stats.errors(NbdCommand.READ) >= 3, "read errors: " + stats.errors(NbdCommand.READ));
             assertEquals(0, stats.protocolErrors());
         }
     }
@@ -114,8 +114,8 @@ class LibnbdProtocolTest {
                 .unixSocket(dir.resolve("nbd.sock")).threads(requests).start()) {
             ExternalTools.pythonScript("in_flight.py", server.uri(), 60).assertOk("in_flight.py");
             ServerStats stats = server.stats();
-            assertEquals(requests, stats.ops("WRITE"));
-            assertEquals(requests, stats.ops("READ"));
+            assertEquals(requests, stats.ops(NbdCommand.WRITE));
+            assertEquals(requests, stats.ops(NbdCommand.READ));
             assertEquals(requests, stats.mostInFlight(), "requests the server held at once");
         }
     }

@@ -69,7 +69,7 @@ class NbdServerTest {
             });
             // Wait until the server has executed them all, so that every one must be answered.
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (server.stats().ops("WRITE") < n && System.nanoTime() < deadline) Thread.sleep(5);
+            while (server.stats().ops(NbdCommand.WRITE) < n && System.nanoTime() < deadline) Thread.sleep(5);
             stopper.start();
             int answered = 0;
             try {
