@@ -73,6 +73,32 @@ class DeviceConventionsTest {
         }
     }
 
+    /** A destination that cannot zero gets its zero ranges written as zeros; a read-only one is refused up front. */
+    @Test
+    void zerosAreWrittenAsDataWhereTheDestinationCannotZero() throws Exception {
+        MemoryDevice memory = new MemoryDevice(SIZE);
+        byte[] ones = new byte[SIZE];
+        Arrays.fill(ones, (byte) 0xff);
+        memory.write(ByteBuffer.wrap(ones), 0, false);
+        BlockDevice noZero = new io.pagewise.device.FilterDevice(memory) {
+            @Override public boolean canZero() { return false; }
+
+            @Override public void zero(long offset, long length, java.util.Set<io.pagewise.device.ZeroFlag> flags)
+                    throws java.io.IOException {
+                throw new java.io.IOException("zero called on a device that cannot zero");
+            }
+        };
+        CopyResult result = new Copier(new CopyOptions()).copy(SyntheticDevices.zero(SIZE), noZero);
+        assertEquals(SIZE, result.zeroedBytes());
+        ByteBuffer back = ByteBuffer.allocate(SIZE);
+        memory.readFully(back, 0);
+        assertArrayEquals(new byte[SIZE], back.array(), "every byte was overwritten with zeros");
+
+        CopyException readOnly = assertThrows(CopyException.class,
+                () -> new Copier(new CopyOptions()).copy(SyntheticDevices.zero(SIZE), SyntheticDevices.pattern(SIZE)));
+        assertTrue(readOnly.getMessage().contains("is read-only"), readOnly.getMessage());
+    }
+
     /** A missing source is StorageFile's NoSuchFileException, with the errno, as everywhere else. */
     @Test
     void aMissingSourceIsNoSuchFileExceptionWithItsErrno() {
