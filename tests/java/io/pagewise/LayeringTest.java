@@ -16,7 +16,8 @@ import org.junit.jupiter.api.Timeout;
 /**
  * Nothing imports upward, read from the compiled classes (every type a class uses is named in its constant pool):
  * the block-device contract uses neither the devices, the filters, the server, the client nor the copier; the
- * copier uses only the contract, not the server; the devices and filters do not use the server or the copier.
+ * copier uses only the contract, not the server; the devices and filters do not use the server or the copier; TLS
+ * and the wire format use neither the server nor the client.
  */
 @Timeout(60)
 class LayeringTest {
@@ -28,7 +29,13 @@ class LayeringTest {
                     "io/pagewise/nbd/NbdServer", "io/pagewise/copy/", "io/pagewise/cli/"),
             "io/pagewise/filters/", List.of("io/pagewise/nbd/", "io/pagewise/copy/", "io/pagewise/cli/"),
             "io/pagewise/copy/", List.of("io/pagewise/nbd/", "io/pagewise/devices/", "io/pagewise/filters/",
-                    "io/pagewise/cli/"));
+                    "io/pagewise/cli/"),
+            "io/pagewise/nbd/tls/", List.of("io/pagewise/nbd/server/", "io/pagewise/nbd/client/",
+                    "io/pagewise/nbd/NbdServer", "io/pagewise/nbd/NbdClient", "io/pagewise/device",
+                    "io/pagewise/copy/", "io/pagewise/cli/"),
+            "io/pagewise/nbd/wire/", List.of("io/pagewise/nbd/server/", "io/pagewise/nbd/client/",
+                    "io/pagewise/nbd/NbdServer", "io/pagewise/nbd/NbdClient", "io/pagewise/device",
+                    "io/pagewise/copy/", "io/pagewise/cli/"));
 
     @Test
     void noPackageNamesALayerAboveIt() throws Exception {

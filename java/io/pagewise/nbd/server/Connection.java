@@ -1,6 +1,6 @@
 package io.pagewise.nbd.server;
 
-import io.pagewise.nbd.wire.TlsChannel;
+import io.pagewise.nbd.tls.TlsChannel;
 import java.io.Closeable;
 import java.io.EOFException;
 import java.io.IOException;

@@ -1,5 +1,6 @@
 package io.pagewise.nbd.server;
 
+import io.pagewise.nbd.tls.ServerTls;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.channels.ClosedChannelException;

@@ -2,10 +2,11 @@ package io.pagewise.nbd.server;
 
 import static io.pagewise.nbd.wire.Protocol.*;
 
+import io.pagewise.nbd.tls.TlsSettings;
 import io.pagewise.device.BlockDevice;
 import io.pagewise.nbd.TlsMode;
 import io.pagewise.nbd.wire.SocketIo;
-import io.pagewise.nbd.wire.TlsChannel;
+import io.pagewise.nbd.tls.TlsChannel;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ByteChannel;

@@ -3,7 +3,7 @@ package io.pagewise.nbd.server;
 import io.pagewise.internal.Uninterruptibly;
 import io.pagewise.nbd.wire.Protocol;
 import io.pagewise.nbd.wire.SocketIo;
-import io.pagewise.nbd.wire.TlsChannel;
+import io.pagewise.nbd.tls.TlsChannel;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.lang.System.Logger.Level;

@@ -9,7 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.devices.MemoryDevice;
 import io.pagewise.nbd.wire.SocketIo;
-import io.pagewise.nbd.wire.TlsChannel;
+import io.pagewise.nbd.tls.TlsChannel;
 import io.pagewise.testing.RecordingLogger;
 import io.pagewise.testing.TestCertificates;
 import java.io.ByteArrayOutputStream;

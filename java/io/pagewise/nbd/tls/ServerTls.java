@@ -1,4 +1,4 @@
-package io.pagewise.nbd.server;
+package io.pagewise.nbd.tls;
 
 import io.pagewise.nbd.TlsMode;
 import java.io.IOException;
@@ -38,7 +38,7 @@ public final class ServerTls {
     }
 
     /** A client's own TLS traffic warms the code up from here: the warm-up would only take CPU from it. */
-    void clientArrived() {
+    public void clientArrived() {
         if (clientArrived) return;
         clientArrived = true;
         warmup.interrupt();
