@@ -14,7 +14,8 @@ import java.util.Set;
 
 /**
  * An export of an NBD server as a device, through an {@link NbdClient}: the copier reads and writes one, and the
- * server serves one to proxy another server. Requests longer than the server's maximum payload are split; zeroing
+ * server serves one to proxy another server. Requests longer than the server's maximum payload are split (by the
+ * client, into requests in flight at once); zeroing
  * without WRITE_ZEROES on the server writes zeros as data. The server's errors arrive as
  * {@link io.pagewise.nbd.NbdException}s, {@link DeviceException}s with the server's error.
  */
@@ -57,59 +58,16 @@ public final class NbdDevice implements BlockDevice {
     @Override
     public long size() { return info.size(); }
 
+    /** {@link NbdClient#readFully}: requests of at most the server's maximum payload, all in flight at once. */
     @Override
     public void readFully(ByteBuffer dst, long offset) throws IOException {
-        int end = dst.limit();
-        long at = offset;
-        while (dst.hasRemaining()) {
-            int n = Math.min(dst.remaining(), info.maximumPayload());
-            dst.limit(dst.position() + n);
-            try {
-                if (client.read(dst, at) < n) {
-                    throw new DeviceException(DeviceException.EIO, name() + " ends at " + client.size()
-                            + ", inside the read at " + at + " (+" + n + ")");
-                }
-            } finally {
-                dst.limit(end);
-            }
-            at += n;
-        }
+        client.readFully(dst, offset);
     }
 
-    @Override
-    public void readFully(ByteBuffer[] dsts, long offset) throws IOException {
-        long at = offset;
-        for (ByteBuffer dst : dsts) {
-            int n = dst.remaining();
-            readFully(dst, at);
-            at += n;
-        }
-    }
-
+    /** {@link NbdClient#write(ByteBuffer, long, boolean)}: split as the reads are. */
     @Override
     public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
-        int end = src.limit();
-        long at = offset;
-        while (src.hasRemaining()) {
-            int n = Math.min(src.remaining(), info.maximumPayload());
-            src.limit(src.position() + n);
-            try {
-                client.write(src, at, fua);
-            } finally {
-                src.limit(end);
-            }
-            at += n;
-        }
-    }
-
-    @Override
-    public void write(ByteBuffer[] srcs, long offset, boolean fua) throws IOException {
-        long at = offset;
-        for (ByteBuffer src : srcs) {
-            int n = src.remaining();
-            write(src, at, fua);
-            at += n;
-        }
+        client.write(src, offset, fua);
     }
 
     @Override

@@ -45,8 +45,9 @@ import javax.net.ssl.SSLParameters;
  * success, just before its future completes (so code that runs after the future sees the new position), and never
  * when the future fails. The buffer belongs to the request until then: do not touch it. {@link #read} returns -1
  * when offset is at or past the end of the export, and reads only up to the end. An export does not grow as a
- * file does, so every other request must lie within it (IllegalArgumentException otherwise), and READ and WRITE
- * payloads must not exceed {@link ExportInfo#maximumPayload()}.
+ * file does, so every other request must lie within it (IllegalArgumentException otherwise). The payload of
+ * {@link #readAsync} and {@link #writeAsync} must not exceed {@link ExportInfo#maximumPayload()}; the blocking
+ * {@link #read}, {@link #readFully} and {@link #write} split longer ones into requests in flight at once.
  *
  * <p>Thread-safe; the {@code *Async} methods return at once, so any number of requests may be in flight. Server
  * errors complete the futures (and make the blocking methods throw) with {@link NbdException}; a lost connection
@@ -362,32 +363,106 @@ public final class NbdClient implements Closeable {
     }
 
     /**
-     * As {@link #readAsync}, but waits for the reply: reads up to dst.remaining() bytes at offset into dst and moves
-     * its position past them, as {@link java.nio.channels.FileChannel#read(ByteBuffer, long)} does.
+     * As {@link #readAsync}, but waits for the replies: reads up to dst.remaining() bytes at offset into dst and
+     * moves its position past them, as {@link java.nio.channels.FileChannel#read(ByteBuffer, long)} does; a read
+     * longer than the server's maximum payload goes as several requests, all in flight at once.
      *
      * @param dst    the buffer to fill
      * @param offset where in the export to read from
      * @return the bytes read: all of dst.remaining() unless the export ends first; -1 when offset is at or past the
      *         end of the export (and dst has room), 0 only when dst has no room
-     * @throws IOException the failure the future of the asynchronous form would carry
-     * @throws IllegalArgumentException when offset is negative, when dst is read-only, or when the read is longer
-     *         than {@link ExportInfo#maximumPayload()}
+     * @throws IOException the failure the future of the asynchronous form would carry; dst's position is then left
+     *         alone
+     * @throws IllegalArgumentException when offset is negative or dst is read-only
      */
     public int read(ByteBuffer dst, long offset) throws IOException {
-        return await(readAsync(dst, offset));
+        if (dst.isReadOnly()) throw new IllegalArgumentException("read into a read-only buffer");
+        if (offset < 0) throw new IllegalArgumentException("READ at " + offset + ": the offset is negative");
+        int max = info.maximumPayload();
+        if (dst.remaining() <= max || offset >= info.size()) return await(readAsync(dst, offset));
+        // Longer than one request may be: requests of the server's maximum, all in flight at once.
+        int length = (int) Math.min(dst.remaining(), info.size() - offset);
+        int start = dst.position();
+        List<CompletableFuture<Integer>> parts = new ArrayList<>();
+        for (int done = 0; done < length; done += max) {
+            parts.add(readAsync(dst.slice(start + done, Math.min(max, length - done)), offset + done));
+        }
+        awaitAll(parts);
+        dst.position(start + length);
+        return length;
     }
 
     /**
-     * As {@link #writeAsync}, but waits for the reply.
+     * Fills all of dst's remaining bytes with the data at offset and moves its position to its limit, as
+     * {@link io.pagewise.StorageFile#readFully(ByteBuffer, long)} does; in as many requests as the server's maximum
+     * payload needs.
+     *
+     * @param dst    the buffer to fill
+     * @param offset where in the export to read from
+     * @throws java.io.EOFException when the export ends before dst is full
+     * @throws IOException the failure of a request
+     * @throws IllegalArgumentException when offset is negative or dst is read-only
+     */
+    public void readFully(ByteBuffer dst, long offset) throws IOException {
+        int wanted = dst.remaining();
+        int n = read(dst, offset);
+        if (n < wanted) {
+            throw new java.io.EOFException("READ at " + offset + " (+" + wanted + "): " + uri.text() + " ends at "
+                    + info.size());
+        }
+    }
+
+    /**
+     * As {@link #writeAsync}, but waits for the replies: in as many requests as the server's maximum payload needs,
+     * all in flight at once.
+     *
+     * @param src    the bytes to write; its position moves to its limit once every request succeeded
+     * @param offset where in the export to write them
+     * @param fua    when true (and the server takes FUA) the data is durable when this returns
+     * @throws IOException the failure of a request; src's position is then left alone
+     * @throws IllegalArgumentException when the range lies outside the export
+     */
+    public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
+        int max = info.maximumPayload();
+        int length = src.remaining();
+        if (length <= max) {
+            await(writeAsync(src, offset, fua));
+            return;
+        }
+        checkRange(CMD_WRITE, offset, length);
+        int start = src.position();
+        List<CompletableFuture<Void>> parts = new ArrayList<>();
+        for (int done = 0; done < length; done += max) {
+            parts.add(writeAsync(src.slice(start + done, Math.min(max, length - done)), offset + done, fua));
+        }
+        awaitAll(parts);
+        src.position(start + length);
+    }
+
+    /**
+     * As {@link #write(ByteBuffer, long, boolean)} without FUA, as {@link io.pagewise.StorageFile#write(ByteBuffer,
+     * long)} takes it.
      *
      * @param src    the bytes to write; its position moves to its limit
      * @param offset where in the export to write them
-     * @param fua    when true (and the server takes FUA) the data is durable when this returns
-     * @throws IOException the failure the future of the asynchronous form would carry
-     * @throws IllegalArgumentException when the range lies outside the export or is too long for one request
+     * @throws IOException the failure of a request
+     * @throws IllegalArgumentException when the range lies outside the export
      */
-    public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
-        await(writeAsync(src, offset, fua));
+    public void write(ByteBuffer src, long offset) throws IOException {
+        write(src, offset, false);
+    }
+
+    /** Waits for every future, so that no request still uses a buffer when this returns; throws the first failure. */
+    private static void awaitAll(List<? extends CompletableFuture<?>> futures) throws IOException {
+        IOException first = null;
+        for (CompletableFuture<?> future : futures) {
+            try {
+                await(future);
+            } catch (IOException e) {
+                if (first == null) first = e;
+            }
+        }
+        if (first != null) throw first;
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.pagewise.nbd;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -220,6 +221,24 @@ class NbdClientTest {
             assertFalse(nbd.info().canMultiConn());
             assertEquals(1, nbd.connectionCount());
             assertThrows(IllegalArgumentException.class, () -> nbd.readAsync(ByteBuffer.allocate(65536 + 512), 0));
+
+            // The blocking forms split what is longer than the maximum into requests the server takes.
+            byte[] data = new byte[3 * 65536 + 512];
+            new java.util.Random(9).nextBytes(data);
+            ByteBuffer src = ByteBuffer.wrap(data);
+            nbd.write(src, 4096);
+            assertEquals(data.length, src.position());
+            ByteBuffer back = ByteBuffer.allocate(data.length + 10).position(10);
+            assertEquals(data.length, nbd.read(back, 4096));
+            assertEquals(back.limit(), back.position());
+            assertArrayEquals(data, java.util.Arrays.copyOfRange(back.array(), 10, back.limit()));
+            ByteBuffer whole = ByteBuffer.allocate(data.length);
+            nbd.readFully(whole, 4096);
+            assertArrayEquals(data, whole.array());
+            ByteBuffer tail = ByteBuffer.allocate(2 * 65536 + 512);
+            assertEquals(65536, nbd.read(tail, nbd.size() - 65536), "short only at the end of the export");
+            ByteBuffer across = ByteBuffer.allocate(2 * 65536);
+            assertThrows(java.io.EOFException.class, () -> nbd.readFully(across, nbd.size() - 65536));
         }
     }
 }
