@@ -36,7 +36,7 @@ import javax.net.ssl.SSLParameters;
  *     ByteBuffer block = ByteBuffer.allocateDirect(65536);
  *     int n = nbd.read(block, 0);                             // 65536, holes as zeros; block.position() == 65536
  *     CompletableFuture<Void> w = nbd.writeAsync(block.flip(), 1 << 20, false); // position moves on completion
- *     List<Extent> map = nbd.blockStatus(0, nbd.size());      // hole = reads as zeros
+ *     List<Extent> map = nbd.extents(0, nbd.size());          // BLOCK_STATUS: hole = reads as zeros
  * }
  * }</pre>
  *
