@@ -1,8 +1,10 @@
 /**
  * pagewise: control over the Linux page cache for Java storage software.
  *
- * <p>Exports the API only: {@link io.pagewise} (files, cache modes, residency), {@link io.pagewise.nbd} (the NBD
- * server, client and export contract) and {@link io.pagewise.copy} (the copier and its endpoints). The JNI bindings,
+ * <p>Exports the API only: {@link io.pagewise} (files, cache modes, residency), {@link io.pagewise.device} (the
+ * block-device contract), {@link io.pagewise.devices} (files, memory, synthetic and NBD devices),
+ * {@link io.pagewise.filters} (devices that wrap devices), {@link io.pagewise.nbd} (the NBD server and client) and
+ * {@link io.pagewise.copy} (the copier). The JNI bindings,
  * the cache-mode policies, the internal helpers and the command line stay inside the module, so nothing outside it
  * can reach a raw system call.
  *
@@ -13,5 +15,8 @@
 module io.pagewise {
     exports io.pagewise;
     exports io.pagewise.copy;
+    exports io.pagewise.device;
+    exports io.pagewise.devices;
+    exports io.pagewise.filters;
     exports io.pagewise.nbd;
 }

@@ -1,25 +1,19 @@
 package io.pagewise.cli;
 
 import io.pagewise.CacheMode;
-import io.pagewise.Native;
 import io.pagewise.copy.Copier;
-import io.pagewise.copy.CopyDestination;
 import io.pagewise.copy.CopyOptions;
-import io.pagewise.copy.CopyProgress;
 import io.pagewise.copy.CopyResult;
-import io.pagewise.copy.CopySource;
-import io.pagewise.copy.FileEndpoint;
-import io.pagewise.copy.NbdEndpoint;
-import io.pagewise.copy.SyntheticEndpoints;
-import io.pagewise.internal.FileDescriptors;
+import io.pagewise.device.BlockDevice;
+import io.pagewise.devices.FileDevice;
+import io.pagewise.devices.NbdDevice;
+import io.pagewise.devices.SyntheticDevices;
 import io.pagewise.nbd.NbdUri;
-import java.io.FileOutputStream;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
@@ -195,7 +189,7 @@ public final class CopyCommand {
         private final CountDownLatch finished = new CountDownLatch(1);
         private ProgressReporter reporter;
         /** The destination when it is a file, for the clean-up after a failure. */
-        private FileEndpoint destinationFile;
+        private FileDevice destinationFile;
 
         Copying(Options options, PrintStream err) {
             this.options = options;
@@ -229,23 +223,23 @@ public final class CopyCommand {
         }
 
         private int copy() {
-            CopySource source;
+            BlockDevice source;
             try {
                 source = openSource(options.source);
             } catch (IOException | IllegalArgumentException e) {
                 err.println("pagewise copy: cannot open source " + options.source.text() + ": " + message(e));
                 return 1;
             }
-            try (CopySource src = source) {
-                CopyDestination destination;
+            try (BlockDevice src = source) {
+                BlockDevice destination;
                 try {
                     destination = openDestination(options.destination, src.size());
                 } catch (IOException | IllegalArgumentException e) {
                     err.println("pagewise copy: cannot open destination " + options.destination.text() + ": " + message(e));
                     return 1;
                 }
-                destinationFile = destination instanceof FileEndpoint ? (FileEndpoint) destination : null;
-                try (CopyDestination dst = destination) {
+                destinationFile = destination instanceof FileDevice ? (FileDevice) destination : null;
+                try (BlockDevice dst = destination) {
                     if (options.verbose) {
                         err.printf(Locale.ROOT, "pagewise copy: %s -> %s, %s, %d requests of %s%n", src.name(), dst.name(),
                                 Main.bytes(src.size()), options.copy.requests(), Main.bytes(options.copy.requestSize()));
@@ -291,21 +285,23 @@ public final class CopyCommand {
             }
         }
 
-        private CopySource openSource(Endpoint source) throws IOException {
+        private BlockDevice openSource(Endpoint source) throws IOException {
             switch (source.kind()) {
-                case PATTERN: return SyntheticEndpoints.pattern(source.size());
-                case ZERO: return SyntheticEndpoints.zero(source.size());
-                case NBD: return NbdEndpoint.connect(source.text(), options.connections);
-                case FILE: return FileEndpoint.openSource(Path.of(source.text()), options.srcCache);
+                case PATTERN: return SyntheticDevices.pattern(source.size());
+                case ZERO: return SyntheticDevices.zero(source.size());
+                case NBD: return NbdDevice.connect(source.text(), options.connections);
+                case FILE: return FileDevice.open(Path.of(source.text()), options.srcCache, StandardOpenOption.READ);
                 default: throw new IllegalStateException(source.kind() + " is not a source");
             }
         }
 
-        private CopyDestination openDestination(Endpoint destination, long sourceSize) throws IOException {
+        private BlockDevice openDestination(Endpoint destination, long sourceSize) throws IOException {
             switch (destination.kind()) {
-                case DISCARD: return SyntheticEndpoints.discard();
-                case NBD: return NbdEndpoint.connect(destination.text(), options.connections);
-                case FILE: return FileEndpoint.openDestination(Path.of(destination.text()), options.dstCache, sourceSize);
+                case DISCARD: return SyntheticDevices.discard();
+                case NBD: return NbdDevice.connect(destination.text(), options.connections);
+                case FILE:
+                    // A missing file is created, sparse and as large as the source, and then known to read as zeros.
+                    return FileDevice.openOrCreate(Path.of(destination.text()), options.dstCache, sourceSize);
                 default: throw new IllegalStateException(destination.kind() + " is not a destination");
             }
         }
@@ -324,90 +320,5 @@ public final class CopyCommand {
             return text + ": no such file";
         }
         return text == null ? e.toString() : text;
-    }
-
-    /** Shows progress: a bar on a terminal, or {@code N/100} lines on a file descriptor (as nbdcopy does). */
-    private static final class ProgressReporter implements CopyProgress {
-        private final OutputStream fd;
-        private final PrintStream terminal;
-        private final boolean isTerminal;
-        private final long started = System.nanoTime();
-        private int lastPercent = -1;
-        private long lastDrawn;
-
-        private ProgressReporter(OutputStream fd, PrintStream terminal) {
-            this.fd = fd;
-            this.terminal = terminal;
-            this.isTerminal = fd == null && stderrIsTerminal();
-        }
-
-        /**
-         * Whether file descriptor 2 is a terminal: isatty(2), or without the native library where /proc says it
-         * leads (System.console() looks at stdin and stdout instead, and on JDK 22+ is there without a terminal).
-         */
-        static boolean stderrIsTerminal() {
-            if (Native.isAvailable()) return FileDescriptors.isTerminal(2);
-            try {
-                String target = Files.readSymbolicLink(Path.of("/proc/self/fd/2")).toString();
-                return target.startsWith("/dev/pts/") || target.startsWith("/dev/tty") || target.equals("/dev/console");
-            } catch (IOException | UnsupportedOperationException | SecurityException e) {
-                return false;
-            }
-        }
-
-        static ProgressReporter open(Integer descriptor, PrintStream err) throws IOException {
-            if (descriptor == null) return new ProgressReporter(null, err);
-            // Reopening through /proc works for pipes and files alike; append so that a file is not truncated.
-            return new ProgressReporter(new FileOutputStream("/proc/self/fd/" + descriptor, true), null);
-        }
-
-        @Override
-        public synchronized void progress(long done, long total) {
-            int percent = total == 0 ? 100 : (int) (done * 100 / total);
-            if (fd != null) {
-                if (percent == lastPercent) return;
-                lastPercent = percent;
-                try {
-                    fd.write((percent + "/100\n").getBytes(StandardCharsets.US_ASCII));
-                    fd.flush();
-                } catch (IOException e) {
-                    // a closed progress pipe must not fail the copy
-                }
-                return;
-            }
-            long now = System.nanoTime();
-            if (isTerminal) {
-                if (done < total && now - lastDrawn < 200_000_000L) return;
-                lastDrawn = now;
-                terminal.print("\r" + bar(done, total, now) + "\u001b[K");
-            } else if (percent / 10 != lastPercent / 10 || lastPercent < 0) {
-                terminal.println(bar(done, total, now));
-            }
-            lastPercent = percent;
-            terminal.flush();
-        }
-
-        private String bar(long done, long total, long now) {
-            int width = 30;
-            int filled = total == 0 ? width : (int) (done * width / total);
-            double seconds = Math.max((now - started) / 1e9, 1e-3);
-            double rate = done / seconds;
-            long eta = rate > 0 ? (long) ((total - done) / rate) : 0;
-            return String.format(Locale.ROOT, "[%s%s] %5.1f%% %s of %s, %s/s, ETA %d:%02d",
-                    "#".repeat(filled), "-".repeat(width - filled), total == 0 ? 100.0 : done * 100.0 / total,
-                    Main.bytes(done), Main.bytes(total), Main.bytes((long) rate), eta / 60, eta % 60);
-        }
-
-        synchronized void finish() {
-            if (fd != null) {
-                try {
-                    fd.close();
-                } catch (IOException e) {
-                    // nothing to do
-                }
-            } else if (isTerminal) {
-                terminal.println();
-            }
-        }
     }
 }

@@ -2,37 +2,25 @@ package io.pagewise.cli;
 
 import io.pagewise.AccessHint;
 import io.pagewise.CacheMode;
-import io.pagewise.Native;
-import io.pagewise.PageCache;
-import io.pagewise.Residency;
-import io.pagewise.StorageFile;
-import io.pagewise.nbd.FileExport;
 import io.pagewise.nbd.NbdServer;
-import io.pagewise.nbd.TlsCertificates;
+import io.pagewise.nbd.NbdUri;
 import io.pagewise.nbd.TlsMode;
-import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
-import java.util.stream.Stream;
 
-/** {@code pagewise serve}: serves a file (or a scratch demo image) over NBD with {@link NbdServer}. */
+/** {@code pagewise serve}: serves a file (or a scratch demo image, or another NBD server's export) with {@link NbdServer}. */
 public final class ServeCommand {
     static final String USAGE = String.join("\n",
-            "usage: pagewise serve [OPTIONS] [FILE]",
+            "usage: pagewise serve [OPTIONS] [FILE | NBD-URI]",
             "",
             "Serves FILE over NBD; without FILE, serves a sparse 1 GiB scratch image that is removed at exit.",
+            "With an NBD URI (nbd://HOST[:PORT]/EXPORT, nbd+unix:///EXPORT?socket=PATH), proxies that export.",
             "",
             "  --cache=MODE              writeback (default), writethrough, unsafe, direct, directsync, evict, dontcache",
             "  --hint=HINT               normal (default), sequential, random",
@@ -65,7 +53,7 @@ public final class ServeCommand {
             "  --tls-psk=FILE            not supported: the JDK's TLS has no pre-shared keys (use --tls-certificates)",
             "  -v, --verbose             log every request");
 
-    private static final long DEMO_SIZE = 1L << 30;
+    static final long DEMO_SIZE = 1L << 30;
 
     private ServeCommand() {}
 
@@ -91,6 +79,9 @@ public final class ServeCommand {
         Long create;
         boolean verbose;
         Path file;
+        /** The export to proxy, instead of a file. */
+        String upstream;
+        boolean cacheGiven;
         TlsMode tls = TlsMode.OFF;
         Path tlsCertificates;
         boolean tlsVerifyPeer;
@@ -103,7 +94,7 @@ public final class ServeCommand {
             options = parse(args);
         } catch (UsageException e) {
             err.println("pagewise serve: " + e.getMessage());
-            err.println("usage: pagewise serve [OPTIONS] [FILE]   (pagewise serve --help for the options)");
+            err.println("usage: pagewise serve [OPTIONS] [FILE | NBD-URI]   (pagewise serve --help for the options)");
             return 2;
         }
         if (options == null) {
@@ -128,8 +119,15 @@ public final class ServeCommand {
             if (arg.equals("--stats")) { o.stats = true; continue; }
             if (arg.equals("--tls-verify-peer")) { o.tlsVerifyPeer = true; continue; }
             if (!arg.startsWith("-") || arg.equals("-")) {
-                if (o.file != null) throw new UsageException("more than one FILE given ('" + o.file + "' and '" + arg + "')");
-                o.file = Path.of(arg);
+                if (o.file != null || o.upstream != null) {
+                    throw new UsageException("more than one FILE given ('" + (o.file != null ? o.file : o.upstream)
+                            + "' and '" + arg + "')");
+                }
+                if (NbdUri.looksLikeUri(arg)) {
+                    o.upstream = arg;
+                } else {
+                    o.file = Path.of(arg);
+                }
                 continue;
             }
             if (arg.equals("--")) {
@@ -142,7 +140,7 @@ public final class ServeCommand {
             String name = option.name();
             String value = option.value();
             switch (name) {
-                case "--cache": o.cache = Arguments.cacheMode(name, value); break;
+                case "--cache": o.cache = Arguments.cacheMode(name, value); o.cacheGiven = true; break;
                 case "--hint": o.hint = hint(value); break;
                 case "--socket": o.socket = Path.of(nonEmpty(name, value)); break;
                 case "--port": o.port = Arguments.integer(name, value, 0, 65535); break;
@@ -175,6 +173,9 @@ public final class ServeCommand {
         }
         if (o.maxInflightBytes != null && o.maxInflightBytes < 64 * 1024) {
             throw new UsageException("--max-inflight-bytes must be at least 64K");
+        }
+        if (o.upstream != null && (o.create != null || o.cacheGiven || o.hint != AccessHint.NORMAL)) {
+            throw new UsageException("--create, --cache and --hint apply to a FILE, not to a proxied " + o.upstream);
         }
         if (o.create != null && o.file == null) throw new UsageException("--create needs a FILE");
         if (o.tls != TlsMode.OFF && o.tlsCertificates == null) {
@@ -236,235 +237,5 @@ public final class ServeCommand {
         int bytes = value.getBytes(StandardCharsets.UTF_8).length;
         if (bytes > 4096) throw new UsageException(name + " is " + bytes + " bytes long; NBD allows at most 4096");
         return value;
-    }
-
-
-    /** One run of the command: the export, the server, and everything removed at exit. */
-    private static final class Serving {
-        private final Options options;
-        private final PrintStream out;
-        private final PrintStream err;
-        private final List<Path> temporary = new ArrayList<>();
-        private Path file;
-        private FileExport export;
-        private NbdServer server;
-        private Thread hook;
-        private boolean finished;
-        /** Set by {@link #finish()} when the closing flush or close failed: the exit status is then not 0. */
-        private volatile boolean notFlushed;
-        private javax.net.ssl.SSLContext tlsContext;
-
-        Serving(Options options, PrintStream out, PrintStream err) {
-            this.options = options;
-            this.out = out;
-            this.err = err;
-        }
-
-        int serve() throws IOException {
-            // Registered before anything exists to clean up, so that no signal can slip in unhandled.
-            hook = new Thread(this::stopFromSignal, "pagewise-serve-shutdown");
-            Runtime.getRuntime().addShutdownHook(hook);
-            try {
-                // Certificates first: a bad directory is reported before any file is created or opened.
-                tlsContext = options.tls == TlsMode.OFF ? null
-                        : TlsCertificates.serverContext(options.tlsCertificates, options.tlsVerifyPeer);
-                prepareFile();
-                export = FileExport.open(file, options.cache, options.readOnly);
-                if (options.hint != AccessHint.NORMAL) export.file().advise(options.hint);
-                server = startServer();
-                if (options.run != null) return runCaptive();
-                announce();
-                server.awaitStopped();
-                finish();
-                return notFlushed ? 1 : 0;
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                finish();
-                return 1;
-            } finally {
-                if (!finished) finish();
-                if (hook != null) {
-                    try {
-                        Runtime.getRuntime().removeShutdownHook(hook);
-                    } catch (IllegalStateException e) {
-                        // the JVM is already shutting down; the hook is running
-                    }
-                }
-            }
-        }
-
-        private void prepareFile() throws IOException {
-            if (options.file == null) {
-                Path dir = Files.createTempDirectory("pagewise-demo-");
-                temporary.add(dir);
-                file = dir.resolve("demo.img");
-                try (StorageFile f = StorageFile.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE,
-                        StandardOpenOption.CREATE_NEW)) {
-                    f.resize(DEMO_SIZE);
-                }
-                return;
-            }
-            file = options.file;
-            if (options.create != null) {
-                try (StorageFile f = StorageFile.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE,
-                        StandardOpenOption.CREATE)) {
-                    if (f.size() < options.create) f.resize(options.create);
-                }
-            } else if (!Files.exists(file)) {
-                throw new IOException(file + ": no such file (use --create=SIZE to make one)");
-            }
-        }
-
-        private NbdServer startServer() throws IOException {
-            NbdServer.Builder builder = NbdServer.builder()
-                    .export(options.exportName, options.description, export)
-                    .logger(new StderrLogger("pagewise serve: ", err, options.verbose));
-            if (options.threads != null) builder.threads(options.threads);
-            if (options.maxConnections != null) builder.maxConnections(options.maxConnections);
-            if (options.maxInflightBytes != null) builder.maxInflightBytes(options.maxInflightBytes);
-            if (options.handshakeTimeoutSeconds != null) {
-                builder.handshakeTimeout(Duration.ofSeconds(options.handshakeTimeoutSeconds));
-            }
-            if (options.maxHandshakes != null) builder.maxHandshakes(options.maxHandshakes);
-            if (options.idleTimeoutSeconds != null) builder.idleTimeout(Duration.ofSeconds(options.idleTimeoutSeconds));
-            if (options.shutdownGraceSeconds != null) builder.shutdownGrace(Duration.ofSeconds(options.shutdownGraceSeconds));
-            if (options.tls != TlsMode.OFF) {
-                builder.tls(tlsContext, options.tls).tlsVerifyPeer(options.tlsVerifyPeer);
-            }
-            if (options.socket != null) {
-                builder.unixSocket(options.socket);
-            } else if (options.run != null && options.port == null && options.bind == null) {
-                Path dir = Files.createTempDirectory("pagewise-nbd-");
-                temporary.add(dir);
-                builder.unixSocket(dir.resolve("nbd.sock"));
-            } else {
-                int port = options.port != null ? options.port : NbdServer.DEFAULT_PORT;
-                builder.listen(options.bind != null ? new InetSocketAddress(options.bind, port)
-                        : new InetSocketAddress("127.0.0.1", port));
-            }
-            try {
-                return builder.start();
-            } catch (IOException e) {
-                throw new IOException(e.getMessage() + (options.socket == null
-                        ? " (choose another with --port=N, or use --socket=PATH)" : ""), e);
-            }
-        }
-
-        /** The server's URI, with the certificates directory for TLS clients when TLS is required. */
-        private String uri() {
-            String uri = server.uri(options.exportName);
-            if (options.tls != TlsMode.REQUIRE) return uri;
-            return uri + (uri.contains("?") ? "&" : "?") + "tls-certificates=" + options.tlsCertificates.toAbsolutePath();
-        }
-
-        private void announce() throws IOException {
-            String uri = uri();
-            if (options.file == null) {
-                out.println("pagewise: serving a 1 GiB scratch disk (sparse, deleted when the server stops) at");
-                out.println("  " + uri);
-                out.println("Try, from another terminal:");
-                out.println("  nbdinfo " + uri);
-                out.println("  qemu-img info " + uri);
-                out.println("Stop with Ctrl-C.");
-            } else {
-                out.println("pagewise: serving " + file + " (" + Main.bytes(export.size()) + ", cache="
-                        + export.file().cacheMode().name().toLowerCase(Locale.ROOT)
-                        + (options.readOnly ? ", read-only" : "") + ") at " + uri);
-            }
-            out.flush();
-        }
-
-        private int runCaptive() throws IOException, InterruptedException {
-            ProcessBuilder process = new ProcessBuilder("sh", "-c", options.run).inheritIO();
-            String uri = uri();
-            process.environment().put("uri", uri);
-            process.environment().put("nbd", uri);
-            process.environment().put("exportname", options.exportName);
-            if (server.address() instanceof java.net.UnixDomainSocketAddress) {
-                process.environment().put("unixsocket",
-                        ((java.net.UnixDomainSocketAddress) server.address()).getPath().toString());
-            } else {
-                process.environment().put("port", String.valueOf(((InetSocketAddress) server.address()).getPort()));
-            }
-            Process child = process.start();
-            int status = child.waitFor();
-            finish();
-            // The command's own failure comes first; a clean command still fails when its data was not flushed.
-            return status == 0 && notFlushed ? 1 : status;
-        }
-
-        /** The JVM is stopping on SIGINT or SIGTERM: stop cleanly, and exit 0 unless the data could not be flushed. */
-        private void stopFromSignal() {
-            boolean ran = finish();
-            if (ran) {
-                out.flush();
-                err.flush();
-                Runtime.getRuntime().halt(notFlushed ? 1 : 0);
-            }
-        }
-
-        /**
-         * Stops the server, closes the export, prints statistics and removes temporary files; once. The statistics
-         * come after the close, which drops what EVICT and DONTCACHE still held, so residency is what stays cached.
-         * A failed closing flush (the server flushes every writable export as it stops) or close is printed with the
-         * file and sets {@link #notFlushed}: writes acknowledged since the client's last FLUSH may not be durable.
-         */
-        private synchronized boolean finish() {
-            if (finished) return false;
-            finished = true;
-            if (server != null) {
-                try {
-                    server.close();
-                } catch (IOException e) {
-                    notFlushed = true;
-                    err.println("pagewise serve: " + file + " could not be flushed at exit: " + e.getMessage()
-                            + "; writes that no FLUSH or FUA made durable may be lost");
-                }
-            }
-            if (export != null) {
-                try {
-                    export.close();
-                } catch (IOException e) {
-                    notFlushed = true;
-                    err.println("pagewise serve: closing " + file + " failed: " + e.getMessage()
-                            + "; writes that no FLUSH or FUA made durable may be lost");
-                }
-            }
-            if (options.stats && server != null) printStats();
-            for (Path dir : temporary) deleteTree(dir);
-            return true;
-        }
-
-        private void printStats() {
-            try (PrintStream target = options.statsFile != null
-                    ? new PrintStream(new FileOutputStream(options.statsFile.toFile()), true, StandardCharsets.UTF_8)
-                    : null) {
-                PrintStream to = target != null ? target : err;
-                to.println("pagewise serve statistics for " + (options.file == null ? "the demo disk" : file) + ":");
-                server.stats().print(to);
-                if (Native.isAvailable() && Files.exists(file)) {
-                    Residency r = PageCache.residency(file);
-                    to.printf(Locale.ROOT, "page cache: %d/%d pages resident (%.1f%%), %s%n", r.residentPages(),
-                            r.totalPages(), r.percent(), Main.bytes(r.residentBytes()));
-                }
-                to.flush();
-            } catch (IOException e) {
-                err.println("pagewise serve: --stats: " + e.getMessage());
-            }
-        }
-
-        private static void deleteTree(Path dir) {
-            try (Stream<Path> paths = Files.walk(dir)) {
-                paths.sorted(Comparator.reverseOrder()).forEach(p -> {
-                    try {
-                        Files.deleteIfExists(p);
-                    } catch (IOException ignored) {
-                        // best effort: a temp dir left behind is harmless
-                    }
-                });
-            } catch (IOException ignored) {
-                // already gone
-            }
-        }
     }
 }

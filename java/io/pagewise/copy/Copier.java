@@ -1,6 +1,8 @@
 package io.pagewise.copy;
 
 import io.pagewise.Extent;
+import io.pagewise.device.BlockDevice;
+import io.pagewise.device.ZeroFlag;
 import io.pagewise.internal.BufferPool;
 import io.pagewise.internal.Uninterruptibly;
 import java.io.IOException;
@@ -10,18 +12,19 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * Copies a {@link CopySource} to a {@link CopyDestination} with many requests in flight, without reading the
- * source's holes and without writing zeros as data.
+ * Copies one {@link BlockDevice} to another with many requests in flight, without reading the source's holes and
+ * without writing zeros as data.
  *
  * <pre>{@code
- * try (CopySource src = FileEndpoint.openSource(Path.of("disk.img"), CacheMode.EVICT);
- *      CopyDestination dst = NbdEndpoint.connect("nbd+unix:///?socket=/tmp/nbd.sock", 4)) {
+ * try (BlockDevice src = FileDevice.open(Path.of("disk.img"), CacheMode.EVICT);
+ *      BlockDevice dst = NbdDevice.connect("nbd+unix:///?socket=/tmp/nbd.sock", 4)) {
  *     CopyResult r = new Copier(new CopyOptions().requests(32).flush(true)
  *             .progress((done, total) -> System.err.print("\r" + done * 100 / total + "%"))).copy(src, dst);
  * }
@@ -31,18 +34,20 @@ import java.util.concurrent.atomic.AtomicReference;
  * data range and write it (splitting out all-zero blocks), or zero one hole range. The first failure stops the
  * copy; {@link #cancel()} stops it from another thread. A Copier runs one copy.
  *
- * <p>The copier and the endpoints of this package log to the {@link System.Logger} named {@value #LOGGER_NAME},
+ * <p>The copier logs to the {@link System.Logger} named {@value #LOGGER_NAME},
  * all at {@code DEBUG}: how a copy will run (request size and alignment, what happens to zero ranges), how it ended,
- * failures after the first (the first is thrown), and what each endpoint found when it opened (the cache mode in
- * effect, the NBD server's limits and capabilities). Failures are reported by throwing, not logged above DEBUG.
+ * failures after the first (the first is thrown), and what each device offers (its block sizes and whether it
+ * zeroes, maps holes and starts zeroed). Failures are reported by throwing, not logged above DEBUG.
  */
 public final class Copier {
-    /** The name of the {@link System.Logger} the copier and its endpoints log to. */
+    /** The name of the {@link System.Logger} the copier logs to. */
     public static final String LOGGER_NAME = "io.pagewise.copy";
     static final System.Logger LOG = System.getLogger(LOGGER_NAME);
 
     /** Zero ranges are sent in pieces no longer than this (NBD lengths are 32-bit). */
     private static final long MAX_ZERO_REQUEST = 1L << 30;
+    /** Runs asked of the source's map at once: enough to keep the queue fed, few enough to bound the list. */
+    private static final int MAX_EXTENTS = 4096;
     private static final Work END = new Work(-1, 0, false);
 
     private final CopyOptions options;
@@ -79,7 +84,7 @@ public final class Copier {
     public long bytesDone() { return done.get(); }
 
     /**
-     * Copies all of source to the start of destination and returns when it is done. Neither endpoint is closed.
+     * Copies all of source to the start of destination and returns when it is done. Neither device is closed.
      *
      * @param source      what to copy
      * @param destination where to copy it; at least as large as source
@@ -87,9 +92,9 @@ public final class Copier {
      * @throws CopyException when a read, write or zeroing fails, naming the side and the offset, or when the
      *         destination is too small
      * @throws CopyCancelledException after {@link #cancel()}
-     * @throws IOException when an endpoint's size cannot be read
+     * @throws IOException when a device's size cannot be read
      */
-    public CopyResult copy(CopySource source, CopyDestination destination) throws IOException {
+    public CopyResult copy(BlockDevice source, BlockDevice destination) throws IOException {
         long started = System.nanoTime();
         total = source.size();
         long room = destination.size();
@@ -97,8 +102,14 @@ public final class Copier {
             throw new CopyException("destination " + destination.name() + " (" + room + " bytes) is smaller than source "
                     + source.name() + " (" + total + " bytes)", -1, null);
         }
-        int block = lcm(source.blockSize(), destination.blockSize());
-        int requestSize = Math.min(options.requestSize(), Math.min(source.maximumRequest(), destination.maximumRequest()));
+        if (!destination.canWrite()) {
+            throw new CopyException("destination " + destination.name() + " is read-only", -1, null);
+        }
+        describe("source", source);
+        describe("destination", destination);
+        int block = lcm(source.minimumBlockSize(), destination.minimumBlockSize());
+        int requestSize = Math.min(options.requestSize(), Math.min(source.maximumBlockSize(),
+                destination.maximumBlockSize()));
         requestSize = Math.max(block, requestSize / block * block);
         // allocated() promises every byte allocated, so zero ranges are written even where they already read as zeros.
         boolean skipZeros = !options.allocated() && (options.destinationIsZero() || destination.startsZeroed());
@@ -156,14 +167,14 @@ public final class Copier {
         return result;
     }
 
-    private void queueWork(CopySource source, BlockingQueue<Work> queue, int requestSize)
+    private void queueWork(BlockDevice source, BlockingQueue<Work> queue, int requestSize)
             throws IOException, InterruptedException {
         long position = 0;
         while (position < total && !stopped()) {
             long mapped = position;
             List<Extent> extents;
             try {
-                extents = source.extents(position, Math.min(total - position, 1L << 30));
+                extents = source.extents(position, Math.min(total - position, 1L << 30), MAX_EXTENTS);
             } catch (IOException e) {
                 throw new CopyException("reading the allocation map of " + source.name() + " at offset " + position
                         + " failed: " + e.getMessage(), position, e);
@@ -220,20 +231,24 @@ public final class Copier {
     }
 
     private final class Worker implements Runnable {
-        private final CopySource source;
-        private final CopyDestination destination;
+        private final BlockDevice source;
+        private final BlockDevice destination;
+        private final Set<ZeroFlag> zeroFlags;
+        /** Zeros to write as data, made on first need. */
+        private ByteBuffer zeros;
         private final BlockingQueue<Work> queue;
         private final ByteBuffer buffer;
         private final boolean skipZeros;
         private final int sparseBlock;
 
-        Worker(CopySource source, CopyDestination destination, BlockingQueue<Work> queue, int requestSize, boolean skipZeros) {
+        Worker(BlockDevice source, BlockDevice destination, BlockingQueue<Work> queue, int requestSize, boolean skipZeros) {
             this.source = source;
             this.destination = destination;
             this.queue = queue;
             this.buffer = BufferPool.aligned(requestSize);
             this.skipZeros = skipZeros;
             this.sparseBlock = options.sparseBlock();
+            this.zeroFlags = options.allocated() ? ZeroFlag.NONE : ZeroFlag.TRIM;
         }
 
         @Override
@@ -269,7 +284,7 @@ public final class Copier {
                 source.readFully(buffer, offset);
                 if (buffer.hasRemaining()) {
                     throw new IOException(source.name() + " read " + buffer.position() + " bytes and left its buffer's "
-                            + "position there (CopySource.readFully must fill the buffer and move its position)");
+                            + "position there (BlockDevice.readFully must fill the buffer and move its position)");
                 }
             } catch (IOException e) {
                 throw new CopyException("reading " + source.name() + " at offset " + offset + " (+" + length
@@ -305,6 +320,21 @@ public final class Copier {
             }
         }
 
+        /** Zeroes through the device, or writes zeros as data where it cannot zero. */
+        private void zeroOrWrite(long offset, long length) throws IOException {
+            if (destination.canZero()) {
+                destination.zero(offset, length, zeroFlags);
+                return;
+            }
+            if (zeros == null) zeros = BufferPool.aligned(buffer.capacity());
+            for (long at = offset, end = offset + length; at < end; ) {
+                int n = (int) Math.min(zeros.capacity(), end - at);
+                ByteBuffer slice = zeros.duplicate().limit(n);
+                destination.write(slice, at, false);
+                at += n;
+            }
+        }
+
         private boolean isZero(int from, int to) {
             int i = from;
             for (; i + 8 <= to; i += 8) {
@@ -320,10 +350,10 @@ public final class Copier {
             ByteBuffer slice = buffer.duplicate();
             slice.limit(to).position(from);
             try {
-                destination.write(slice, offset + from);
+                destination.write(slice, offset + from, false);
                 if (slice.hasRemaining()) {
                     throw new IOException(destination.name() + " left " + slice.remaining() + " bytes of the buffer "
-                            + "behind its position (CopyDestination.write must write all and move the position)");
+                            + "behind its position (BlockDevice.write must write all and move the position)");
                 }
             } catch (IOException e) {
                 throw new CopyException("writing " + destination.name() + " at offset " + (offset + from) + " (+"
@@ -338,13 +368,24 @@ public final class Copier {
                 return;
             }
             try {
-                destination.zero(offset, length, options.allocated());
+                zeroOrWrite(offset, length);
             } catch (IOException e) {
                 throw new CopyException("zeroing " + destination.name() + " at offset " + offset + " (+" + length
                         + ") failed: " + e.getMessage(), offset, e);
             }
             zeroedBytes.addAndGet(length);
         }
+    }
+
+    /** What the copy can rely on from a device, at DEBUG: its description, size and limits, and what it lacks. */
+    private static void describe(String role, BlockDevice device) throws IOException {
+        if (!LOG.isLoggable(Level.DEBUG)) return;
+        boolean source = role.equals("source");
+        LOG.log(Level.DEBUG, role + " " + device + ": " + device.size() + " bytes, requests of "
+                + device.minimumBlockSize() + " to " + device.maximumBlockSize() + " bytes"
+                + (source && !device.canExtents() ? ", no map of holes: everything is read as data" : "")
+                + (!source && !device.canZero() ? ", cannot zero: zeros are written as data" : "")
+                + (!source && device.startsZeroed() ? ", reads as zeros already" : ""));
     }
 
     private static int lcm(int a, int b) {

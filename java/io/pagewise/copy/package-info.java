@@ -1,10 +1,10 @@
 /**
  * Copying disks: files, block devices and NBD exports, sparse-aware and cache-friendly.
  *
- * <p>{@link io.pagewise.copy.Copier} copies a {@link io.pagewise.copy.CopySource} to a
- * {@link io.pagewise.copy.CopyDestination} as {@link io.pagewise.copy.CopyOptions} say, without reading the
- * source's holes and without writing zeros as data. The endpoints are {@link io.pagewise.copy.FileEndpoint} (through
- * a {@link io.pagewise.StorageFile}, so a cache mode applies), {@link io.pagewise.copy.NbdEndpoint}, and the
- * synthetic ones of {@link io.pagewise.copy.SyntheticEndpoints}.
+ * <p>{@link io.pagewise.copy.Copier} copies one {@link io.pagewise.device.BlockDevice} to another as
+ * {@link io.pagewise.copy.CopyOptions} say, without reading the source's holes and without writing zeros as data.
+ * The devices are in {@code io.pagewise.devices}: files (through a {@link io.pagewise.StorageFile}, so a cache mode
+ * applies), NBD exports, and the synthetic pattern, zero and null devices. This package does not depend on the
+ * NBD server.
  */
 package io.pagewise.copy;

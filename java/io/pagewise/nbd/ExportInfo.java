@@ -28,13 +28,19 @@ public record ExportInfo(long size, int transmissionFlags, int minimumBlock, int
     public boolean canTrim() { return has(Protocol.TF_SEND_TRIM); }
 
     /** {@return true when the server takes WRITE_ZEROES} */
-    public boolean canWriteZeroes() { return has(Protocol.TF_SEND_WRITE_ZEROES); }
+    public boolean canZero() { return has(Protocol.TF_SEND_WRITE_ZEROES); }
+
+    /** {@return true when the server takes WRITE_ZEROES with FAST_ZERO} */
+    public boolean canFastZero() { return has(Protocol.TF_SEND_FAST_ZERO); }
+
+    /** {@return true when the server takes CACHE} */
+    public boolean canCache() { return has(Protocol.TF_SEND_CACHE); }
 
     /** {@return true when FLUSH on one connection covers writes made through the others (multi-conn)} */
     public boolean canMultiConn() { return has(Protocol.TF_CAN_MULTI_CONN); }
 
     /** {@return true when the server gave {@code base:allocation}, so BLOCK_STATUS tells holes from data} */
-    public boolean hasBlockStatus() { return allocationContext >= 0; }
+    public boolean canExtents() { return allocationContext >= 0; }
 
     private boolean has(int flag) {
         return (transmissionFlags & Protocol.TF_HAS_FLAGS) != 0 && (transmissionFlags & flag) != 0;

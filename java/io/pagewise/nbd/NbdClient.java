@@ -3,6 +3,7 @@ package io.pagewise.nbd;
 import static io.pagewise.nbd.wire.Protocol.*;
 
 import io.pagewise.Extent;
+import io.pagewise.device.ZeroFlag;
 import io.pagewise.internal.ClosedWithMessage;
 import io.pagewise.nbd.client.ClientConnection;
 import io.pagewise.nbd.client.ClientHandshake;
@@ -18,6 +19,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -34,7 +36,7 @@ import javax.net.ssl.SSLParameters;
  *     ByteBuffer block = ByteBuffer.allocateDirect(65536);
  *     int n = nbd.read(block, 0);                             // 65536, holes as zeros; block.position() == 65536
  *     CompletableFuture<Void> w = nbd.writeAsync(block.flip(), 1 << 20, false); // position moves on completion
- *     List<Extent> map = nbd.blockStatus(0, nbd.size());      // hole = reads as zeros
+ *     List<Extent> map = nbd.extents(0, nbd.size());          // BLOCK_STATUS: hole = reads as zeros
  * }
  * }</pre>
  *
@@ -43,8 +45,9 @@ import javax.net.ssl.SSLParameters;
  * success, just before its future completes (so code that runs after the future sees the new position), and never
  * when the future fails. The buffer belongs to the request until then: do not touch it. {@link #read} returns -1
  * when offset is at or past the end of the export, and reads only up to the end. An export does not grow as a
- * file does, so every other request must lie within it (IllegalArgumentException otherwise), and READ and WRITE
- * payloads must not exceed {@link ExportInfo#maximumPayload()}.
+ * file does, so every other request must lie within it (IllegalArgumentException otherwise). The payload of
+ * {@link #readAsync} and {@link #writeAsync} must not exceed {@link ExportInfo#maximumPayload()}; the blocking
+ * {@link #read}, {@link #readFully} and {@link #write} split longer ones into requests in flight at once.
  *
  * <p>Thread-safe; the {@code *Async} methods return at once, so any number of requests may be in flight. Server
  * errors complete the futures (and make the blocking methods throw) with {@link NbdException}; a lost connection
@@ -270,7 +273,7 @@ public final class NbdClient implements Closeable {
         int length = src.remaining();
         checkPayload(CMD_WRITE, offset, length);
         if (closed) return closedFailure();
-        if (info.isReadOnly()) return refused(CMD_WRITE, offset, length, "the export is read-only");
+        if (info.isReadOnly()) return refused(CMD_WRITE, offset, length, NbdException.EPERM, "the export is read-only");
         int start = src.position();
         ClientConnection.Request r = new ClientConnection.Request(CMD_WRITE, offset, length, null, null);
         return afterSuccess(pick().submit(r, fua && info.canFua() ? CMD_FLAG_FUA : 0, src.duplicate()), () -> {
@@ -308,23 +311,31 @@ public final class NbdClient implements Closeable {
     }
 
     /**
-     * Zeroes a range; with allocate the server must not leave a hole there (NO_HOLE).
+     * Zeroes a range (WRITE_ZEROES): without {@link ZeroFlag#MAY_TRIM} the server must not leave a hole there
+     * (NO_HOLE); with {@link ZeroFlag#FAST} it fails with ENOTSUP rather than be slow (FAST_ZERO, refused here at
+     * once when the server does not take it); with {@link ZeroFlag#FUA} the zeros are durable on the reply (when the
+     * server takes FUA).
      *
-     * @param offset   the start of the range
-     * @param length   the length of the range
-     * @param allocate true when the range must stay allocated
+     * @param offset the start of the range
+     * @param length the length of the range
+     * @param flags  how to zero, as {@link io.pagewise.device.BlockDevice#zero} takes them
      * @return a future completed when the server has replied; failed with {@link NbdException} (ENOTSUP) when the
-     *         server does not take WRITE_ZEROES
+     *         server does not take WRITE_ZEROES, or FAST_ZERO when asked for
      * @throws IllegalArgumentException when the range lies outside the export or is too long for one request
      */
-    public CompletableFuture<Void> writeZeroesAsync(long offset, long length, boolean allocate) {
+    public CompletableFuture<Void> zeroAsync(long offset, long length, Set<ZeroFlag> flags) {
         checkRange(CMD_WRITE_ZEROES, offset, length);
         if (closed) return closedFailure();
-        if (!info.canWriteZeroes()) {
+        if (!info.canZero()) {
             return refused(CMD_WRITE_ZEROES, offset, length, "the server does not accept WRITE_ZEROES");
         }
-        return pick().submit(new ClientConnection.Request(CMD_WRITE_ZEROES, offset, length, null, null),
-                allocate ? CMD_FLAG_NO_HOLE : 0, null);
+        boolean fast = flags.contains(ZeroFlag.FAST);
+        if (fast && !info.canFastZero()) {
+            return refused(CMD_WRITE_ZEROES, offset, length, "the server does not accept FAST_ZERO");
+        }
+        int commandFlags = (flags.contains(ZeroFlag.MAY_TRIM) ? 0 : CMD_FLAG_NO_HOLE) | (fast ? CMD_FLAG_FAST_ZERO : 0)
+                | (flags.contains(ZeroFlag.FUA) && info.canFua() ? CMD_FLAG_FUA : 0);
+        return pick().submit(new ClientConnection.Request(CMD_WRITE_ZEROES, offset, length, null, null), commandFlags, null);
     }
 
     /**
@@ -340,10 +351,10 @@ public final class NbdClient implements Closeable {
      * @return a future completed with the extents, in order from offset
      * @throws IllegalArgumentException when the range lies outside the export or is too long for one request
      */
-    public CompletableFuture<List<Extent>> blockStatusAsync(long offset, long length) {
+    public CompletableFuture<List<Extent>> extentsAsync(long offset, long length) {
         checkRange(CMD_BLOCK_STATUS, offset, length);
         if (closed) return closedFailure();
-        if (!info.hasBlockStatus()) {
+        if (!info.canExtents()) {
             return CompletableFuture.completedFuture(List.of(new Extent(offset, length, false)));
         }
         List<Extent> extents = new ArrayList<>();
@@ -352,32 +363,106 @@ public final class NbdClient implements Closeable {
     }
 
     /**
-     * As {@link #readAsync}, but waits for the reply: reads up to dst.remaining() bytes at offset into dst and moves
-     * its position past them, as {@link java.nio.channels.FileChannel#read(ByteBuffer, long)} does.
+     * As {@link #readAsync}, but waits for the replies: reads up to dst.remaining() bytes at offset into dst and
+     * moves its position past them, as {@link java.nio.channels.FileChannel#read(ByteBuffer, long)} does; a read
+     * longer than the server's maximum payload goes as several requests, all in flight at once.
      *
      * @param dst    the buffer to fill
      * @param offset where in the export to read from
      * @return the bytes read: all of dst.remaining() unless the export ends first; -1 when offset is at or past the
      *         end of the export (and dst has room), 0 only when dst has no room
-     * @throws IOException the failure the future of the asynchronous form would carry
-     * @throws IllegalArgumentException when offset is negative, when dst is read-only, or when the read is longer
-     *         than {@link ExportInfo#maximumPayload()}
+     * @throws IOException the failure the future of the asynchronous form would carry; dst's position is then left
+     *         alone
+     * @throws IllegalArgumentException when offset is negative or dst is read-only
      */
     public int read(ByteBuffer dst, long offset) throws IOException {
-        return await(readAsync(dst, offset));
+        if (dst.isReadOnly()) throw new IllegalArgumentException("read into a read-only buffer");
+        if (offset < 0) throw new IllegalArgumentException("READ at " + offset + ": the offset is negative");
+        int max = info.maximumPayload();
+        if (dst.remaining() <= max || offset >= info.size()) return await(readAsync(dst, offset));
+        // Longer than one request may be: requests of the server's maximum, all in flight at once.
+        int length = (int) Math.min(dst.remaining(), info.size() - offset);
+        int start = dst.position();
+        List<CompletableFuture<Integer>> parts = new ArrayList<>();
+        for (int done = 0; done < length; done += max) {
+            parts.add(readAsync(dst.slice(start + done, Math.min(max, length - done)), offset + done));
+        }
+        awaitAll(parts);
+        dst.position(start + length);
+        return length;
     }
 
     /**
-     * As {@link #writeAsync}, but waits for the reply.
+     * Fills all of dst's remaining bytes with the data at offset and moves its position to its limit, as
+     * {@link io.pagewise.StorageFile#readFully(ByteBuffer, long)} does; in as many requests as the server's maximum
+     * payload needs.
+     *
+     * @param dst    the buffer to fill
+     * @param offset where in the export to read from
+     * @throws java.io.EOFException when the export ends before dst is full
+     * @throws IOException the failure of a request
+     * @throws IllegalArgumentException when offset is negative or dst is read-only
+     */
+    public void readFully(ByteBuffer dst, long offset) throws IOException {
+        int wanted = dst.remaining();
+        int n = read(dst, offset);
+        if (n < wanted) {
+            throw new java.io.EOFException("READ at " + offset + " (+" + wanted + "): " + uri.text() + " ends at "
+                    + info.size());
+        }
+    }
+
+    /**
+     * As {@link #writeAsync}, but waits for the replies: in as many requests as the server's maximum payload needs,
+     * all in flight at once.
+     *
+     * @param src    the bytes to write; its position moves to its limit once every request succeeded
+     * @param offset where in the export to write them
+     * @param fua    when true (and the server takes FUA) the data is durable when this returns
+     * @throws IOException the failure of a request; src's position is then left alone
+     * @throws IllegalArgumentException when the range lies outside the export
+     */
+    public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
+        int max = info.maximumPayload();
+        int length = src.remaining();
+        if (length <= max) {
+            await(writeAsync(src, offset, fua));
+            return;
+        }
+        checkRange(CMD_WRITE, offset, length);
+        int start = src.position();
+        List<CompletableFuture<Void>> parts = new ArrayList<>();
+        for (int done = 0; done < length; done += max) {
+            parts.add(writeAsync(src.slice(start + done, Math.min(max, length - done)), offset + done, fua));
+        }
+        awaitAll(parts);
+        src.position(start + length);
+    }
+
+    /**
+     * As {@link #write(ByteBuffer, long, boolean)} without FUA, as {@link io.pagewise.StorageFile#write(ByteBuffer,
+     * long)} takes it.
      *
      * @param src    the bytes to write; its position moves to its limit
      * @param offset where in the export to write them
-     * @param fua    when true (and the server takes FUA) the data is durable when this returns
-     * @throws IOException the failure the future of the asynchronous form would carry
-     * @throws IllegalArgumentException when the range lies outside the export or is too long for one request
+     * @throws IOException the failure of a request
+     * @throws IllegalArgumentException when the range lies outside the export
      */
-    public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
-        await(writeAsync(src, offset, fua));
+    public void write(ByteBuffer src, long offset) throws IOException {
+        write(src, offset, false);
+    }
+
+    /** Waits for every future, so that no request still uses a buffer when this returns; throws the first failure. */
+    private static void awaitAll(List<? extends CompletableFuture<?>> futures) throws IOException {
+        IOException first = null;
+        for (CompletableFuture<?> future : futures) {
+            try {
+                await(future);
+            } catch (IOException e) {
+                if (first == null) first = e;
+            }
+        }
+        if (first != null) throw first;
     }
 
     /**
@@ -402,20 +487,20 @@ public final class NbdClient implements Closeable {
     }
 
     /**
-     * As {@link #writeZeroesAsync}, but waits for the reply.
+     * As {@link #zeroAsync}, but waits for the reply.
      *
-     * @param offset   the start of the range
-     * @param length   the length of the range
-     * @param allocate true when the range must stay allocated
+     * @param offset the start of the range
+     * @param length the length of the range
+     * @param flags  how to zero, as {@link #zeroAsync} takes them
      * @throws IOException the failure the future of the asynchronous form would carry
      * @throws IllegalArgumentException when the range lies outside the export or is too long for one request
      */
-    public void writeZeroes(long offset, long length, boolean allocate) throws IOException {
-        await(writeZeroesAsync(offset, length, allocate));
+    public void zero(long offset, long length, Set<ZeroFlag> flags) throws IOException {
+        await(zeroAsync(offset, length, flags));
     }
 
     /**
-     * As {@link #blockStatusAsync}, but waits for the reply.
+     * As {@link #extentsAsync}, but waits for the reply.
      *
      * @param offset the start of the range
      * @param length the length of the range
@@ -423,8 +508,8 @@ public final class NbdClient implements Closeable {
      * @throws IOException the failure the future of the asynchronous form would carry
      * @throws IllegalArgumentException when the range lies outside the export or is too long for one request
      */
-    public List<Extent> blockStatus(long offset, long length) throws IOException {
-        return await(blockStatusAsync(offset, length));
+    public List<Extent> extents(long offset, long length) throws IOException {
+        return await(extentsAsync(offset, length));
     }
 
     /**
@@ -497,7 +582,12 @@ public final class NbdClient implements Closeable {
     }
 
     private <T> CompletableFuture<T> refused(int command, long offset, long length, String why) {
-        return CompletableFuture.failedFuture(new NbdException(commandName(command), offset, length, NbdException.ENOTSUP, why,
+        return refused(command, offset, length, NbdException.ENOTSUP, why);
+    }
+
+    /** Fails a request the server would refuse, without sending it: EPERM as the server would answer, else ENOTSUP. */
+    private <T> CompletableFuture<T> refused(int command, long offset, long length, int error, String why) {
+        return CompletableFuture.failedFuture(new NbdException(commandName(command), offset, length, error, why,
                 uri.text()));
     }
 

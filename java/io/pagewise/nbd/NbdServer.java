@@ -1,56 +1,31 @@
 package io.pagewise.nbd;
 
+import io.pagewise.device.BlockDevice;
 import io.pagewise.nbd.server.ByteBudget;
+import io.pagewise.nbd.server.Connections;
 import io.pagewise.nbd.server.ExportEntry;
-import io.pagewise.nbd.server.Handshake;
-import io.pagewise.nbd.server.IdleWatch;
+import io.pagewise.nbd.server.Listener;
 import io.pagewise.nbd.server.PayloadBuffers;
-import io.pagewise.nbd.server.ProtocolViolation;
 import io.pagewise.nbd.server.RequestStats;
 import io.pagewise.nbd.server.ServerContext;
-import io.pagewise.nbd.server.Session;
-import io.pagewise.nbd.server.TlsSettings;
-import io.pagewise.nbd.server.TlsWarmup;
-import io.pagewise.nbd.server.Transmission;
+import io.pagewise.nbd.tls.ServerTls;
+import io.pagewise.nbd.tls.TlsSettings;
+import io.pagewise.nbd.tls.TlsWarmup;
 import io.pagewise.nbd.wire.Protocol;
-import io.pagewise.nbd.wire.TlsChannel;
 import java.io.Closeable;
-import java.io.EOFException;
 import java.io.IOException;
+import java.lang.System.Logger.Level;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ProtocolFamily;
 import java.net.SocketAddress;
-import java.net.StandardProtocolFamily;
-import java.net.StandardSocketOptions;
 import java.net.UnixDomainSocketAddress;
-import java.nio.channels.ClosedChannelException;
-import java.nio.channels.ServerSocketChannel;
-import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.attribute.BasicFileAttributes;
-import java.lang.System.Logger.Level;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.Collections;
-import java.util.Deque;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Supplier;
 import javax.net.ssl.SSLContext;
 
 /**
@@ -58,7 +33,7 @@ import javax.net.ssl.SSLContext;
  * many requests in flight each, executed by threads of each connection ({@link Builder#threads}).
  *
  * <pre>{@code
- * try (FileExport disk = FileExport.open(path, CacheMode.EVICT, false);
+ * try (FileDevice disk = FileDevice.open(path, CacheMode.EVICT, READ, WRITE);
  *      NbdServer server = NbdServer.builder().export("", disk).unixSocket(socket).start()) {
  *     System.out.println(server.uri());   // nbd+unix:///?socket=...
  *     server.awaitStopped();
@@ -98,86 +73,32 @@ public final class NbdServer implements Closeable {
     public static final String LOGGER_NAME = "io.pagewise.nbd.server";
 
     private final Map<String, ExportEntry> exports;
-    private final ServerSocketChannel listener;
-    private final SocketAddress address;
-    private final Path socketFile;
-    /** The device and inode of the socket file this server created: the file at that path later may be another's. */
-    private final Object socketFileKey;
-    private final ServerContext context;
+    private final Listener listener;
+    private final ServerTls tls;
+    private final Connections connections;
     private final ServerStats stats;
     private final System.Logger log;
-    private final int maxConnections;
-    private final int maxHandshakes;
-    private final Duration handshakeTimeout;
-    private final Duration idleTimeout;
-    private final Duration shutdownGrace;
-    /** Runs the handshake timeouts and the idle checks. */
-    private final ScheduledThreadPoolExecutor timer;
-    private final TlsSettings tls;
-    private final Set<Connection> connections = ConcurrentHashMap.newKeySet();
-    /** Connections in the handshake, oldest first: the first droppable one makes room for a new one. Guarded by itself. */
-    private final Deque<Connection> handshaking = new ArrayDeque<>();
-    /** One permit per handshake thread, so that a flood of connections cannot start more than maxHandshakes. */
-    private final Semaphore handshakeSlots;
-    /** Connections admitted to transmission, against maxConnections. */
-    private final AtomicInteger transmitting = new AtomicInteger();
-    private final LogThrottle dropLog = new LogThrottle("dropped");
-    private final LogThrottle refusalLog = new LogThrottle("refused");
-    private final LogThrottle timeoutLog = new LogThrottle("dropped");
-    private final AtomicInteger connectionIds = new AtomicInteger();
-    private final Thread acceptor;
-    /** Compiles the TLS code before the first client needs it; started only when TLS is on. */
-    private final Thread tlsWarmup;
-    private final long tlsWarmupBytes;
-    private volatile boolean tlsClientArrived;
     private final CountDownLatch stopped = new CountDownLatch(1);
-    private volatile boolean stopping;
+    private boolean stopping;
 
     private NbdServer(Builder b) throws IOException {
         this.exports = Collections.unmodifiableMap(new LinkedHashMap<>(b.exports));
         this.log = b.logger != null ? b.logger : System.getLogger(LOGGER_NAME);
-        this.maxConnections = b.maxConnections;
-        this.maxHandshakes = b.maxHandshakes;
-        this.handshakeSlots = new Semaphore(b.maxHandshakes);
-        this.handshakeTimeout = b.handshakeTimeout;
-        this.idleTimeout = b.idleTimeout;
-        this.shutdownGrace = b.shutdownGrace;
-        this.tlsWarmupBytes = b.tlsWarmupBytes;
-        this.tls = b.tlsContext == null ? TlsSettings.OFF : new TlsSettings(b.tlsContext, b.tlsMode, b.tlsVerifyPeer);
         this.stats = new ServerStats();
-        SocketAddress requested = b.address != null ? b.address
-                : new InetSocketAddress(InetAddress.getLoopbackAddress(), DEFAULT_PORT);
-        if (requested instanceof UnixDomainSocketAddress) {
-            socketFile = ((UnixDomainSocketAddress) requested).getPath();
-            removeStaleSocket(socketFile);
-            listener = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
-        } else {
-            socketFile = null;
-            InetSocketAddress inet = (InetSocketAddress) requested;
-            ProtocolFamily family = inet.getAddress() instanceof java.net.Inet6Address
-                    ? StandardProtocolFamily.INET6 : StandardProtocolFamily.INET;
-            listener = ServerSocketChannel.open(family);
-            listener.setOption(StandardSocketOptions.SO_REUSEADDR, true);
-        }
-        try {
-            listener.bind(requested, 128);
-            address = listener.getLocalAddress();
-            socketFileKey = socketFile != null ? fileKey(socketFile) : null;
-        } catch (IOException e) {
-            listener.close();
-            throw new IOException("cannot listen on " + describe(requested) + ": " + e.getMessage(), e);
-        }
+        this.tls = new ServerTls(b.tlsContext == null ? TlsSettings.OFF
+                : new TlsSettings(b.tlsContext, b.tlsMode, b.tlsVerifyPeer), b.tlsWarmupBytes, log);
+        this.listener = Listener.bind(b.address != null ? b.address
+                : new InetSocketAddress(InetAddress.getLoopbackAddress(), DEFAULT_PORT));
         ByteBudget budget = new ByteBudget(b.maxInflightBytes);
         long perConnection = b.maxInflightBytesPerConnection > 0 ? Math.min(b.maxInflightBytesPerConnection, b.maxInflightBytes)
                 : Math.max(PayloadBuffers.SMALL, b.maxInflightBytes / 4);
         RequestStats counters = stats.counters();
-        context = new ServerContext(b.threads, budget, perConnection, new PayloadBuffers(b.maxInflightBytes, counters), counters,
-                log, Protocol.MAX_PAYLOAD, PayloadBuffers.longestWithin(perConnection, Protocol.MAX_PAYLOAD));
+        ServerContext context = new ServerContext(b.threads, budget, perConnection,
+                new PayloadBuffers(b.maxInflightBytes, counters), counters, log, Protocol.MAX_PAYLOAD,
+                PayloadBuffers.longestWithin(perConnection, Protocol.MAX_PAYLOAD));
         stats.watch(context);
-        timer = new ScheduledThreadPoolExecutor(1, r -> daemon(r, "nbd-timer"));
-        timer.setRemoveOnCancelPolicy(true);
-        acceptor = daemon(this::acceptLoop, "nbd-accept");
-        tlsWarmup = daemon(this::warmUpTls, "nbd-tls-warmup");
+        this.connections = new Connections(new Connections.Settings(exports, context, tls, stats.connectionEvents(),
+                b.maxConnections, b.maxHandshakes, b.handshakeTimeout, b.idleTimeout, b.shutdownGrace), listener);
     }
 
     /** {@return new settings for a server, to add exports to and then {@link Builder#start()}} */
@@ -187,7 +108,7 @@ public final class NbdServer implements Closeable {
 
     /** {@return the address the server listens on}: the real port when port 0 was asked for */
     public SocketAddress address() {
-        return address;
+        return listener.address();
     }
 
     /** {@return the URI of the export named "" (or of the first export)} */
@@ -204,8 +125,8 @@ public final class NbdServer implements Closeable {
     public String uri(String exportName) {
         String name = encode(exportName);
         String scheme = tls.mode() == TlsMode.REQUIRE ? "nbds" : "nbd";
-        if (socketFile != null) return scheme + "+unix:///" + name + "?socket=" + socketFile;
-        InetSocketAddress inet = (InetSocketAddress) address;
+        if (listener.isUnix()) return scheme + "+unix:///" + name + "?socket=" + listener.socketFile();
+        InetSocketAddress inet = (InetSocketAddress) listener.address();
         InetAddress host = inet.getAddress();
         if (host.isAnyLocalAddress()) host = InetAddress.getLoopbackAddress();
         String text = host.getHostAddress().replaceAll("%.*", "");
@@ -220,12 +141,12 @@ public final class NbdServer implements Closeable {
 
     /** {@return the connections currently open (in handshake or transmission)} */
     public int connectionCount() {
-        return connections.size();
+        return connections.count();
     }
 
     /** {@return the connections currently in transmission, the ones {@link Builder#maxConnections} limits} */
     public int transmittingCount() {
-        return transmitting.get();
+        return connections.transmitting();
     }
 
     /** {@return true once {@link #close()} has finished} */
@@ -264,366 +185,34 @@ public final class NbdServer implements Closeable {
             stopping = true;
         }
         try {
-            listener.close();
-            for (Connection connection : connections) connection.stopReading();
-            long deadline = System.nanoTime() + shutdownGrace.toNanos();
-            for (Connection connection : connections) {
-                long left = deadline - System.nanoTime();
-                if (left > 0) connection.thread.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
-                if (connection.thread.isAlive()) connection.cut();
-            }
-            for (Connection connection : connections) connection.join();
-            acceptor.join(10_000);
-            tlsWarmup.interrupt();
-            if (tlsWarmup.isAlive()) tlsWarmup.join(10_000);
-            timer.shutdownNow();
+            connections.stop();
+            tls.stop();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
             IOException failure = null;
             for (ExportEntry entry : exports.values()) {
-                if (!entry.export().canFlush()) continue;
+                if (!entry.device().canFlush()) continue;
                 try {
-                    entry.export().flush();
+                    entry.device().flush();
                 } catch (IOException e) {
                     log.log(Level.ERROR, "flush of export '" + entry.name() + "' at shutdown failed: " + e.getMessage());
                     if (failure == null) failure = e;
                 }
             }
-            removeOwnSocket();
+            listener.removeOwnSocket(log);
             stopped.countDown();
             if (failure != null) throw failure;
         }
     }
 
     private NbdServer begin() {
-        acceptor.start();
-        if (tls.mode() != TlsMode.OFF) tlsWarmup.start();
+        connections.start();
+        tls.start();
         return this;
     }
 
-    private void warmUpTls() {
-        long start = System.nanoTime();
-        try {
-            TlsWarmup.run(tls.context(), tlsWarmupBytes);
-            log.log(Level.DEBUG, () -> "TLS warm-up: sent " + (tlsWarmupBytes >> 20) + " MiB in "
-                    + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) + " ms");
-        } catch (IOException | RuntimeException e) {
-            if (stopping) return;
-            if (tlsClientArrived) {
-                log.log(Level.DEBUG, () -> "TLS warm-up: stopped after "
-                        + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) + " ms, a client's TLS session takes over");
-            } else {
-                // Clients are served all the same, only the first ones more slowly.
-                log.log(Level.DEBUG, "TLS warm-up failed: " + e);
-            }
-        }
-    }
-
-    /** A client's own TLS traffic warms the code up from here: the warm-up would only take CPU from it. */
-    private void stopTlsWarmup() {
-        if (tlsClientArrived) return;
-        tlsClientArrived = true;
-        tlsWarmup.interrupt();
-    }
-
-    private void acceptLoop() {
-        while (!stopping) {
-            SocketChannel channel;
-            try {
-                channel = listener.accept();
-            } catch (ClosedChannelException e) {
-                return;
-            } catch (IOException e) {
-                log.log(Level.ERROR, "accept failed: " + e.getMessage());
-                sleepQuietly();
-                continue;
-            }
-            if (!takeHandshakeSlot()) {
-                closeQuietly(channel);
-                continue;
-            }
-            Connection connection = new Connection(connectionIds.incrementAndGet(), channel);
-            connections.add(connection);
-            synchronized (handshaking) {
-                handshaking.addLast(connection);
-            }
-            stats.connectionAccepted();
-            if (stopping) connection.stopReading();
-            connection.thread.start();
-        }
-    }
-
-    /**
-     * Takes a handshake slot for a new connection, dropping the oldest pending handshakes when all are taken;
-     * false when the server is stopping instead.
-     */
-    private boolean takeHandshakeSlot() {
-        try {
-            if (handshakeSlots.tryAcquire()) return true;
-            while (!stopping) {
-                dropOldestHandshake();
-                // The dropped connection's thread gives its slot back as soon as its socket is closed.
-                if (handshakeSlots.tryAcquire(1, TimeUnit.SECONDS)) return true;
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        return false;
-    }
-
-    private void dropOldestHandshake() {
-        Connection dropped = dropFirstDroppable();
-        if (dropped == null) return;
-        stats.handshakeDropped();
-        dropLog.warn(log, () -> "connection " + dropped.id + ": dropped in the handshake after "
-                + seconds(Duration.ofNanos(System.nanoTime() - dropped.connectedNanos)) + " to make room for a new one: "
-                + maxHandshakes + " handshakes pending (--max-handshakes)");
-    }
-
-    /** Drops the oldest connection still in the handshake and takes it off the list; null when there is none. */
-    private Connection dropFirstDroppable() {
-        synchronized (handshaking) {
-            for (Iterator<Connection> it = handshaking.iterator(); it.hasNext(); ) {
-                Connection oldest = it.next();
-                if (oldest.dropFromHandshake()) {
-                    it.remove();
-                    return oldest;
-                }
-            }
-        }
-        return null;
-    }
-
-    /** Lets a message through at most once a second and counts those held back, so that a flood cannot flood the log. */
-    private static final class LogThrottle {
-        /** What the held-back messages were about, for "; N more ... since the last such message". */
-        private final String heldBackAs;
-        private long nextNanos = System.nanoTime();
-        private int heldBack;
-
-        LogThrottle(String heldBackAs) {
-            this.heldBackAs = heldBackAs;
-        }
-
-        /** Logs the message at WARNING, with how many were held back since the last one, unless it is held back. */
-        void warn(System.Logger log, Supplier<String> message) {
-            int count;
-            synchronized (this) {
-                long now = System.nanoTime();
-                if (now - nextNanos < 0) {
-                    heldBack++;
-                    return;
-                }
-                nextNanos = now + TimeUnit.SECONDS.toNanos(1);
-                count = heldBack;
-                heldBack = 0;
-            }
-            log.log(Level.WARNING, message.get()
-                    + (count > 0 ? "; " + count + " more " + heldBackAs + " since the last such message" : ""));
-        }
-    }
-
-    private enum Phase { HANDSHAKE, ADMITTING, TRANSMISSION, HANDSHAKE_TIMED_OUT, DROPPED }
-
-    /** One client: its handshake, then its transmission phase, on a thread of its own. */
-    private final class Connection {
-        final int id;
-        final SocketChannel channel;
-        final Thread thread;
-        final long connectedNanos = System.nanoTime();
-        final AtomicReference<Phase> phase = new AtomicReference<>(Phase.HANDSHAKE);
-        /** The slot takeHandshakeSlot() took for this connection, until leaveHandshake() gives it back. */
-        final AtomicBoolean holdsHandshakeSlot = new AtomicBoolean(true);
-        /** Set when the idle timeout closed the connection, which it has logged. */
-        volatile boolean idleClosed;
-        /** The TLS channel over the socket once the client started TLS; only this connection's thread sets it. */
-        TlsChannel tlsChannel;
-
-        Connection(int id, SocketChannel channel) {
-            this.id = id;
-            this.channel = channel;
-            this.thread = daemon(this::run, "nbd-connection-" + id);
-        }
-
-        void run() {
-            String who = "connection " + id;
-            try {
-                if (!(address instanceof UnixDomainSocketAddress)) {
-                    channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-                    who += " from " + describe(channel.getRemoteAddress());
-                }
-                Session session = handshake();
-                if (session == null || stopping) return;
-                if (log.isLoggable(Level.DEBUG)) {
-                    log.log(Level.DEBUG, who + ": serving '" + session.entry().name() + "' (" + session.entry().export()
-                            + ")" + (session.structuredReplies() ? ", structured replies" : ""));
-                }
-                IdleWatch idle = idleTimeout.isZero() ? IdleWatch.off() : new IdleWatch(timer, idleTimeout, this::idleExpired);
-                new Transmission(channel, tlsChannel, session, who, context, idle).serve();
-            } catch (ProtocolViolation e) {
-                stats.protocolError();
-                log.log(Level.WARNING, who + ": dropped: " + e.getMessage());
-            } catch (EOFException e) {
-                if (!stopping && !idleClosed) log.log(Level.INFO, who + ": client went away: " + e.getMessage());
-            } catch (IOException e) {
-                if (!stopping && !idleClosed) log.log(Level.INFO, who + ": closed: " + e);
-            } catch (RuntimeException e) {
-                if (!stopping) log.log(Level.ERROR, who + ": closed: " + e, e);
-            } finally {
-                // The TLS channel tells the client with close_notify, then closes the socket.
-                closeQuietly(tlsChannel != null ? tlsChannel : channel);
-                leaveHandshake();
-                if (phase.get() == Phase.TRANSMISSION) transmitting.decrementAndGet();
-                connections.remove(this);
-            }
-        }
-
-        /**
-         * Runs the handshake under the handshake timeout: when it expires first, or the connection is dropped to make
-         * room for a newer one, the socket is closed under the handshake, and this returns null.
-         */
-        private Session handshake() throws IOException {
-            ScheduledFuture<?> timeout = handshakeTimeout.isZero() ? null
-                    : timer.schedule(this::handshakeExpired, handshakeTimeout.toNanos(), TimeUnit.NANOSECONDS);
-            Session session;
-            Handshake handshake = new Handshake(channel, tls, exports, context.maxPayload(), () -> stopping, this::admit);
-            try {
-                session = handshake.negotiate();
-                tlsChannel = handshake.tls();
-                if (tlsChannel != null) stopTlsWarmup();
-            } catch (IOException e) {
-                if (phase.get() == Phase.HANDSHAKE || phase.get() == Phase.TRANSMISSION) throw e;
-                session = null;
-            } finally {
-                if (timeout != null) timeout.cancel(false);
-                leaveHandshake();
-            }
-            if (phase.get() == Phase.HANDSHAKE_TIMED_OUT) {
-                stats.handshakeTimedOut();
-                timeoutLog.warn(log, () -> "connection " + id + ": dropped: handshake not finished within "
-                        + seconds(handshakeTimeout) + " (--handshake-timeout)");
-            }
-            return phase.get() == Phase.TRANSMISSION ? session : null;
-        }
-
-        /** The handshake's question before GO or EXPORT_NAME: null once this connection counts as transmitting. */
-        private String admit() {
-            // A connection being dropped or timed out has its socket closed already: its answer does not matter.
-            if (!phase.compareAndSet(Phase.HANDSHAKE, Phase.ADMITTING)) return "the handshake took too long";
-            if (transmitting.incrementAndGet() <= maxConnections) {
-                phase.set(Phase.TRANSMISSION);
-                return null;
-            }
-            transmitting.decrementAndGet();
-            phase.set(Phase.HANDSHAKE);
-            stats.connectionRejected();
-            String why = "all " + maxConnections + " transmission slots are taken (--max-connections); try again later";
-            refusalLog.warn(log, () -> "connection " + id + ": refused entry to transmission: " + why);
-            return why;
-        }
-
-        /** Takes this connection off the handshaking list and gives its handshake slot back; once only. */
-        private void leaveHandshake() {
-            if (!holdsHandshakeSlot.compareAndSet(true, false)) return;
-            synchronized (handshaking) {
-                handshaking.remove(this);
-            }
-            handshakeSlots.release();
-        }
-
-        private void handshakeExpired() {
-            if (phase.compareAndSet(Phase.HANDSHAKE, Phase.HANDSHAKE_TIMED_OUT)) closeQuietly(channel);
-        }
-
-        /** Drops this connection if it is still in the handshake; true when it did. */
-        boolean dropFromHandshake() {
-            if (!phase.compareAndSet(Phase.HANDSHAKE, Phase.DROPPED)) return false;
-            closeQuietly(channel);
-            return true;
-        }
-
-        /** The idle timeout: logged here, then reading stops; what is in flight is still answered. */
-        private void idleExpired() {
-            idleClosed = true;
-            stats.idleTimedOut();
-            log.log(Level.INFO, "connection " + id + ": closed after " + seconds(idleTimeout)
-                    + " without requests (--idle-timeout)");
-            stopReading();
-        }
-
-        /** Closes the socket under a connection that did not finish in time at close(): its pending replies are dropped. */
-        void cut() {
-            log.log(Level.WARNING, "connection " + id + ": cut at shutdown: replies still unsent after " + seconds(shutdownGrace));
-            closeQuietly(channel);
-        }
-
-        /** Ends the connection's reading; requests already read still run and are answered. */
-        void stopReading() {
-            try {
-                channel.shutdownInput();
-            } catch (IOException e) {
-                closeQuietly(channel);
-            }
-        }
-
-        void join() throws InterruptedException {
-            thread.join();
-        }
-    }
-
-    private static void removeStaleSocket(Path path) throws IOException {
-        if (!Files.exists(path, java.nio.file.LinkOption.NOFOLLOW_LINKS)) return;
-        if (!"socket".equals(fileType(path))) {
-            throw new IOException("cannot listen on " + path + ": it exists and is not a socket");
-        }
-        try (SocketChannel probe = SocketChannel.open(UnixDomainSocketAddress.of(path))) {
-            throw new IOException("cannot listen on " + path + ": another server is listening there");
-        } catch (java.net.ConnectException e) {
-            Files.delete(path);
-        }
-    }
-
-    /** Removes the socket file only if it is still the one bind() created, not one another server put there since. */
-    private void removeOwnSocket() throws IOException {
-        if (socketFile == null) return;
-        Object key;
-        try {
-            key = fileKey(socketFile);
-        } catch (NoSuchFileException e) {
-            return;
-        }
-        if (key != null && key.equals(socketFileKey)) {
-            Files.deleteIfExists(socketFile);
-        } else {
-            log.log(Level.WARNING, "left " + socketFile + " in place: it is no longer the socket this server created");
-        }
-    }
-
-    /** The file's identity (device and inode on Linux). */
-    private static Object fileKey(Path path) throws IOException {
-        return Files.readAttributes(path, BasicFileAttributes.class, java.nio.file.LinkOption.NOFOLLOW_LINKS).fileKey();
-    }
-
-    private static String fileType(Path path) {
-        try {
-            Object mode = Files.getAttribute(path, "unix:mode", java.nio.file.LinkOption.NOFOLLOW_LINKS);
-            return ((Integer) mode & 0170000) == 0140000 ? "socket" : "other";
-        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
-            return "other";
-        }
-    }
-
-    static String describe(SocketAddress address) {
-        if (address instanceof UnixDomainSocketAddress) return ((UnixDomainSocketAddress) address).getPath().toString();
-        if (address instanceof InetSocketAddress) {
-            InetSocketAddress inet = (InetSocketAddress) address;
-            String host = inet.getAddress() != null ? inet.getAddress().getHostAddress() : inet.getHostString();
-            return (host.contains(":") ? "[" + host + "]" : host) + ":" + inet.getPort();
-        }
-        return String.valueOf(address);
-    }
-
+    /** Percent-encodes an export name for a URI: RFC 3986's unreserved characters stay as they are. */
     private static String encode(String name) {
         StringBuilder out = new StringBuilder();
         for (byte b : name.getBytes(StandardCharsets.UTF_8)) {
@@ -635,33 +224,6 @@ public final class NbdServer implements Closeable {
             }
         }
         return out.toString();
-    }
-
-    private static String seconds(Duration duration) {
-        long millis = duration.toMillis();
-        return millis % 1000 == 0 ? millis / 1000 + " s" : millis + " ms";
-    }
-
-    private static Thread daemon(Runnable body, String name) {
-        Thread thread = new Thread(body, name);
-        thread.setDaemon(true);
-        return thread;
-    }
-
-    private static void closeQuietly(Closeable closeable) {
-        try {
-            closeable.close();
-        } catch (IOException ignored) {
-            // nothing more to do for a socket that will not close
-        }
-    }
-
-    private static void sleepQuietly() {
-        try {
-            Thread.sleep(100);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
     }
 
     /** Settings for a server; {@link #start()} binds and starts accepting. */
@@ -688,11 +250,11 @@ public final class NbdServer implements Closeable {
          * Adds an export under a name ("" is the default export).
          *
          * @param name   the export's name, at most 4096 bytes of UTF-8
-         * @param export what serves it
+         * @param export the device that serves it
          * @return this builder
          * @throws IllegalArgumentException when the name is too long
          */
-        public Builder export(String name, Export export) {
+        public Builder export(String name, BlockDevice export) {
             return export(name, "", export);
         }
 
@@ -701,11 +263,11 @@ public final class NbdServer implements Closeable {
          *
          * @param name        the export's name, at most 4096 bytes of UTF-8
          * @param description a line for humans, or null for none
-         * @param export      what serves it
+         * @param export      the device that serves it
          * @return this builder
          * @throws IllegalArgumentException when the name is too long
          */
-        public Builder export(String name, String description, Export export) {
+        public Builder export(String name, String description, BlockDevice export) {
             if (name == null || export == null) throw new NullPointerException(name == null ? "name" : "export");
             if (name.getBytes(StandardCharsets.UTF_8).length > 4096) throw new IllegalArgumentException("export name over 4096 bytes");
             if (description != null && description.getBytes(StandardCharsets.UTF_8).length > 4096) {

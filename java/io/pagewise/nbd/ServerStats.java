@@ -1,5 +1,6 @@
 package io.pagewise.nbd;
 
+import io.pagewise.nbd.server.ConnectionEvents;
 import io.pagewise.nbd.server.RequestStats;
 import io.pagewise.nbd.server.ServerContext;
 import io.pagewise.nbd.wire.Protocol;
@@ -54,6 +55,23 @@ public final class ServerStats {
             @Override public void payloadBuffersTaken(long bytes) { ServerStats.this.payloadBuffersTaken(bytes); }
 
             @Override public void payloadBuffersGiven(long bytes) { ServerStats.this.payloadBuffersGiven(bytes); }
+        };
+    }
+
+    /** What the connection lifecycle counts through, from its non-exported package. */
+    ConnectionEvents connectionEvents() {
+        return new ConnectionEvents() {
+            @Override public void connectionAccepted() { ServerStats.this.connectionAccepted(); }
+
+            @Override public void connectionRejected() { ServerStats.this.connectionRejected(); }
+
+            @Override public void protocolError() { ServerStats.this.protocolError(); }
+
+            @Override public void handshakeTimedOut() { ServerStats.this.handshakeTimedOut(); }
+
+            @Override public void handshakeDropped() { ServerStats.this.handshakeDropped(); }
+
+            @Override public void idleTimedOut() { ServerStats.this.idleTimedOut(); }
         };
     }
 
@@ -114,24 +132,26 @@ public final class ServerStats {
     /**
      * {@return the requests of a command so far, failed ones included}
      *
-     * @param command an NBD command name, such as {@code READ} or {@code write} (any case); any other name counts
-     *                requests with unknown command numbers
+     * @param command the command
      */
-    public long ops(String command) { return ops[index(code(command))].sum(); }
+    public long ops(NbdCommand command) { return ops[command.code()].sum(); }
 
     /**
      * {@return the bytes moved by successful requests of a command} (READ, WRITE, TRIM, WRITE_ZEROES, CACHE; 0 for others)
      *
-     * @param command an NBD command name, as for {@link #ops}
+     * @param command the command
      */
-    public long bytes(String command) { return bytes[index(code(command))].sum(); }
+    public long bytes(NbdCommand command) { return bytes[command.code()].sum(); }
 
     /**
      * {@return the requests of a command answered with an error}
      *
-     * @param command an NBD command name, as for {@link #ops}
+     * @param command the command
      */
-    public long errors(String command) { return errors[index(code(command))].sum(); }
+    public long errors(NbdCommand command) { return errors[command.code()].sum(); }
+
+    /** {@return the requests with a command number NBD does not define} (all answered with EINVAL) */
+    public long unknownCommands() { return ops[COMMANDS].sum(); }
 
     /** {@return the connections accepted so far} */
     public long connections() { return connections.sum(); }
@@ -190,13 +210,6 @@ public final class ServerStats {
 
     /** {@return the seconds since the server started} */
     public double elapsedSeconds() { return (System.nanoTime() - startNanos) / 1e9; }
-
-    private static int code(String command) {
-        for (int i = 0; i < COMMANDS; i++) {
-            if (Protocol.commandName(i).equalsIgnoreCase(command)) return i;
-        }
-        return COMMANDS;
-    }
 
     /**
      * Prints a human-readable report: elapsed time, then one line per command used.

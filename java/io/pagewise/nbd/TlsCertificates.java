@@ -1,6 +1,6 @@
 package io.pagewise.nbd;
 
-import io.pagewise.nbd.wire.AnyServerTrust;
+import io.pagewise.nbd.tls.AnyServerTrust;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

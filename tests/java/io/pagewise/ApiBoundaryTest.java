@@ -24,10 +24,12 @@ import org.junit.jupiter.api.Test;
 /**
  * What the library lets an application reach, read from the compiled classes: no native method outside the class
  * that wraps it, and no type of a non-exported package in the API of the exported ones ({@code io.pagewise},
- * {@code io.pagewise.nbd}, {@code io.pagewise.copy}).
+ * {@code io.pagewise.device}, {@code io.pagewise.devices}, {@code io.pagewise.filters}, {@code io.pagewise.nbd},
+ * {@code io.pagewise.copy}).
  */
 class ApiBoundaryTest {
-    private static final Set<String> EXPORTED = Set.of("io.pagewise", "io.pagewise.nbd", "io.pagewise.copy");
+    private static final Set<String> EXPORTED = Set.of("io.pagewise", "io.pagewise.device", "io.pagewise.devices",
+            "io.pagewise.filters", "io.pagewise.nbd", "io.pagewise.copy");
 
     /** Every class of the library, loaded without running its initializer. */
     private static List<Class<?>> libraryClasses() throws Exception {

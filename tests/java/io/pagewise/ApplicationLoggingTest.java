@@ -4,14 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.device.BlockDevice;
+import io.pagewise.devices.FileDevice;
+import io.pagewise.devices.MemoryDevice;
+import io.pagewise.devices.NbdDevice;
+import io.pagewise.devices.SyntheticDevices;
 import io.pagewise.copy.Copier;
 import io.pagewise.copy.CopyOptions;
-import io.pagewise.copy.CopySource;
-import io.pagewise.copy.FileEndpoint;
-import io.pagewise.copy.NbdEndpoint;
-import io.pagewise.copy.SyntheticEndpoints;
-import io.pagewise.nbd.FileExport;
-import io.pagewise.nbd.MemoryExport;
 import io.pagewise.nbd.NbdClient;
 import io.pagewise.nbd.NbdServer;
 import io.pagewise.testing.ExternalTools;
@@ -94,7 +93,7 @@ class ApplicationLoggingTest {
     @Test
     void theServerLogsConnectionsRequestsAndMisbehavingClientsAtTheirLevels() throws Exception {
         Path socket = dir.resolve("nbd.sock");
-        try (NbdServer nbd = NbdServer.builder().export("disk", new MemoryExport(1 << 20, false)).unixSocket(socket).start()) {
+        try (NbdServer nbd = NbdServer.builder().export("disk", new MemoryDevice(1 << 20)).unixSocket(socket).start()) {
             try (NbdClient client = NbdClient.connect(nbd.uri("disk"))) {
                 client.read(ByteBuffer.allocate(4096), 8192);
             }
@@ -119,7 +118,7 @@ class ApplicationLoggingTest {
     void aFailedFlushAtShutdownIsAnError() throws Exception {
         ExternalTools.requireNativeLibrary();
         // fdatasync on /dev/null fails with EINVAL: the flush a server makes of a writable export when it stops.
-        try (FileExport devNull = FileExport.open(Path.of("/dev/null"), CacheMode.WRITEBACK, false)) {
+        try (FileDevice devNull = FileDevice.open(Path.of("/dev/null"), CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE)) {
             NbdServer nbd = NbdServer.builder().export("", devNull).unixSocket(dir.resolve("nbd.sock")).start();
             assertThrows(IOException.class, nbd::close);
         }
@@ -130,7 +129,7 @@ class ApplicationLoggingTest {
     void theApplicationsLevelDecidesWhatIsLogged() throws Exception {
         server.setLevel(Level.INFO);
         Path socket = dir.resolve("nbd.sock");
-        try (NbdServer nbd = NbdServer.builder().export("", new MemoryExport(1 << 20, false)).unixSocket(socket).start();
+        try (NbdServer nbd = NbdServer.builder().export("", new MemoryDevice(1 << 20)).unixSocket(socket).start();
              NbdClient client = NbdClient.connect(nbd.uri())) {
             client.read(ByteBuffer.allocate(512), 0);
         }
@@ -141,23 +140,30 @@ class ApplicationLoggingTest {
     void theCopierAndItsEndpointsLogWhatTheyFoundAndDidAtDebug() throws Exception {
         Path socket = dir.resolve("nbd.sock");
         Path target = dir.resolve("copy.img");
-        try (NbdServer nbd = NbdServer.builder().export("", new MemoryExport(1 << 20, false)).unixSocket(socket).start()) {
-            try (CopySource source = SyntheticEndpoints.pattern(1 << 20);
-                 NbdEndpoint destination = NbdEndpoint.connect(nbd.uri(), 2)) {
+        try (NbdServer nbd = NbdServer.builder().export("", new MemoryDevice(1 << 20)).unixSocket(socket).start()) {
+            try (BlockDevice source = SyntheticDevices.pattern(1 << 20);
+                 NbdDevice destination = NbdDevice.connect(nbd.uri(), 2)) {
                 new Copier(new CopyOptions().requestSize(64 << 10)).copy(source, destination);
             }
-            try (NbdEndpoint source = NbdEndpoint.connect(nbd.uri(), 1);
-                 FileEndpoint destination = FileEndpoint.openDestination(target, CacheMode.WRITEBACK, 1 << 20)) {
+            try (NbdDevice source = NbdDevice.connect(nbd.uri(), 1);
+                 FileDevice destination = FileDevice.openOrCreate(target, CacheMode.WRITEBACK, 1 << 20)) {
                 new Copier(new CopyOptions()).copy(source, destination);
             }
         }
         String name = Copier.LOGGER_NAME;
         String uri = "nbd+unix:///?socket=" + socket;
-        assertEquals(2, logged(name, Level.FINE, uri + ": 1048576 bytes, ").size(), all());
+        assertEquals(1, logged(name, Level.FINE, "destination " + uri + " (2 connections): 1048576 bytes, requests of 1 to ")
+                .size(), all());
+        assertEquals(1, logged(name, Level.FINE, "source " + uri + " (1 connection): 1048576 bytes, requests of 1 to ")
+                .size(), all());
+        assertEquals(1, logged(name, Level.FINE, "source pattern:1048576: 1048576 bytes, requests of 1 to 2147483647 bytes,"
+                + " no map of holes: everything is read as data").size(), all());
         assertEquals(1, logged(name, Level.FINE, "copying pattern:1048576 (1048576 bytes) to " + uri
                 + ": 16 requests of up to 65536 bytes, aligned to 1, zero ranges zeroed").size(), all());
         assertEquals(1, logged(name, Level.FINE, "copied pattern:1048576 to " + uri + ": 1048576 bytes in ").size(), all());
-        assertEquals(1, logged(name, Level.FINE, "destination " + target + " (created): cache mode WRITEBACK").size(), all());
+        assertEquals(1, logged(name, Level.FINE, "destination " + target + " (created, writeback): 1048576 bytes")
+                .size(), all());
+        assertEquals(1, logged(name, Level.FINE, "reads as zeros already").size(), all());
         assertEquals(1, logged(name, Level.FINE, "zero ranges skipped").size(), "a new file reads as zeros: " + all());
         assertTrue(records.stream().filter(r -> r.getLoggerName().equals(name)).allMatch(r -> r.getLevel() == Level.FINE),
                 "the copier logs at DEBUG only:\n" + all());

@@ -20,7 +20,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 /**
  * The one description of the cache modes: what each needs and does, pinned here mode by mode, and the table in
  * {@link CacheMode}'s javadoc says the same. That the modes behave as these facts say is checked where each is
- * used: {@code FuaAndFlushTest} (flushSyncs, syncsEveryWrite), {@code FileExportTest} and
+ * used: {@code FuaAndFlushTest} (flushSyncs, syncsEveryWrite), {@code FileDeviceTest} and
  * {@code ClientInteropTest} (prefetches as advertised CACHE and measured residency, isDirect as the minimum block
  * size), {@code FallbackPathTest} (needsNative, isAvailable), {@code EvictResidencyTest} (evictsBehind).
  */

@@ -13,11 +13,12 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.device.BlockDevice;
+import io.pagewise.device.DeviceException;
+import io.pagewise.devices.FileDevice;
 import io.pagewise.Fixtures.BufferKind;
 import io.pagewise.Fixtures.Model;
 import io.pagewise.cli.Main;
-import io.pagewise.nbd.Export;
-import io.pagewise.nbd.FileExport;
 import io.pagewise.nbd.NbdClient;
 import io.pagewise.nbd.NbdException;
 import io.pagewise.nbd.NbdServer;
@@ -332,19 +333,19 @@ class FallbackPathTest {
         byte[] data = new byte[1 << 16];
         new Random(7).nextBytes(data);
         Files.write(path, data);
-        Export full = new Export() {
+        BlockDevice full = new BlockDevice() {
             @Override public long size() { return 1 << 16; }
 
             @Override public void readFully(ByteBuffer dst, long offset) { dst.put(data, (int) offset, dst.remaining()); }
 
             @Override
-            public void write(ByteBuffer src, long offset, boolean fua) throws NbdException {
-                throw new NbdException(NbdException.ENOSPC, "full");
+            public void write(ByteBuffer src, long offset, boolean fua) throws DeviceException {
+                throw new DeviceException(DeviceException.ENOSPC, "full");
             }
 
             @Override public boolean canWrite() { return true; }
         };
-        try (FileExport file = FileExport.open(path, CacheMode.WRITEBACK, true);
+        try (FileDevice file = FileDevice.open(path, CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.READ);
              NbdServer server = NbdServer.builder().export("", file).export("full", full)
                      .unixSocket(dir.resolve("nbd.sock")).start();
              NbdClient fromFile = NbdClient.connect(server.uri(""));

@@ -7,7 +7,7 @@ import io.pagewise.internal.ClosedWithMessage;
 import io.pagewise.nbd.ExportInfo;
 import io.pagewise.nbd.NbdException;
 import io.pagewise.nbd.wire.SocketIo;
-import io.pagewise.nbd.wire.TlsChannel;
+import io.pagewise.nbd.tls.TlsChannel;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;

@@ -4,7 +4,7 @@ import static io.pagewise.nbd.wire.Protocol.*;
 
 import io.pagewise.nbd.ExportInfo;
 import io.pagewise.nbd.wire.SocketIo;
-import io.pagewise.nbd.wire.TlsChannel;
+import io.pagewise.nbd.tls.TlsChannel;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ByteChannel;

@@ -1,6 +1,6 @@
 package io.pagewise.nbd.server;
 
-import io.pagewise.nbd.Export;
+import io.pagewise.device.BlockDevice;
 
-/** An export as the server lists it: its name, a line for humans, and what serves it. */
-public record ExportEntry(String name, String description, Export export) {}
+/** An export as the server lists it: its name, a line for humans, and the device that serves it. */
+public record ExportEntry(String name, String description, BlockDevice device) {}

@@ -2,10 +2,11 @@ package io.pagewise.nbd.server;
 
 import static io.pagewise.nbd.wire.Protocol.*;
 
-import io.pagewise.nbd.Export;
+import io.pagewise.nbd.tls.TlsSettings;
+import io.pagewise.device.BlockDevice;
 import io.pagewise.nbd.TlsMode;
 import io.pagewise.nbd.wire.SocketIo;
-import io.pagewise.nbd.wire.TlsChannel;
+import io.pagewise.nbd.tls.TlsChannel;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ByteChannel;
@@ -239,10 +240,11 @@ public final class Handshake {
             reply(code, REP_INFO, ByteBuffer.allocate(2 + text.length).putShort((short) INFO_DESCRIPTION).put(text).flip());
         }
         // Sent even when not asked: harmless to clients that ignore it, and an O_DIRECT export's minimum matters.
-        Export export = entry.export();
+        BlockDevice export = entry.device();
         int minimum = export.minimumBlockSize();
         int preferred = Math.max(export.preferredBlockSize(), minimum);
-        int maximum = maxPayload - maxPayload % minimum;
+        int longest = Math.min(maxPayload, Math.max(export.maximumBlockSize(), minimum));
+        int maximum = longest - longest % minimum;
         reply(code, REP_INFO, ByteBuffer.allocate(14).putShort((short) INFO_BLOCK_SIZE).putInt(minimum)
                 .putInt(preferred).putInt(maximum).flip());
         reply(code, REP_ACK, null);
@@ -290,7 +292,7 @@ public final class Handshake {
             replyError(code, REP_ERR_UNKNOWN, "no export named '" + name + "'");
             return;
         }
-        if (allocation && entry.export().canExtents()) {
+        if (allocation && entry.device().canExtents()) {
             byte[] context = utf8(BASE_ALLOCATION);
             reply(code, REP_META_CONTEXT, ByteBuffer.allocate(4 + context.length)
                     .putInt(set ? BASE_ALLOCATION_ID : 0).put(context).flip());
@@ -300,13 +302,13 @@ public final class Handshake {
     }
 
     private Session session(ExportEntry entry) throws IOException {
-        Export export = entry.export();
+        BlockDevice export = entry.device();
         boolean allocation = structuredReplies && entry.name().equals(allocationContextFor);
         return new Session(entry, export.size(), transmissionFlags(export, structuredReplies), structuredReplies, allocation);
     }
 
     /** The transmission flags an export earns from its capabilities. */
-    public static int transmissionFlags(Export export, boolean structuredReplies) {
+    public static int transmissionFlags(BlockDevice export, boolean structuredReplies) {
         int flags = TF_HAS_FLAGS;
         if (!export.canWrite()) {
             flags |= TF_READ_ONLY;

@@ -8,8 +8,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 /**
- * Encodes replies into a request's segments: headers are carved from its reply area, payload is sliced from its
- * buffers, nothing is copied. Simple or structured replies, as the session negotiated.
+ * Encodes replies into a request's segments from what the executor left in it: headers are carved from its reply
+ * area, payload is sliced from its buffers, nothing is copied. Simple or structured replies, as the session
+ * negotiated.
  */
 final class ReplyEncoder {
     /** Descriptors in one BLOCK_STATUS reply; the export is asked for no more runs than this. */
@@ -25,6 +26,26 @@ final class ReplyEncoder {
 
     ReplyEncoder(Session session) {
         this.structured = session.structuredReplies();
+    }
+
+    /** The reply to a request that ran: a READ's data and holes, a BLOCK_STATUS's extents, else success. */
+    void reply(Request r) {
+        switch (r.type) {
+            case CMD_READ:
+                readReply(r);
+                break;
+            case CMD_BLOCK_STATUS:
+                blockStatus(r, r.extents);
+                r.extents = null;
+                break;
+            default:
+                ok(r);
+        }
+    }
+
+    /** {@return true when a READ's reply may be several chunks}: structured replies, and the client did not ask for DF */
+    boolean chunked(Request r) {
+        return structured && (r.flags & CMD_FLAG_DF) == 0;
     }
 
     /** Success without payload. */
@@ -51,33 +72,54 @@ final class ReplyEncoder {
     }
 
     /** A whole READ reply from the request's buffers: one data run after another, holes as OFFSET_HOLE chunks. */
-    void readReply(Request r) {
+    private void readReply(Request r) {
         start(r);
         if (!structured) {
             r.addSegment(simpleHeader(r, 0));
             if (r.length > 0) addPayload(r, 0, r.length);
             return;
         }
-        if (r.runs == 0) {
+        ReadPlan plan = r.plan;
+        if (plan.runs() == 0) {
             r.addSegment(chunk(r, REPLY_FLAG_DONE, REPLY_TYPE_NONE, 0, 0).flip());
             return;
         }
-        for (int k = 0; k < r.runs; k++) {
-            int done = k == r.runs - 1 ? REPLY_FLAG_DONE : 0;
-            if (r.runHole[k]) {
-                holeChunk(r, done, r.offset + r.runStart[k], r.runLength[k]);
+        for (int k = 0; k < plan.runs(); k++) {
+            int done = k == plan.runs() - 1 ? REPLY_FLAG_DONE : 0;
+            if (plan.hole(k)) {
+                holeChunk(r, done, r.offset + plan.start(k), plan.length(k));
             } else {
-                dataChunkHeader(r, done, r.offset + r.runStart[k], r.runLength[k]);
-                addPayload(r, r.runStart[k], r.runLength[k]);
+                dataChunkHeader(r, done, r.offset + plan.start(k), plan.length(k));
+                addPayload(r, plan.start(k), plan.length(k));
             }
         }
+    }
+
+    /**
+     * One part of a READ sent in parts, as the next reply segments of r: with {@link #chunked} replies an
+     * OFFSET_DATA chunk of its own; else the header for all of the READ before the first part, then only data.
+     */
+    void readPart(Request r, long start, ByteBuffer[] part, long length, boolean last) {
+        start(r);
+        if (chunked(r)) {
+            dataChunkHeader(r, last ? REPLY_FLAG_DONE : 0, r.offset + start, length);
+        } else if (!r.replied) {
+            wholeReadHeader(r);
+        }
+        for (ByteBuffer piece : part) r.addSegment(piece);
+    }
+
+    /** A hole of a READ sent in parts, as an OFFSET_HOLE chunk of its own. */
+    void holePart(Request r, long start, long length, boolean last) {
+        start(r);
+        holeChunk(r, last ? REPLY_FLAG_DONE : 0, r.offset + start, length);
     }
 
     /**
      * The header that goes before the first part of a READ sent in parts: an OFFSET_DATA chunk for all of it
      * (structured, but one chunk) or a simple reply header.
      */
-    void wholeReadHeader(Request r) {
+    private void wholeReadHeader(Request r) {
         if (structured) {
             dataChunkHeader(r, REPLY_FLAG_DONE, r.offset, r.length);
         } else {
@@ -86,12 +128,12 @@ final class ReplyEncoder {
     }
 
     /** An OFFSET_HOLE chunk. */
-    void holeChunk(Request r, int flags, long offset, long length) {
+    private void holeChunk(Request r, int flags, long offset, long length) {
         r.addSegment(chunk(r, flags, REPLY_TYPE_OFFSET_HOLE, 12, 12).putLong(offset).putInt((int) length).flip());
     }
 
     /** The header of an OFFSET_DATA chunk whose length bytes of data follow as segments of their own. */
-    void dataChunkHeader(Request r, int flags, long offset, long length) {
+    private void dataChunkHeader(Request r, int flags, long offset, long length) {
         r.addSegment(chunk(r, flags, REPLY_TYPE_OFFSET_DATA, 8 + length, 8).putLong(offset).flip());
     }
 
@@ -99,7 +141,7 @@ final class ReplyEncoder {
      * A BLOCK_STATUS reply for base:allocation: the extents from r.offset as descriptors, neighbours with the same
      * status merged, at most one with REQ_ONE; all data when the extents say nothing about r.offset.
      */
-    void blockStatus(Request r, List<Extent> extents) {
+    private void blockStatus(Request r, List<Extent> extents) {
         int limit = descriptorLimit(r);
         ByteBuffer area = r.area.clear();
         area.position(CHUNK_HEADER_SIZE + 4);
@@ -136,12 +178,12 @@ final class ReplyEncoder {
     }
 
     /** Adds the request's payload bytes [start, start + length) as segments. */
-    void addPayload(Request r, long start, long length) {
+    private void addPayload(Request r, long start, long length) {
         for (ByteBuffer slice : r.slices(start, length)) r.addSegment(slice);
     }
 
     /** Starts a new reply in r: no segments, an empty reply area. */
-    static void start(Request r) {
+    private static void start(Request r) {
         r.clearSegments();
         r.area.clear();
     }

@@ -3,16 +3,16 @@ package io.pagewise.nbd.server;
 import static io.pagewise.nbd.wire.Protocol.CMD_FLAG_FUA;
 import static io.pagewise.nbd.wire.Protocol.MAX_PAYLOAD;
 
+import io.pagewise.Extent;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
+import java.util.List;
 
 /**
  * One request of a connection: its header, its payload buffers and its reply. Each of a connection's threads has
  * one and reuses it for every request it serves.
  */
 final class Request {
-    /** Content chunks in one structured READ reply; extents beyond that are sent as data. */
-    static final int MAX_CHUNKS = 64;
     static final int MAX_PAYLOAD_PIECES = MAX_PAYLOAD / PayloadBuffers.LARGE + 1;
     private static final int HEADER_AREA = 4096;
 
@@ -34,18 +34,17 @@ final class Request {
     int pieceCount;
     /** Reply headers are carved from here; the reply is segments[0..segmentCount), sent with one gathering write. */
     final ByteBuffer area = ByteBuffer.allocateDirect(HEADER_AREA);
-    final ByteBuffer[] segments = new ByteBuffer[2 * MAX_CHUNKS + MAX_PAYLOAD_PIECES * 2 + 4];
+    final ByteBuffer[] segments = new ByteBuffer[2 * ReadPlan.MAX_RUNS + MAX_PAYLOAD_PIECES * 2 + 4];
     int segmentCount;
-    /** A READ's data and hole runs, relative to offset. */
-    final long[] runStart = new long[MAX_CHUNKS];
-    final long[] runLength = new long[MAX_CHUNKS];
-    final boolean[] runHole = new boolean[MAX_CHUNKS];
-    int runs;
+    /** A READ's data and hole runs: planned by the executor, encoded by the encoder. */
+    final ReadPlan plan = new ReadPlan();
+    /** A BLOCK_STATUS's extents: found by the executor, encoded by the encoder, then dropped. */
+    List<Extent> extents;
     /** A WRITE longer than a share was already written while its payload was received. */
     boolean writtenWhileReceiving;
     /** Why such a WRITE failed, or null. */
     Exception writeFailure;
-    /** The reply (or part of it) went out while the request ran: a READ longer than a share. */
+    /** The reply (or part of it) went out while the request ran (a READ longer than a share); set by the sender. */
     boolean replied;
 
     void set(int type, int flags, long cookie, long offset, long length) {
@@ -60,6 +59,7 @@ final class Request {
         this.writtenWhileReceiving = false;
         this.writeFailure = null;
         this.replied = false;
+        this.extents = null;
     }
 
     boolean fua() {

@@ -1,99 +1,97 @@
 package io.pagewise.nbd.server;
 
-import static io.pagewise.nbd.NbdException.EINVAL;
-import static io.pagewise.nbd.NbdException.EIO;
-import static io.pagewise.nbd.NbdException.ENOSPC;
-import static io.pagewise.nbd.NbdException.EPERM;
-import static io.pagewise.nbd.NbdException.ESHUTDOWN;
+import static io.pagewise.device.DeviceException.EINVAL;
 import static io.pagewise.nbd.wire.Protocol.*;
 
-import io.pagewise.Extent;
-import io.pagewise.SystemCallFailure;
 import io.pagewise.internal.Buffers;
 import io.pagewise.internal.Errno;
-import io.pagewise.nbd.Export;
-import io.pagewise.nbd.NbdException;
+import io.pagewise.device.BlockDevice;
+import io.pagewise.device.DeviceException;
+import io.pagewise.device.ZeroFlag;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.ClosedChannelException;
-import java.nio.file.AccessDeniedException;
 
 /**
- * Executes checked requests on the export and leaves each reply in its request. A request travels whole: a READ
- * is one {@link Export#readFully(ByteBuffer[], long)} per data run (one, unless structured replies send holes as
- * holes), a WRITE one {@link Export#write(ByteBuffer[], long, boolean)} whose FUA makes that write durable by
- * itself. Only a READ or WRITE longer than the connection's share of the in-flight budget is split: one call per
- * share-sized part, each part of a FUA WRITE durable by itself.
+ * Executes checked requests on the device and leaves in each request what its reply needs: a READ's data and
+ * {@link ReadPlan}, a BLOCK_STATUS's extents; the {@link ReplyEncoder} makes the reply from that, and the
+ * {@link Transmission} sends it. The executor neither encodes nor sends.
+ *
+ * <p>A request travels whole: a READ is one {@link BlockDevice#readFully(ByteBuffer[], long)} per data run (one,
+ * unless structured replies send holes as holes), a WRITE one {@link BlockDevice#write(ByteBuffer[], long, boolean)}
+ * whose FUA makes that write durable by itself. Only a READ or WRITE longer than the connection's share of the
+ * in-flight budget is split: one call per share-sized part, each part of a FUA WRITE durable by itself, and each
+ * part of a READ handed to {@link ReadParts} to be encoded and sent before the next is read.
  */
 final class RequestExecutor {
-    /** Sends the reply of a READ longer than a share part by part, under the connection's sending lock. */
-    interface PartSender {
+    /**
+     * Where the parts of a READ longer than a share go as they are read: the connection's encoder and socket, under
+     * its sending lock. Each method returns false once the connection can no longer send.
+     */
+    interface ReadParts {
         /** Takes the sending lock; false when the connection can no longer send (the lock is still taken). */
-        boolean begin();
+        boolean begin(Request r);
 
-        /** Sends the segments r holds as the next part of its reply; false when sending broke. */
-        boolean send(Request r);
+        /** Encodes and sends the hole [start, start + length) of r (relative to its offset) as the next part. */
+        boolean hole(Request r, long start, long length, boolean last);
 
-        /** Ends the connection: a reply already begun cannot be finished. */
-        void abort(IOException why);
+        /** Encodes and sends part, r's data from start (relative to its offset), flipped, as the next part. */
+        boolean data(Request r, long start, ByteBuffer[] part, long length, boolean last);
+
+        /** A read failed after part of the reply went out: ends the reply with an error chunk, or the connection. */
+        void failedAfterReplying(Request r, Exception e);
 
         /** Releases the sending lock. */
         void end(Request r);
     }
 
-    private final Export export;
+    private final BlockDevice device;
     private final Session session;
-    private final ReplyEncoder replies;
-    private final PartSender sender;
     private final int share;
 
-    RequestExecutor(Export export, Session session, ReplyEncoder replies, PartSender sender, int share) {
-        this.export = export;
+    RequestExecutor(BlockDevice device, Session session, int share) {
+        this.device = device;
         this.session = session;
-        this.replies = replies;
-        this.sender = sender;
         this.share = share;
     }
 
-    /** Executes the request and leaves its reply in r's segments (none when the reply already went out). */
-    void execute(Request r) throws IOException {
+    /** Executes the request, leaving what its reply needs in r; a READ longer than a share goes out through parts. */
+    void execute(Request r, ReadParts parts) throws IOException {
         switch (r.type) {
             case CMD_READ:
                 if (r.length > share) {
-                    readInParts(r);
+                    readInParts(r, parts);
                 } else {
                     read(r);
                 }
                 return;
             case CMD_WRITE:
                 write(r);
-                break;
+                return;
             case CMD_FLUSH:
-                export.flush();
-                break;
+                device.flush();
+                return;
             case CMD_TRIM:
-                export.trim(r.offset, r.length, r.fua());
-                break;
+                device.trim(r.offset, r.length, r.fua());
+                return;
             case CMD_WRITE_ZEROES:
-                export.zero(r.offset, r.length, (r.flags & CMD_FLAG_NO_HOLE) == 0, (r.flags & CMD_FLAG_FAST_ZERO) != 0,
-                        r.fua());
-                break;
+                device.zero(r.offset, r.length, ZeroFlag.of((r.flags & CMD_FLAG_NO_HOLE) == 0,
+                        (r.flags & CMD_FLAG_FAST_ZERO) != 0, r.fua()));
+                return;
             case CMD_CACHE:
-                export.cache(r.offset, r.length);
-                break;
+                device.cache(r.offset, r.length);
+                return;
             case CMD_BLOCK_STATUS:
-                replies.blockStatus(r, export.extents(r.offset, r.length, ReplyEncoder.descriptorLimit(r)));
+                r.extents = device.extents(r.offset, r.length, ReplyEncoder.descriptorLimit(r));
                 return;
             default:
-                throw new NbdException(EINVAL, "unknown command " + r.type);
+                throw new DeviceException(EINVAL, "unknown command " + r.type);
         }
-        replies.ok(r);
     }
 
     private void write(Request r) throws IOException {
         if (!r.writtenWhileReceiving) {
             ByteBuffer[] payload = r.payload();
-            export.write(payload, r.offset, r.fua());
+            device.write(payload, r.offset, r.fua());
             checkTransferred(payload, "write", r.offset, r.length);
             return;
         }
@@ -113,7 +111,7 @@ final class RequestExecutor {
             long n = Buffers.remaining(part);
             if (r.writeFailure == null) {
                 try {
-                    export.write(part, r.offset + done, r.fua());
+                    device.write(part, r.offset + done, r.fua());
                     checkTransferred(part, "write", r.offset + done, n);
                 } catch (IOException | RuntimeException e) {
                     r.writeFailure = e;
@@ -126,133 +124,68 @@ final class RequestExecutor {
 
     /** Reads every data run first, so that an error becomes a clean error reply instead of a torn one. */
     private void read(Request r) throws IOException {
-        planRuns(r);
-        for (int k = 0; k < r.runs; k++) {
-            if (r.runHole[k]) continue;
-            ByteBuffer[] run = r.slices(r.runStart[k], r.runLength[k]);
-            export.readFully(run, r.offset + r.runStart[k]);
-            checkTransferred(run, "readFully", r.offset + r.runStart[k], r.runLength[k]);
+        ReadPlan plan = r.plan;
+        plan.plan(device, r.offset, r.length, holesAllowed(r));
+        for (int k = 0; k < plan.runs(); k++) {
+            if (plan.hole(k)) continue;
+            ByteBuffer[] run = r.slices(plan.start(k), plan.length(k));
+            device.readFully(run, r.offset + plan.start(k));
+            checkTransferred(run, "readFully", r.offset + plan.start(k), plan.length(k));
         }
-        replies.readReply(r);
     }
 
     /**
-     * A READ longer than a share: each part is read and sent before the next one is read, under the sending lock,
-     * so the request holds one share of buffers. With structured replies each part is a chunk of its own, and a
-     * failure after the first one is an error chunk. A simple reply, or a structured one with DF, is one header
-     * for all the data: a failure after the header has gone out cannot be told, so it ends the connection, as the
-     * spec asks. A failure before anything went out is an ordinary error reply.
+     * A READ longer than a share: each part is read and handed to parts before the next one is read, under the
+     * sending lock, so the request holds one share of buffers. A failure before anything went out is an ordinary
+     * error reply; after, parts ends the reply ({@link ReadParts#failedAfterReplying}).
      */
-    private void readInParts(Request r) throws IOException {
-        planRuns(r);
-        boolean chunked = session.structuredReplies() && (r.flags & CMD_FLAG_DF) == 0;
+    private void readInParts(Request r, ReadParts parts) throws IOException {
+        ReadPlan plan = r.plan;
+        plan.plan(device, r.offset, r.length, holesAllowed(r));
         try {
-            if (!sender.begin()) {
-                r.replied = true;
-                return;
-            }
-            for (int k = 0; k < r.runs; k++) {
-                long end = r.runStart[k] + r.runLength[k];
-                int last = k == r.runs - 1 ? REPLY_FLAG_DONE : 0;
-                if (r.runHole[k]) {
-                    ReplyEncoder.start(r);
-                    replies.holeChunk(r, last, r.offset + r.runStart[k], r.runLength[k]);
-                    if (!sendPart(r)) return;
+            if (!parts.begin(r)) return;
+            for (int k = 0; k < plan.runs(); k++) {
+                boolean lastRun = k == plan.runs() - 1;
+                long end = plan.start(k) + plan.length(k);
+                if (plan.hole(k)) {
+                    if (!parts.hole(r, plan.start(k), plan.length(k), lastRun)) return;
                     continue;
                 }
-                for (long pos = r.runStart[k]; pos < end; ) {
+                for (long pos = plan.start(k); pos < end; ) {
                     ByteBuffer[] part = r.ready(end - pos, share);
                     long n = Buffers.remaining(part);
                     try {
-                        export.readFully(part, r.offset + pos);
+                        device.readFully(part, r.offset + pos);
                         checkTransferred(part, "readFully", r.offset + pos, n);
                     } catch (IOException | RuntimeException e) {
-                        if (r.replied) failAfterReplying(r, e, chunked);
+                        if (r.replied) parts.failedAfterReplying(r, e);
                         throw e;
                     }
-                    ReplyEncoder.start(r);
-                    if (chunked) {
-                        replies.dataChunkHeader(r, pos + n == end ? last : 0, r.offset + pos, n);
-                    } else if (!r.replied) {
-                        replies.wholeReadHeader(r);
-                    }
-                    for (ByteBuffer piece : part) r.addSegment(piece.flip());
-                    if (!sendPart(r)) return;
+                    for (ByteBuffer piece : part) piece.flip();
+                    if (!parts.data(r, pos, part, n, lastRun && pos + n == end)) return;
                     pos += n;
                 }
             }
         } finally {
-            sender.end(r);
+            parts.end(r);
         }
     }
 
-    private boolean sendPart(Request r) {
-        r.replied = true;
-        return sender.send(r);
-    }
-
-    /** A READ failed after part of its reply went out: an error chunk ends a chunked reply, else the connection ends. */
-    private void failAfterReplying(Request r, Exception e, boolean chunked) {
-        if (chunked) {
-            replies.error(r, errorOf(e), messageOf(e));
-            sender.send(r);
-            return;
-        }
-        sender.abort(new IOException("READ " + Long.toUnsignedString(r.offset) + "+" + r.length
-                + " failed after its reply began, which a reply without error chunks cannot tell: " + e.getMessage()));
+    /** Holes are looked for only where the reply can send them and the device may have some. */
+    private boolean holesAllowed(Request r) {
+        return session.structuredReplies() && (r.flags & CMD_FLAG_DF) == 0 && device.mayHaveHoles();
     }
 
     /**
-     * Export.readFully and Export.write move every buffer's position to its limit; one that left bytes behind read
-     * or wrote less than asked, which must be an error reply, never a reply with stale bytes or a write half done.
+     * BlockDevice.readFully and BlockDevice.write move every buffer's position to its limit; one that left bytes
+     * behind read or wrote less than asked, which must be an error reply, never a reply with stale bytes or a write
+     * half done.
      */
     private void checkTransferred(ByteBuffer[] buffers, String operation, long offset, long length) throws IOException {
         long left = Buffers.remaining(buffers);
         if (left > 0) {
-            throw new IOException(export + ": Export." + operation + " at " + offset + " (+" + length + ") left "
+            throw new IOException(device + ": BlockDevice." + operation + " at " + offset + " (+" + length + ") left "
                     + left + " bytes of the buffers behind their positions");
-        }
-    }
-
-    /** Splits the READ range into data and hole runs (one data run unless structured replies allow holes). */
-    private void planRuns(Request r) {
-        r.runs = 0;
-        if (r.length == 0) return;
-        boolean holes = session.structuredReplies() && (r.flags & CMD_FLAG_DF) == 0 && export.mayHaveHoles();
-        long covered = 0;
-        if (holes) {
-            try {
-                for (Extent extent : export.extents(r.offset, r.length, Request.MAX_CHUNKS)) {
-                    long start = Math.max(extent.offset(), r.offset) - r.offset;
-                    long end = Math.min(extent.end(), r.offset + r.length) - r.offset;
-                    if (start != covered || end <= start) break;
-                    boolean hole = extent.hole() && r.runs < Request.MAX_CHUNKS - 1;
-                    if (r.runs > 0 && r.runHole[r.runs - 1] == hole) {
-                        r.runLength[r.runs - 1] += end - start;
-                    } else if (r.runs == Request.MAX_CHUNKS - 1) {
-                        break;
-                    } else {
-                        r.runStart[r.runs] = start;
-                        r.runLength[r.runs] = end - start;
-                        r.runHole[r.runs] = hole;
-                        r.runs++;
-                    }
-                    covered = end;
-                }
-            } catch (IOException | RuntimeException e) {
-                r.runs = 0;
-                covered = 0;
-            }
-        }
-        if (covered < r.length) {
-            if (r.runs > 0 && !r.runHole[r.runs - 1]) {
-                r.runLength[r.runs - 1] += r.length - covered;
-            } else {
-                r.runStart[r.runs] = covered;
-                r.runLength[r.runs] = r.length - covered;
-                r.runHole[r.runs] = false;
-                r.runs++;
-            }
         }
     }
 
@@ -260,15 +193,8 @@ final class RequestExecutor {
         return e.getMessage() != null ? e.getMessage() : e.toString();
     }
 
-    /** The NBD error for a failure. */
+    /** The NBD error for a failure: the NBD error nearest its errno. */
     static int errorOf(Throwable e) {
-        if (e instanceof NbdException) return ((NbdException) e).error();
-        if (e instanceof SystemCallFailure) return Errno.toNbd(((SystemCallFailure) e).errno());
-        if (e instanceof AccessDeniedException) return EPERM;
-        if (e instanceof ClosedChannelException) return ESHUTDOWN;
-        if (e instanceof IllegalArgumentException) return EINVAL;
-        String message = String.valueOf(e.getMessage());
-        if (message.contains("No space left")) return ENOSPC;
-        return EIO;
+        return Errno.toNbd(DeviceException.errnoOf(e));
     }
 }

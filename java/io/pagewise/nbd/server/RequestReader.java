@@ -1,8 +1,8 @@
 package io.pagewise.nbd.server;
 
-import static io.pagewise.nbd.NbdException.EINVAL;
-import static io.pagewise.nbd.NbdException.ENOSPC;
-import static io.pagewise.nbd.NbdException.EPERM;
+import static io.pagewise.device.DeviceException.EINVAL;
+import static io.pagewise.device.DeviceException.ENOSPC;
+import static io.pagewise.device.DeviceException.EPERM;
 import static io.pagewise.nbd.wire.Protocol.*;
 
 import io.pagewise.nbd.wire.SocketIo;
@@ -24,6 +24,8 @@ final class RequestReader {
     private final ServerContext context;
     /** Payload bytes this connection may hold: its share of the server-wide budget. */
     private final ByteBudget connectionBudget;
+    /** The longest READ or WRITE taken: the server's maximum payload, or the device's maximum when lower. */
+    private final long maximumBlock;
     private final ByteBuffer head = ByteBuffer.allocateDirect(REQUEST_HEADER_SIZE);
     private final ByteBuffer scratch = ByteBuffer.allocateDirect(64 * 1024);
 
@@ -32,6 +34,7 @@ final class RequestReader {
         this.session = session;
         this.context = context;
         this.connectionBudget = connectionBudget;
+        this.maximumBlock = Math.min(context.maxPayload(), (long) session.entry().device().maximumBlockSize());
     }
 
     /**
@@ -140,8 +143,8 @@ final class RequestReader {
         }
         // Every block-status descriptor MUST have a nonzero length, so there is no valid answer to length 0.
         if (r.type == CMD_BLOCK_STATUS && r.length == 0) return r.refuse(EINVAL, "BLOCK_STATUS of length 0");
-        if ((r.type == CMD_READ || r.type == CMD_WRITE) && r.length > context.maxPayload()) {
-            return r.refuse(EINVAL, "length " + r.length + " is over the maximum block size " + context.maxPayload());
+        if ((r.type == CMD_READ || r.type == CMD_WRITE) && r.length > maximumBlock) {
+            return r.refuse(EINVAL, "length " + r.length + " is over the maximum block size " + maximumBlock);
         }
         if (r.type != CMD_FLUSH && (r.offset < 0 || r.offset + r.length < 0 || r.offset + r.length > session.size())) {
             // The spec asks for ENOSPC when a write goes past the end, EINVAL for everything else.

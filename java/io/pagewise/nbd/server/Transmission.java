@@ -3,10 +3,11 @@ package io.pagewise.nbd.server;
 import io.pagewise.internal.Uninterruptibly;
 import io.pagewise.nbd.wire.Protocol;
 import io.pagewise.nbd.wire.SocketIo;
-import io.pagewise.nbd.wire.TlsChannel;
+import io.pagewise.nbd.tls.TlsChannel;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.lang.System.Logger.Level;
+import java.nio.ByteBuffer;
 import java.nio.channels.ByteChannel;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.GatheringByteChannel;
@@ -32,6 +33,7 @@ public final class Transmission {
     private final RequestReader reader;
     private final RequestExecutor executor;
     private final ReplyEncoder replies;
+    private final Parts parts = new Parts();
     private final IdleWatch idle;
     private final ReentrantLock receiving = new ReentrantLock();
     private final ReentrantLock sending = new ReentrantLock();
@@ -61,8 +63,7 @@ public final class Transmission {
         this.reader = new RequestReader(idle.watching(in), session, context,
                 new ByteBudget(context.connectionInflightBytes()));
         this.replies = new ReplyEncoder(session);
-        this.executor = new RequestExecutor(session.entry().export(), session, replies, new Parts(),
-                context.payloadPiece());
+        this.executor = new RequestExecutor(session.entry().device(), session, context.payloadPiece());
     }
 
     /** Serves requests until the client disconnects or breaks the protocol; returns once nothing is in flight. */
@@ -149,11 +150,12 @@ public final class Transmission {
         replies.error(r, r.error, r.refusal);
     }
 
-    /** Executes the request and prepares its reply, an error reply if it failed. */
+    /** Executes the request and encodes its reply, an error reply if it failed; a long READ's went out in parts. */
     private void run(Request r) {
         String failed = null;
         try {
-            executor.execute(r);
+            executor.execute(r, parts);
+            if (!r.replied) replies.reply(r);
         } catch (Throwable e) {
             r.error = RequestExecutor.errorOf(e);
             failed = RequestExecutor.messageOf(e);
@@ -204,30 +206,38 @@ public final class Transmission {
         }
     }
 
-    /** The sending side of a READ sent in parts. */
-    private final class Parts implements RequestExecutor.PartSender {
+    /** A READ sent in parts: each part is encoded and sent here, under the sending lock, as the executor reads it. */
+    private final class Parts implements RequestExecutor.ReadParts {
         @Override
-        public boolean begin() {
+        public boolean begin(Request r) {
             sending.lock();
-            return !sendFailed;
+            if (!sendFailed) return true;
+            r.replied = true; // nothing more goes out on this connection
+            return false;
         }
 
         @Override
-        public boolean send(Request r) {
-            try {
-                SocketIo.writeFully(out, r.segments, r.segmentCount);
-                return true;
-            } catch (IOException e) {
-                sendingBroke(e);
-                return false;
-            } finally {
-                r.clearSegments();
+        public boolean hole(Request r, long start, long length, boolean last) {
+            replies.holePart(r, start, length, last);
+            return sendPart(r);
+        }
+
+        @Override
+        public boolean data(Request r, long start, ByteBuffer[] part, long length, boolean last) {
+            replies.readPart(r, start, part, length, last);
+            return sendPart(r);
+        }
+
+        @Override
+        public void failedAfterReplying(Request r, Exception e) {
+            if (replies.chunked(r)) {
+                replies.error(r, RequestExecutor.errorOf(e), RequestExecutor.messageOf(e));
+                sendPart(r);
+                return;
             }
-        }
-
-        @Override
-        public void abort(IOException why) {
-            sendingBroke(why);
+            // One header went out for all of the data: a failure after it cannot be told, so the connection ends.
+            sendingBroke(new IOException("READ " + Long.toUnsignedString(r.offset) + "+" + r.length
+                    + " failed after its reply began, which a reply without error chunks cannot tell: " + e.getMessage()));
             try {
                 channel.shutdownOutput();
             } catch (IOException ignored) {
@@ -239,6 +249,19 @@ public final class Transmission {
         public void end(Request r) {
             if (sending.isHeldByCurrentThread()) sending.unlock();
             r.clearSegments();
+        }
+
+        private boolean sendPart(Request r) {
+            r.replied = true;
+            try {
+                SocketIo.writeFully(out, r.segments, r.segmentCount);
+                return true;
+            } catch (IOException e) {
+                sendingBroke(e);
+                return false;
+            } finally {
+                r.clearSegments();
+            }
         }
     }
 }

@@ -4,12 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.devices.FileDevice;
+import io.pagewise.devices.MemoryDevice;
+import io.pagewise.filters.FaultFilter;
+import io.pagewise.filters.ReadOnlyFilter;
 import io.pagewise.CacheMode;
 import io.pagewise.Extent;
 import io.pagewise.StorageFile;
-import io.pagewise.nbd.FaultInjectingExport;
-import io.pagewise.nbd.FileExport;
-import io.pagewise.nbd.MemoryExport;
 import io.pagewise.nbd.NbdServer;
 import io.pagewise.testing.ExternalTools;
 import io.pagewise.testing.NbdChildServer;
@@ -213,8 +214,8 @@ class CopyCommandTest {
             }
         }
         Path back = dir.resolve("back.img");
-        try (FileExport a = FileExport.open(served, CacheMode.WRITEBACK, false);
-             FileExport b = FileExport.open(other, CacheMode.WRITEBACK, false);
+        try (FileDevice a = FileDevice.open(served, CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE);
+             FileDevice b = FileDevice.open(other, CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE);
              NbdServer server = NbdServer.builder().export("a", a).export("b", b).unixSocket(dir.resolve("pw.sock")).start()) {
             copyOk(src.toString(), server.uri("a"));
             copyOk(server.uri("a"), server.uri("b"));
@@ -383,8 +384,8 @@ class CopyCommandTest {
      */
     @Test
     void progressLinesOnlyGoUpWithManyRequestsFinishingOutOfOrder() throws Exception {
-        FaultInjectingExport slowReads = FaultInjectingExport.wrap(new MemoryExport(32 << 20, true))
-                .delay(FaultInjectingExport.Operation.READ, Duration.ZERO, Duration.ofMillis(2)).seed(7).build();
+        FaultFilter slowReads = FaultFilter.wrap(new ReadOnlyFilter(new MemoryDevice(32 << 20)))
+                .delay(FaultFilter.Operation.READ, Duration.ZERO, Duration.ofMillis(2)).seed(7).build();
         try (NbdServer server = NbdServer.builder().export("", slowReads).unixSocket(dir.resolve("slow.sock")).start()) {
             for (int copy = 0; copy < 4; copy++) {
                 Path progress = dir.resolve("progress-" + copy + ".txt");
@@ -475,7 +476,7 @@ class CopyCommandTest {
         try (RandomAccessFile raf = new RandomAccessFile(served.toFile(), "rw")) {
             raf.setLength(SIZE);
         }
-        try (FileExport export = FileExport.open(served, CacheMode.WRITEBACK, false);
+        try (FileDevice export = FileDevice.open(served, CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE);
              NbdServer server = NbdServer.builder().export("disk", export)
                      .tcp(java.net.InetAddress.getLoopbackAddress(), 0).start()) {
             String uri = server.uri("disk");

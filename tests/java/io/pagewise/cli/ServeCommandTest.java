@@ -125,6 +125,34 @@ class ServeCommandTest {
         }
     }
 
+    /** With an NBD URI, serve proxies that export: nbdcopy writes through it to the back server's file. */
+    @Test
+    void anNbdUriIsProxied() throws Exception {
+        requireTool("nbdcopy");
+        Path back = disk(4 << 20);
+        byte[] data = new byte[4 << 20];
+        new java.util.Random(5).nextBytes(data);
+        Path source = dir.resolve("source.img");
+        Files.write(source, data);
+        try (io.pagewise.devices.FileDevice device = io.pagewise.devices.FileDevice.open(back,
+                     io.pagewise.CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.READ,
+                     java.nio.file.StandardOpenOption.WRITE);
+             io.pagewise.nbd.NbdServer upstream = io.pagewise.nbd.NbdServer.builder().export("", device)
+                     .unixSocket(dir.resolve("back.sock"))
+                     .logger(new io.pagewise.testing.RecordingLogger(null, System.Logger.Level.ERROR)).start()) {
+            Outcome copied = serve("--run", "nbdcopy " + source + " \"$uri\"", upstream.uri());
+            assertEquals(0, copied.status(), copied.err());
+            assertTrue(java.util.Arrays.equals(data, Files.readAllBytes(back)), "the copy reached the back server's file");
+
+            Outcome refused = serve("-r", "--run", "nbdcopy " + source + " \"$uri\"", upstream.uri());
+            assertTrue(refused.status() != 0, "-r makes the proxy read-only: " + refused.err());
+
+            Outcome usage = serve("--create=1M", upstream.uri());
+            assertEquals(2, usage.status(), usage.err());
+            assertTrue(usage.err().contains("apply to a FILE"), usage.err());
+        }
+    }
+
     @Test
     void cacheNoneNamesBothMeanings() {
         Outcome outcome = serve("--cache=none", "x.img");

@@ -6,6 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.device.BlockDevice;
+import io.pagewise.devices.FileDevice;
+import io.pagewise.devices.SyntheticDevices;
 import io.pagewise.CacheMode;
 import io.pagewise.Extent;
 import io.pagewise.StorageFile;
@@ -69,8 +72,8 @@ class CopierTest {
     }
 
     private CopyResult copy(Path from, Path to, CopyOptions options) throws IOException {
-        try (CopySource src = FileEndpoint.openSource(from, CacheMode.WRITEBACK);
-             CopyDestination dst = FileEndpoint.openDestination(to, CacheMode.WRITEBACK, src.size())) {
+        try (BlockDevice src = FileDevice.open(from, CacheMode.WRITEBACK);
+             BlockDevice dst = FileDevice.openOrCreate(to, CacheMode.WRITEBACK, src.size())) {
             return new Copier(options).copy(src, dst);
         }
     }
@@ -165,7 +168,7 @@ class CopierTest {
 
     @Test
     void patternHoldsEachWordsOffsetAtAnyAlignment() throws Exception {
-        CopySource pattern = SyntheticEndpoints.pattern(MiB);
+        BlockDevice pattern = SyntheticDevices.pattern(MiB);
         ByteBuffer aligned = ByteBuffer.allocate(64);
         pattern.readFully(aligned, 4096);
         for (int i = 0; i < 8; i++) assertEquals(4096 + 8L * i, aligned.getLong(8 * i));
@@ -183,7 +186,7 @@ class CopierTest {
             seen.add(done);
         };
         new Copier(new CopyOptions().requests(1).progress(listener))
-                .copy(SyntheticEndpoints.pattern(64 * MiB), SyntheticEndpoints.discard());
+                .copy(SyntheticDevices.pattern(64 * MiB), SyntheticDevices.discard());
         assertEquals(null, wrongTotal.get());
         assertTrue(seen.size() > 10, seen.toString());
         for (int i = 1; i < seen.size(); i++) assertTrue(seen.get(i) >= seen.get(i - 1), seen.toString());
@@ -197,12 +200,12 @@ class CopierTest {
     @Test
     void progressStaysMonotonicWithManyWorkersFinishingOutOfOrder() throws Exception {
         long size = 8 * MiB;
-        CopySource pattern = SyntheticEndpoints.pattern(size);
-        CopySource jittery = new CopySource() {
+        BlockDevice pattern = SyntheticDevices.pattern(size);
+        BlockDevice jittery = new BlockDevice() {
             @Override public String name() { return "jittery"; }
             @Override public long size() { return size; }
-            @Override public List<Extent> extents(long offset, long length) throws IOException {
-                return pattern.extents(offset, length);
+            @Override public List<Extent> extents(long offset, long length, int maxExtents) throws IOException {
+                return pattern.extents(offset, length, maxExtents);
             }
             @Override public void readFully(ByteBuffer dst, long offset) throws IOException {
                 LockSupport.parkNanos(ThreadLocalRandom.current().nextLong(500_000));
@@ -221,7 +224,7 @@ class CopierTest {
             inside.decrementAndGet();
         };
         new Copier(new CopyOptions().requests(32).requestSize(16 * 1024).progress(listener))
-                .copy(jittery, SyntheticEndpoints.discard());
+                .copy(jittery, SyntheticDevices.discard());
         synchronized (seen) {
             assertTrue(seen.size() > 100, "calls: " + seen.size());
             for (int i = 1; i < seen.size(); i++) {
@@ -237,17 +240,17 @@ class CopierTest {
 
     @Test
     void readFailureStopsTheCopyAndNamesTheOffset() {
-        CopySource failing = new CopySource() {
+        BlockDevice failing = new BlockDevice() {
             @Override public String name() { return "flaky"; }
             @Override public long size() { return 16 * MiB; }
-            @Override public List<Extent> extents(long offset, long length) { return List.of(new Extent(offset, length, false)); }
+            @Override public List<Extent> extents(long offset, long length, int maxExtents) { return List.of(new Extent(offset, length, false)); }
             @Override public void readFully(ByteBuffer dst, long offset) throws IOException {
                 if (offset == 9 * MiB) throw new IOException("medium error");
                 dst.position(dst.limit());
             }
         };
         CopyException e = assertThrows(CopyException.class,
-                () -> new Copier(new CopyOptions()).copy(failing, SyntheticEndpoints.discard()));
+                () -> new Copier(new CopyOptions()).copy(failing, SyntheticDevices.discard()));
         assertEquals(9 * MiB, e.offset());
         assertTrue(e.getMessage().contains("reading flaky at offset 9437184") && e.getMessage().contains("medium error"),
                 e.getMessage());
@@ -255,10 +258,10 @@ class CopierTest {
 
     @Test
     void cancelStopsARunningCopy() throws Exception {
-        CopySource slow = new CopySource() {
+        BlockDevice slow = new BlockDevice() {
             @Override public String name() { return "slow"; }
             @Override public long size() { return 1L << 40; }
-            @Override public List<Extent> extents(long offset, long length) { return List.of(new Extent(offset, length, false)); }
+            @Override public List<Extent> extents(long offset, long length, int maxExtents) { return List.of(new Extent(offset, length, false)); }
             @Override public void readFully(ByteBuffer dst, long offset) throws IOException {
                 try {
                     Thread.sleep(5);
@@ -279,7 +282,7 @@ class CopierTest {
         });
         canceller.start();
         Copier.CopyCancelledException e = assertThrows(Copier.CopyCancelledException.class,
-                () -> copier.copy(slow, SyntheticEndpoints.discard()));
+                () -> copier.copy(slow, SyntheticDevices.discard()));
         assertTrue(e.getMessage().startsWith("copy cancelled after "), e.getMessage());
         assertTrue(copier.bytesDone() > 0 && copier.bytesDone() < (1L << 40));
         canceller.join();
@@ -293,8 +296,8 @@ class CopierTest {
         new Random(5).nextBytes(data);
         Files.write(src, data);
         Path dst = dir.resolve("dst.img");
-        try (CopySource s = FileEndpoint.openSource(src, CacheMode.EVICT);
-             CopyDestination d = FileEndpoint.openDestination(dst, CacheMode.EVICT, s.size())) {
+        try (BlockDevice s = FileDevice.open(src, CacheMode.EVICT);
+             BlockDevice d = FileDevice.openOrCreate(dst, CacheMode.EVICT, s.size())) {
             new Copier(new CopyOptions()).copy(s, d);
         }
         ResidencyCheck.assertAtMostOnePercent(dst, "destination");

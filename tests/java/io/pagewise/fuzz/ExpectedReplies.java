@@ -2,6 +2,7 @@ package io.pagewise.fuzz;
 
 import static io.pagewise.nbd.wire.Protocol.*;
 
+import io.pagewise.devices.MemoryDevice;
 import io.pagewise.nbd.NbdException;
 import java.io.EOFException;
 import java.io.IOException;
@@ -20,8 +21,8 @@ import java.util.Locale;
  *
  * <p>It checks each reply's magic (simple or structured, as negotiated), cookie, error, chunk flags and types, chunk
  * and payload lengths, that a READ's chunks cover its range exactly once, the data a READ returns (against a model
- * of the {@code MemoryExport}: what it held when the input began, with every accepted WRITE, WRITE_ZEROES and TRIM
- * applied in order — a MemoryExport trims by zeroing), BLOCK_STATUS descriptors, and that nothing follows the last
+ * of the {@code MemoryDevice}: what it held when the input began, with every accepted WRITE, WRITE_ZEROES and TRIM
+ * applied in order — a MemoryDevice trims by zeroing), BLOCK_STATUS descriptors, and that nothing follows the last
  * reply.
  */
 final class ExpectedReplies {

@@ -6,8 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import io.pagewise.devices.MemoryDevice;
+import io.pagewise.filters.ReadOnlyFilter;
 import com.code_intelligence.jazzer.junit.FuzzTest;
-import io.pagewise.nbd.MemoryExport;
 import io.pagewise.nbd.server.ExportEntry;
 import io.pagewise.nbd.server.Handshake;
 import io.pagewise.nbd.server.ProtocolViolation;
@@ -31,8 +32,8 @@ class HandshakeFuzzTest {
     private static final Map<String, ExportEntry> EXPORTS = new LinkedHashMap<>();
 
     static {
-        EXPORTS.put("", new ExportEntry("", "the default export", new MemoryExport(1 << 20, false)));
-        EXPORTS.put("ro", new ExportEntry("ro", "", new MemoryExport(4096, true)));
+        EXPORTS.put("", new ExportEntry("", "the default export", new MemoryDevice(1 << 20)));
+        EXPORTS.put("ro", new ExportEntry("ro", "", new ReadOnlyFilter(new MemoryDevice(4096))));
     }
 
     @FuzzTest
@@ -48,7 +49,7 @@ class HandshakeFuzzTest {
         }
         if (session != null) {
             assertSame(EXPORTS.get(session.entry().name()), session.entry(), "the session names a listed export");
-            assertEquals(session.entry().export().size(), session.size());
+            assertEquals(session.entry().device().size(), session.size());
         }
         checkReplies(channel.written());
     }

@@ -4,8 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.devices.MemoryDevice;
+import io.pagewise.filters.ReadOnlyFilter;
 import com.code_intelligence.jazzer.junit.FuzzTest;
-import io.pagewise.nbd.MemoryExport;
 import io.pagewise.nbd.server.ByteBudget;
 import io.pagewise.nbd.server.ExportEntry;
 import io.pagewise.nbd.server.Handshake;
@@ -37,14 +38,14 @@ import org.junit.jupiter.api.Tag;
 
 /**
  * The transmission phase fed arbitrary request bytes: the server's real {@link Transmission} (its RequestReader,
- * checks, RequestExecutor and ReplyEncoder) on one end of a Unix socket, over a 1 MiB {@link MemoryExport}, with a
+ * checks, RequestExecutor and ReplyEncoder) on one end of a Unix socket, over a 1 MiB {@link MemoryDevice}, with a
  * connection share of 128 KiB so that WRITEs and READs over 64 KiB take the piece-by-piece path. The input's first
  * byte picks what the handshake settled (bit 0: structured replies, bit 1: base:allocation, bit 2: read-only); the
  * rest is what the client sends, followed by end of stream.
  *
  * <p>Invariants: serving ends (a watchdog fails the input after 10 s); it fails only with a {@link ProtocolViolation}
  * or an {@link EOFException}; every request read is answered; every payload buffer taken is given back; a request
- * that passed the checks never fails on a MemoryExport (the executor would log it as failed); and every reply is
+ * that passed the checks never fails on a MemoryDevice (the executor would log it as failed); and every reply is
  * checked against its request by {@link ExpectedReplies}: magic, cookie, error, chunk flags, types and lengths, a
  * READ's data against what the input wrote before it, and nothing after the last reply. Seeds:
  * tests/resources/io/pagewise/fuzz/TransmissionFuzzTestInputs/serve/.
@@ -54,8 +55,8 @@ class TransmissionFuzzTest {
     private static final int EXPORT_SIZE = 1 << 20;
     private static final long BUDGET = 4 << 20;
     private static final long CONNECTION_SHARE = 128 << 10;
-    private static final ExportEntry WRITABLE = new ExportEntry("", "", new MemoryExport(EXPORT_SIZE, false));
-    private static final ExportEntry READ_ONLY = new ExportEntry("", "", new MemoryExport(EXPORT_SIZE, true));
+    private static final ExportEntry WRITABLE = new ExportEntry("", "", new MemoryDevice(EXPORT_SIZE));
+    private static final ExportEntry READ_ONLY = new ExportEntry("", "", new ReadOnlyFilter(new MemoryDevice(EXPORT_SIZE)));
     private static final ExecutorService CLIENT = Executors.newCachedThreadPool(r -> daemon(r, "fuzz-client"));
     private static final ScheduledExecutorService WATCHDOG =
             Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "fuzz-watchdog"));
@@ -74,10 +75,10 @@ class TransmissionFuzzTest {
         ServerContext context = new ServerContext(1, new ByteBudget(BUDGET), CONNECTION_SHARE,
                 new PayloadBuffers(BUDGET, counters), counters, log, Protocol.MAX_PAYLOAD,
                 PayloadBuffers.longestWithin(CONNECTION_SHARE, Protocol.MAX_PAYLOAD));
-        Session session = new Session(entry, EXPORT_SIZE, Handshake.transmissionFlags(entry.export(), structured),
+        Session session = new Session(entry, EXPORT_SIZE, Handshake.transmissionFlags(entry.device(), structured),
                 structured, allocation);
         byte[] contents = new byte[EXPORT_SIZE];
-        entry.export().readFully(ByteBuffer.wrap(contents), 0);
+        entry.device().readFully(ByteBuffer.wrap(contents), 0);
         ExpectedReplies replyCheck = new ExpectedReplies(requests, session.transmissionFlags(), structured, allocation,
                 contents);
 
@@ -127,7 +128,7 @@ class TransmissionFuzzTest {
         assertEquals(counters.taken.get(), counters.given.get(), "payload buffer bytes taken but not given back");
         for (RecordingLogger.Entry e : log.entries()) {
             assertTrue(e.level() == Level.WARNING && !e.message().contains(" failed: "),
-                    "a checked request failed on a MemoryExport, or worse: " + e.level() + " " + e.message());
+                    "a checked request failed on a MemoryDevice, or worse: " + e.level() + " " + e.message());
         }
     }
 

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.device.BlockDevice;
 import io.pagewise.CacheMode;
 import java.io.IOException;
 import java.net.StandardProtocolFamily;
@@ -273,6 +274,43 @@ class BadInputTest {
         }
     }
 
+    /** A command number NBD does not define is answered EINVAL and counted apart from every command. */
+    @Test
+    void anUnknownCommandIsRefusedAndCounted() throws Exception {
+        server(null);
+        try (Client client = new Client().transmitting()) {
+            client.request(0, 42, 1, 0, 0);
+            assertEquals(22, client.reply(1));
+            client.writeAt(0, new byte[] {7, 8});   // in step: its reply is checked
+        }
+        io.pagewise.nbd.ServerStats stats = server.server.stats();
+        assertEquals(1, stats.unknownCommands());
+        assertEquals(1, stats.ops(NbdCommand.WRITE), "only the WRITE counts as a WRITE");
+        assertEquals(0, stats.ops(NbdCommand.READ));
+        for (NbdCommand command : NbdCommand.values()) {
+            assertEquals(0, stats.errors(command), command + " errors");
+        }
+    }
+
+    /** A device's maximum block size is advertised and kept: a longer READ or WRITE is refused, in step. */
+    @Test
+    void requestsOverTheDevicesMaximumAreRefused() throws Exception {
+        io.pagewise.device.BlockDevice small = new io.pagewise.device.FilterDevice(
+                new io.pagewise.devices.MemoryDevice(1 << 20)) {
+            @Override public int maximumBlockSize() { return 65536; }
+        };
+        server(b -> b.export("small", small));
+        try (Client client = new Client().transmitting("small", 1 << 20)) {
+            client.request(0, 0, 1, 0, 65536 + 4096);    // READ over the maximum
+            assertEquals(22, client.reply(1));
+            client.request(0, 1, 2, 0, 65536 + 4096);    // WRITE over the maximum, with its payload
+            client.write(ByteBuffer.allocate(65536 + 4096));
+            assertEquals(22, client.reply(2));
+            client.writeAt(0, new byte[] {4, 5, 6});
+            assertArrayEquals(new byte[] {4, 5, 6}, client.readAt(0, 3), "the connection stayed in step");
+        }
+    }
+
     @Test
     void wrongRequestMagicClosesTheConnection() throws Exception {
         server(null);
@@ -303,7 +341,7 @@ class BadInputTest {
                 raf.readFully(onDisk);
             }
             assertArrayEquals(new byte[1 << 20], onDisk);
-            assertEquals(0, server.server.stats().ops("WRITE"));
+            assertEquals(0, server.server.stats().ops(NbdCommand.WRITE));
         }
     }
 
@@ -504,7 +542,7 @@ class BadInputTest {
     }
 
     /** An export whose READs take a second: a request that is in flight for longer than a short idle timeout. */
-    private static final class SlowExport implements Export {
+    private static final class SlowExport implements BlockDevice {
         @Override
         public long size() {
             return SIZE;

@@ -5,6 +5,8 @@ import static io.pagewise.nbd.wire.Protocol.CMD_FLAG_REQ_ONE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.device.BlockDevice;
+import io.pagewise.devices.FileDevice;
 import io.pagewise.CacheMode;
 import io.pagewise.Extent;
 import io.pagewise.StorageFile;
@@ -47,7 +49,7 @@ class BlockStatusCostTest {
      * 4 GiB of alternating 4 KiB runs, data first: a million of them, none stored. Counts the runs it hands out, in
      * all its calls together.
      */
-    private static final class AlternatingExport implements Export {
+    private static final class AlternatingExport implements BlockDevice {
         final AtomicLong runsHandedOut = new AtomicLong();
         final AtomicInteger largestLimitAsked = new AtomicInteger();
         volatile CountDownLatch lookupStarted = new CountDownLatch(0);
@@ -64,11 +66,6 @@ class BlockStatusCostTest {
                 long at = offset + dst.position();
                 dst.put((at / RUN) % 2 == 0 ? (byte) 0xab : 0);
             }
-        }
-
-        @Override
-        public List<Extent> extents(long offset, long length) throws IOException {
-            return extents(offset, length, Integer.MAX_VALUE);
         }
 
         @Override
@@ -108,7 +105,7 @@ class BlockStatusCostTest {
     private static Connection connect(NbdServer server) throws IOException {
         SocketChannel channel = SocketChannel.open(server.address());
         ExportInfo info = new ClientHandshake(channel, "test", "").negotiate();
-        assertTrue(info.hasBlockStatus(), "base:allocation negotiated");
+        assertTrue(info.canExtents(), "base:allocation negotiated");
         return new Connection(new ClientConnection(channel, null, info, "test", 0));
     }
 
@@ -213,11 +210,11 @@ class BlockStatusCostTest {
     }
 
     @Test
-    void aFileExportListsAtMostTheRunsAskedFor() throws Exception {
+    void aFileDeviceListsAtMostTheRunsAskedFor() throws Exception {
         long size = 64L << 20;
         Path path = alternatingFile(size);
         try (StorageFile file = StorageFile.open(path, CacheMode.WRITEBACK, StandardOpenOption.READ);
-             FileExport export = new FileExport(file)) {
+             FileDevice export = FileDevice.of(file)) {
             List<Extent> all = file.extents(0, size);
             assertEquals(size / RUN, all.size(), "every 4 KiB block its own run");
             assertEquals(all.subList(0, REPLY_DESCRIPTORS), export.extents(0, size, REPLY_DESCRIPTORS));
@@ -231,7 +228,7 @@ class BlockStatusCostTest {
             // Served whole-export, the reply is the first 256 runs of the file.
             try (NbdServer server = NbdServer.builder().export("", export).unixSocket(dir.resolve("f.sock")).start();
                  NbdClient client = NbdClient.connect(server.uri())) {
-                assertEquals(all.subList(0, REPLY_DESCRIPTORS), client.blockStatus(0, size));
+                assertEquals(all.subList(0, REPLY_DESCRIPTORS), client.extents(0, size));
                 ByteBuffer back = ByteBuffer.allocate(3 * RUN);
                 client.read(back, 0);
                 assertEquals(1, back.get(0));

@@ -7,6 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.device.BlockDevice;
+import io.pagewise.device.DeviceException;
+import io.pagewise.device.ZeroFlag;
+import io.pagewise.devices.FileDevice;
+import io.pagewise.devices.MemoryDevice;
 import io.pagewise.CacheMode;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -26,7 +31,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * FileChannel's and AsynchronousFileChannel's buffer conventions in the NBD API: {@link Export} implementations and
+ * FileChannel's and AsynchronousFileChannel's buffer conventions in the NBD API: {@link BlockDevice} implementations and
  * {@link NbdClient} move positions by the bytes transferred (asynchronous requests when the server has replied),
  * {@link NbdClient#read} returns -1 at the end of the export, a closed client throws ClosedChannelException, and
  * the server answers EIO to an export that breaks the convention instead of sending stale bytes or hanging.
@@ -48,8 +53,8 @@ class BufferConventionsTest {
     void exportsMoveThePositionByTheBytesTransferred() throws Exception {
         Path path = dir.resolve("export.img");
         Files.write(path, new byte[SIZE]);
-        try (FileExport file = FileExport.open(path, CacheMode.WRITEBACK, false)) {
-            for (Export export : new Export[] {file, new MemoryExport(SIZE, false)}) {
+        try (FileDevice file = FileDevice.open(path, CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE)) {
+            for (BlockDevice export : new BlockDevice[] {file, new MemoryDevice(SIZE)}) {
                 byte[] data = random(1, 5000);
                 ByteBuffer src = ByteBuffer.wrap(data, 100, 4000);
                 export.write(src, 8192, false);
@@ -102,7 +107,7 @@ class BufferConventionsTest {
     /** The FileChannel read loop, over a whole export: it ends, with every byte. */
     @Test
     void aReadLoopWrittenForFileChannelEnds() throws Exception {
-        MemoryExport export = new MemoryExport(3 * 65536 + 100, false);
+        MemoryDevice export = new MemoryDevice(3 * 65536 + 100);
         byte[] data = random(3, (int) export.size());
         export.write(ByteBuffer.wrap(data), 0, false);
         try (NbdServer server = NbdServer.builder().export("", export).unixSocket(dir.resolve("s.sock"))
@@ -148,17 +153,17 @@ class BufferConventionsTest {
 
     @Test
     void failedRequestsLeaveThePositionAlone() throws Exception {
-        Export failing = new Export() {
+        BlockDevice failing = new BlockDevice() {
             @Override public long size() { return SIZE; }
 
             @Override
             public void readFully(ByteBuffer dst, long offset) throws IOException {
-                throw new NbdException(NbdException.EIO, "medium error");
+                throw new DeviceException(DeviceException.EIO, "medium error");
             }
 
             @Override
             public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
-                throw new NbdException(NbdException.ENOSPC, "full");
+                throw new DeviceException(DeviceException.ENOSPC, "full");
             }
 
             @Override public boolean canWrite() { return true; }
@@ -191,8 +196,8 @@ class BufferConventionsTest {
             assertThrows(ClosedChannelException.class, () -> nbd.write(buffer, 0, false));
             assertThrows(ClosedChannelException.class, nbd::flush);
             assertThrows(ClosedChannelException.class, () -> nbd.trim(0, 512));
-            assertThrows(ClosedChannelException.class, () -> nbd.writeZeroes(0, 512, false));
-            ClosedChannelException e = assertThrows(ClosedChannelException.class, () -> nbd.blockStatus(0, 512));
+            assertThrows(ClosedChannelException.class, () -> nbd.zero(0, 512, ZeroFlag.TRIM));
+            ClosedChannelException e = assertThrows(ClosedChannelException.class, () -> nbd.extents(0, 512));
             assertTrue(e.getMessage().contains(server.uri()), e.getMessage());
             assertEquals(0, buffer.position());
             nbd.close(); // closing again does nothing
@@ -218,8 +223,8 @@ class BufferConventionsTest {
      */
     @Test
     void theServerAnswersEioToAnExportThatLeavesThePositionBehind() throws Exception {
-        MemoryExport memory = new MemoryExport(4 * SIZE, false);
-        Export absolute = new Export() {
+        MemoryDevice memory = new MemoryDevice(4 * SIZE);
+        BlockDevice absolute = new BlockDevice() {
             @Override public long size() { return memory.size(); }
 
             @Override
@@ -244,18 +249,18 @@ class BufferConventionsTest {
                 NbdException read = assertThrows(NbdException.class, () -> nbd.read(ByteBuffer.allocate(length), 0),
                         "READ of " + length);
                 assertEquals(NbdException.EIO, read.error());
-                assertTrue(read.getMessage().contains("Export.readFully"), read.getMessage());
+                assertTrue(read.getMessage().contains("BlockDevice.readFully"), read.getMessage());
             }
             NbdException write = assertThrows(NbdException.class, () -> nbd.write(ByteBuffer.allocate(4096), 0, false));
             assertEquals(NbdException.EIO, write.error());
-            assertTrue(write.getMessage().contains("Export.write"), write.getMessage());
+            assertTrue(write.getMessage().contains("BlockDevice.write"), write.getMessage());
             assertEquals(4096, good.read(ByteBuffer.allocate(4096), 0), "the server still serves");
         }
     }
 
     /** A memory export whose reads and writes wait at a gate until the test opens it. */
-    private static final class GatedExport implements Export {
-        final MemoryExport memory = new MemoryExport(SIZE, false);
+    private static final class GatedExport implements BlockDevice {
+        final MemoryDevice memory = new MemoryDevice(SIZE);
         final CountDownLatch gate = new CountDownLatch(1);
         final CountDownLatch inside = new CountDownLatch(2);
 

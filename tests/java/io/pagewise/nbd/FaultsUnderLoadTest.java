@@ -5,10 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import io.pagewise.device.ZeroFlag;
+import io.pagewise.device.BlockDevice;
+import io.pagewise.devices.FileDevice;
+import io.pagewise.filters.FaultFilter;
 import io.pagewise.CacheMode;
 import io.pagewise.Extent;
-import io.pagewise.nbd.FaultInjectingExport.Injection;
-import io.pagewise.nbd.FaultInjectingExport.Operation;
+import io.pagewise.filters.FaultFilter.Injection;
+import io.pagewise.filters.FaultFilter.Operation;
 import io.pagewise.testing.ExternalTools;
 import io.pagewise.testing.RecordingLogger;
 import java.io.IOException;
@@ -89,7 +93,7 @@ class FaultsUnderLoadTest {
             t.setDaemon(true); // one blocked on a stuck connection must not keep the JVM alive
             return t;
         });
-        FaultInjectingExport faults = FaultInjectingExport.wrap(FileExport.open(file, CacheMode.WRITEBACK, false))
+        FaultFilter faults = FaultFilter.wrap(FileDevice.open(file, CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE))
                 .fail(0.10, NbdException.EIO, NbdException.ENOSPC).seed(seed).recordInjections().build();
         NbdServer server = null;
         List<NbdClient> clients = new ArrayList<>();
@@ -125,8 +129,8 @@ class FaultsUnderLoadTest {
                     Operation.FLUSH, Operation.BLOCK_STATUS)) {
                 long failed = failedPerCommand.getOrDefault(op.command(), 0L);
                 assertTrue(failed > 0, "some " + op.command() + " requests failed");
-                assertEquals(failed, stats.errors(op.command()), "the server counted the failed " + op.command());
-                assertEquals(sent(op.command()), stats.ops(op.command()), "the server answered every " + op.command());
+                assertEquals(failed, stats.errors(NbdCommand.valueOf(op.command())), "the server counted the failed " + op.command());
+                assertEquals(sent(op.command()), stats.ops(NbdCommand.valueOf(op.command())), "the server answered every " + op.command());
             }
             assertTrue(faults.injected(Operation.READ, NbdException.EIO) > 0
                     && faults.injected(Operation.READ, NbdException.ENOSPC) > 0, "both errors were injected");
@@ -159,7 +163,7 @@ class FaultsUnderLoadTest {
      * blocked on the full socket (and close waits for it) and the server's readers wait for budget forever: after
      * a failure the test must end all the same, leaving the stuck threads (daemons) behind.
      */
-    private static void closeWithin(boolean passed, List<NbdClient> clients, NbdServer server, Export export)
+    private static void closeWithin(boolean passed, List<NbdClient> clients, NbdServer server, BlockDevice export)
             throws Exception {
         Exception[] failure = new Exception[1];
         Thread closer = new Thread(() -> {
@@ -199,7 +203,7 @@ class FaultsUnderLoadTest {
             raf.setLength(SIZE);
         }
         RecordingLogger log = new RecordingLogger("[server] ", System.Logger.Level.WARNING);
-        try (FaultInjectingExport delayed = FaultInjectingExport.wrap(FileExport.open(file, CacheMode.WRITEBACK, false))
+        try (FaultFilter delayed = FaultFilter.wrap(FileDevice.open(file, CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE))
                      .delay(Duration.ZERO, Duration.ofMillis(2)).seed(14).build();
              NbdServer server = NbdServer.builder().export("", delayed).unixSocket(dir.resolve("fio.sock"))
                      .maxInflightBytes(BUDGET).logger(log).start()) {
@@ -211,7 +215,7 @@ class FaultsUnderLoadTest {
             assertTrue(fio.stdout().contains("err= 0"), fio.stdout());
             assertTrue(delayed.delayed(Operation.WRITE) > 0 && delayed.delayed(Operation.READ) > 0,
                     "writes and reads were delayed");
-            assertEquals(0, server.stats().errors("WRITE") + server.stats().errors("READ"));
+            assertEquals(0, server.stats().errors(NbdCommand.WRITE) + server.stats().errors(NbdCommand.READ));
             assertAllGivenBack(server.stats(), "after fio");
             assertTrue(log.entries().isEmpty(), "the server logged warnings: " + log.entries());
         }
@@ -273,7 +277,7 @@ class FaultsUnderLoadTest {
             ByteBuffer back = ByteBuffer.allocate(data.length);
             assertEquals(data.length, client.read(back, 4096));
             assertArrayEquals(data, back.array(), "a fresh client reads back what it wrote");
-            List<Extent> extents = client.blockStatus(4096, data.length);
+            List<Extent> extents = client.extents(4096, data.length);
             assertEquals(4096, extents.get(0).offset());
         }
     }
@@ -337,7 +341,7 @@ class FaultsUnderLoadTest {
                 };
             } else if (pick < 70) {
                 command = "WRITE_ZEROES";
-                reply = client.writeZeroesAsync(offset, length, random.nextBoolean());
+                reply = client.zeroAsync(offset, length, random.nextBoolean() ? ZeroFlag.NONE : ZeroFlag.TRIM);
                 onSuccess = () -> {
                     java.util.Arrays.fill(expected, first * SECTOR, first * SECTOR + length, (byte) 0);
                     java.util.Arrays.fill(known, first, first + count, true);
@@ -352,7 +356,7 @@ class FaultsUnderLoadTest {
                 onSuccess = () -> {};
             } else {
                 command = "BLOCK_STATUS";
-                CompletableFuture<List<Extent>> status = client.blockStatusAsync(offset, length);
+                CompletableFuture<List<Extent>> status = client.extentsAsync(offset, length);
                 reply = status;
                 onSuccess = () -> checkExtents(status.join(), offset);
             }

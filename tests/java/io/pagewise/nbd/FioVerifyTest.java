@@ -27,7 +27,7 @@ class FioVerifyTest {
                     "--verify=crc32c", "--do_verify=1", "--verify_fatal=1", "--randseed=42", "--verify_state_save=0");
             fio.assertOk("fio");
             assertTrue(fio.stdout().contains("err= 0"), fio.stdout());
-            assertTrue(server.server.stats().ops("READ") > 0 && server.server.stats().errors("WRITE") == 0);
+            assertTrue(server.server.stats().ops(NbdCommand.READ) > 0 && server.server.stats().errors(NbdCommand.WRITE) == 0);
         }
     }
 }

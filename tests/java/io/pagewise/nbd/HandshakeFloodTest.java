@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.devices.MemoryDevice;
 import io.pagewise.testing.ExternalTools;
 import io.pagewise.testing.RecordingLogger;
 import java.io.IOException;
@@ -42,7 +43,7 @@ class HandshakeFloodTest {
     void aRealClientIsServedWhile500SilentConnectionsAreOpen(String transport) throws Exception {
         ExternalTools.require("nbdinfo");
         RecordingLogger log = new RecordingLogger(null, System.Logger.Level.INFO);
-        MemoryExport disk = new MemoryExport(SIZE, false);
+        MemoryDevice disk = new MemoryDevice(SIZE);
         // The handshake timeout is not what lets the client in: no flood connection times out during the test.
         NbdServer.Builder builder = NbdServer.builder().export("", disk).logger(log).handshakeTimeout(Duration.ofMinutes(5));
         if (transport.equals("unix")) {

@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.device.BlockDevice;
+import io.pagewise.devices.FileDevice;
+import io.pagewise.devices.MemoryDevice;
 import io.pagewise.CacheMode;
 import io.pagewise.nbd.wire.Protocol;
 import io.pagewise.testing.ExternalTools;
@@ -71,7 +74,7 @@ class InflightMemoryTest {
     void readsAndWritesLargerThanTheBudgetHoldAtMostTheConnectionsShare() throws Exception {
         Path file = dir.resolve("image.img");
         byte[] expected = image(file);
-        try (FileExport export = FileExport.open(file, CacheMode.WRITEBACK, false);
+        try (FileDevice export = FileDevice.open(file, CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE);
              NbdServer server = NbdServer.builder().export("", export).unixSocket(dir.resolve("s.sock"))
                      .maxInflightBytes(BUDGET).start();
              NbdClient client = NbdClient.connect(server.uri(), 2)) {
@@ -100,7 +103,7 @@ class InflightMemoryTest {
             }
             assertArrayEquals(expected, Files.readAllBytes(file));
             ServerStats stats = server.stats();
-            assertEquals(0, stats.errors("READ") + stats.errors("WRITE"));
+            assertEquals(0, stats.errors(NbdCommand.READ) + stats.errors(NbdCommand.WRITE));
             assertTrue(stats.peakPayloadBytesHeld() <= 2 * SHARE,
                     "requests held " + stats.peakPayloadBytesHeld() + " bytes of payload buffers at once; two "
                             + "connections may hold " + 2 * SHARE);
@@ -132,7 +135,7 @@ class InflightMemoryTest {
                 "    print('structured' if structured else 'simple', flags, len(chunks), hashlib.sha256(data).hexdigest())",
                 "    h.shutdown()",
                 ""));
-        try (FileExport export = FileExport.open(file, CacheMode.WRITEBACK, true);
+        try (FileDevice export = FileDevice.open(file, CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.READ);
              NbdServer server = NbdServer.builder().export("", export).unixSocket(dir.resolve("s.sock"))
                      .maxInflightBytes(BUDGET).start()) {
             ExternalTools.Result result = ExternalTools.run(Map.of("uri", server.uri()), 60, python, script.toString())
@@ -155,8 +158,8 @@ class InflightMemoryTest {
     }
 
     /** A memory export whose reads and writes fail at or past failAt. */
-    private static final class FailingExport implements Export {
-        final MemoryExport memory = new MemoryExport(64 * MiB, false);
+    private static final class FailingExport implements BlockDevice {
+        final MemoryDevice memory = new MemoryDevice(64 * MiB);
         final long failAt;
 
         FailingExport(long failAt) {
@@ -196,7 +199,7 @@ class InflightMemoryTest {
             // The rest of the failed WRITE's payload was read, so the next request is understood.
             ByteBuffer small = ByteBuffer.allocateDirect(4096);
             client.read(small, 4096);
-            assertEquals(2, server.stats().errors("READ") + server.stats().errors("WRITE"));
+            assertEquals(2, server.stats().errors(NbdCommand.READ) + server.stats().errors(NbdCommand.WRITE));
             // Buffers go back just after the reply is sent.
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
             while (server.stats().payloadBytesHeld() != 0 && System.nanoTime() < deadline) Thread.sleep(5);

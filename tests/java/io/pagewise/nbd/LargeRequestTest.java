@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.device.BlockDevice;
+import io.pagewise.devices.FileDevice;
 import io.pagewise.CacheMode;
 import io.pagewise.nbd.wire.Protocol;
 import java.io.EOFException;
@@ -41,7 +43,7 @@ class LargeRequestTest {
 
     @Test
     void advertisesSixtyFourMiBAsTheMaximumPayload() throws IOException {
-        try (FileExport export = FileExport.open(image(), CacheMode.WRITEBACK, false);
+        try (FileDevice export = FileDevice.open(image(), CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE);
              NbdServer server = server(export, 0);
              NbdClient client = NbdClient.connect(server.uri(), 1)) {
             assertEquals(64 * MiB, client.info().maximumPayload(), "NBD_INFO_BLOCK_SIZE maximum");
@@ -51,7 +53,7 @@ class LargeRequestTest {
     @Test
     void readsAndWritesOf48And64MiBAreServedInPiecesOfTheConnectionsShare() throws IOException {
         Path file = image();
-        try (FileExport export = FileExport.open(file, CacheMode.WRITEBACK, false);
+        try (FileDevice export = FileDevice.open(file, CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE);
              NbdServer server = server(export, 0);
              RawClient client = new RawClient(server)) {
             long offset = 8L * MiB + 512; // unaligned: pieces need not start on a block
@@ -63,7 +65,7 @@ class LargeRequestTest {
                 offset += 70L * MiB - 4096;
             }
             ServerStats stats = server.stats();
-            assertEquals(0, stats.errors("READ") + stats.errors("WRITE"));
+            assertEquals(0, stats.errors(NbdCommand.READ) + stats.errors(NbdCommand.WRITE));
             long share = BUDGET / 4; // the default per-connection share
             assertTrue(stats.peakPayloadBytesHeld() > 0 && stats.peakPayloadBytesHeld() <= share,
                     "requests held " + stats.peakPayloadBytesHeld() + " bytes of payload buffers; the share is " + share);
@@ -79,7 +81,7 @@ class LargeRequestTest {
             raf.write(data);
         }
         // Each connection may hold the whole budget, so a request's piece is the whole budget.
-        try (GatedExport export = new GatedExport(FileExport.open(file, CacheMode.WRITEBACK, false));
+        try (GatedExport export = new GatedExport(FileDevice.open(file, CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE));
              NbdServer server = server(export, BUDGET);
              RawClient holder = new RawClient(server);
              RawClient waiter = new RawClient(server)) {
@@ -109,7 +111,7 @@ class LargeRequestTest {
     void overTheMaximumIsRefusedWithEinvalAndTheConnectionStaysUsable() throws IOException {
         Path file = image();
         int tooBig = Protocol.MAX_PAYLOAD + 1; // within the export: only the maximum is at fault
-        try (FileExport export = FileExport.open(file, CacheMode.WRITEBACK, false);
+        try (FileDevice export = FileDevice.open(file, CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE);
              NbdServer server = server(export, 0);
              RawClient client = new RawClient(server)) {
             client.request(READ, 1, 0, tooBig);
@@ -121,8 +123,8 @@ class LargeRequestTest {
             byte[] small = random(4096, 4);
             assertEquals(0, client.write(12345, small));
             assertArrayEquals(small, client.read(12345, small.length));
-            assertEquals(1, server.stats().errors("READ"));
-            assertEquals(1, server.stats().errors("WRITE"));
+            assertEquals(1, server.stats().errors(NbdCommand.READ));
+            assertEquals(1, server.stats().errors(NbdCommand.WRITE));
             assertEquals(0, server.stats().protocolErrors());
         }
     }
@@ -136,7 +138,7 @@ class LargeRequestTest {
     }
 
     /** A server with the small budget; perConnection 0 keeps the default share (a quarter of it). */
-    private NbdServer server(Export export, long perConnection) throws IOException {
+    private NbdServer server(BlockDevice export, long perConnection) throws IOException {
         NbdServer.Builder builder = NbdServer.builder().export("", export).unixSocket(dir.resolve("nbd.sock"))
                 .maxInflightBytes(BUDGET).logger(new io.pagewise.testing.RecordingLogger("[server] ", System.Logger.Level.INFO));
         if (perConnection > 0) builder.maxInflightBytesPerConnection(perConnection);
@@ -218,13 +220,13 @@ class LargeRequestTest {
     }
 
     /** A file export whose writes wait until {@link #open} is counted down, and which counts its reads. */
-    private static final class GatedExport implements Export {
-        final FileExport file;
+    private static final class GatedExport implements BlockDevice {
+        final FileDevice file;
         final CountDownLatch open = new CountDownLatch(1);
         final CountDownLatch writeEntered = new CountDownLatch(1);
         final AtomicLong reads = new AtomicLong();
 
-        GatedExport(FileExport file) {
+        GatedExport(FileDevice file) {
             this.file = file;
         }
 

@@ -1,5 +1,7 @@
 package io.pagewise.nbd;
 
+import io.pagewise.device.BlockDevice;
+import io.pagewise.devices.MemoryDevice;
 import io.pagewise.testing.ExternalTools;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -26,7 +28,7 @@ class LibnbdProtocolTest {
     void everyHandshakeOptionWorks() throws Exception {
         ExternalTools.python();
         try (TestServer server = TestServer.start(dir, 64 << 20, CacheMode.WRITEBACK, false,
-                b -> b.export("second", new MemoryExport(1 << 20, false)))) {
+                b -> b.export("second", new MemoryDevice(1 << 20)))) {
             ExternalTools.pythonScript("protocol_options.py", server.uri(), 60).assertOk("protocol_options.py");
             assertEquals(0, server.server.stats().protocolErrors());
         }
@@ -36,7 +38,7 @@ class LibnbdProtocolTest {
     void listShowsDescriptionsToLibnbd() throws Exception {
         String python = ExternalTools.python();
         try (TestServer server = TestServer.start(dir, 1 << 20, CacheMode.WRITEBACK, false,
-                b -> b.export("second", "the second disk", new MemoryExport(1 << 20, false)))) {
+                b -> b.export("second", "the second disk", new MemoryDevice(1 << 20)))) {
             String script = String.join("\n",
                     "import os, nbd",
                     "h = nbd.NBD()",
@@ -59,14 +61,14 @@ class LibnbdProtocolTest {
             result.assertOk("protocol_commands.py");
             assertTrue(result.stdout().contains("commands ok"), result.stdout());
             ServerStats stats = server.server.stats();
-            assertTrue(stats.errors("READ") >= 3, "read errors: " + stats.errors("READ"));
+            assertTrue(stats.errors(NbdCommand.READ) >= 3, "read errors: " + stats.errors(NbdCommand.READ));
             assertEquals(0, stats.protocolErrors());
         }
     }
 
     /** A memory export whose reads and writes each wait until {@code crowd} of them are inside (or 15 s pass). */
-    private static final class CrowdingExport implements Export {
-        private final MemoryExport memory = new MemoryExport(1 << 20, false);
+    private static final class CrowdingExport implements BlockDevice {
+        private final MemoryDevice memory = new MemoryDevice(1 << 20);
         private final CyclicBarrier crowd;
 
         CrowdingExport(int crowd) {
@@ -112,8 +114,8 @@ class LibnbdProtocolTest {
                 .unixSocket(dir.resolve("nbd.sock")).threads(requests).start()) {
             ExternalTools.pythonScript("in_flight.py", server.uri(), 60).assertOk("in_flight.py");
             ServerStats stats = server.stats();
-            assertEquals(requests, stats.ops("WRITE"));
-            assertEquals(requests, stats.ops("READ"));
+            assertEquals(requests, stats.ops(NbdCommand.WRITE));
+            assertEquals(requests, stats.ops(NbdCommand.READ));
             assertEquals(requests, stats.mostInFlight(), "requests the server held at once");
         }
     }

@@ -1,10 +1,12 @@
 package io.pagewise.nbd;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.device.ZeroFlag;
 import io.pagewise.CacheMode;
 import io.pagewise.Extent;
 import io.pagewise.testing.NbdChildServer;
@@ -106,7 +108,7 @@ class NbdClientTest {
              NbdClient nbd = NbdClient.connect(server.uri(), 4)) {
             ExportInfo info = nbd.info();
             assertEquals(16 * MiB, nbd.size());
-            assertTrue(info.structuredReplies() && info.hasBlockStatus() && info.canMultiConn(), info.toString());
+            assertTrue(info.structuredReplies() && info.canExtents() && info.canMultiConn(), info.toString());
             assertEquals(4, nbd.connectionCount());
             assertEquals(4096, info.preferredBlock());
             assertEquals(64 * MiB, info.maximumPayload());
@@ -124,7 +126,7 @@ class NbdClientTest {
             assertEquals(data.length, nbd.read(back, 3 * MiB));
             assertEquals(ByteBuffer.wrap(data), back.flip());
 
-            nbd.writeZeroes(3 * MiB, data.length, false);
+            nbd.zero(3 * MiB, data.length, ZeroFlag.TRIM);
             nbd.read(back.clear(), 3 * MiB);
             assertEquals(ByteBuffer.allocate(data.length), back.flip());
 
@@ -135,7 +137,7 @@ class NbdClientTest {
             assertEquals(ByteBuffer.wrap(data), span.duplicate().limit(data.length));
             assertEquals(ByteBuffer.allocate(data.length), span.duplicate().position(data.length));
 
-            List<Extent> map = nbd.blockStatus(0, 16 * MiB);
+            List<Extent> map = nbd.extents(0, 16 * MiB);
             assertEquals(0, map.get(0).offset());
             assertFalse(map.get(0).hole(), map.toString());
             assertTrue(map.stream().anyMatch(Extent::hole), map.toString());
@@ -188,7 +190,7 @@ class NbdClientTest {
                 ByteBuffer back = ByteBuffer.allocate(data.length);
                 assertEquals(data.length, nbd.read(back, 4096));
                 assertEquals(ByteBuffer.wrap(data), back.flip(), String.join(" ", args));
-                assertEquals(List.of(new Extent(0, MiB, false)), nbd.blockStatus(0, MiB), "all data without BLOCK_STATUS");
+                assertEquals(List.of(new Extent(0, MiB, false)), nbd.extents(0, MiB), "all data without BLOCK_STATUS");
             }
         }
     }
@@ -219,6 +221,24 @@ class NbdClientTest {
             assertFalse(nbd.info().canMultiConn());
             assertEquals(1, nbd.connectionCount());
             assertThrows(IllegalArgumentException.class, () -> nbd.readAsync(ByteBuffer.allocate(65536 + 512), 0));
+
+            // The blocking forms split what is longer than the maximum into requests the server takes.
+            byte[] data = new byte[3 * 65536 + 512];
+            new java.util.Random(9).nextBytes(data);
+            ByteBuffer src = ByteBuffer.wrap(data);
+            nbd.write(src, 4096);
+            assertEquals(data.length, src.position());
+            ByteBuffer back = ByteBuffer.allocate(data.length + 10).position(10);
+            assertEquals(data.length, nbd.read(back, 4096));
+            assertEquals(back.limit(), back.position());
+            assertArrayEquals(data, java.util.Arrays.copyOfRange(back.array(), 10, back.limit()));
+            ByteBuffer whole = ByteBuffer.allocate(data.length);
+            nbd.readFully(whole, 4096);
+            assertArrayEquals(data, whole.array());
+            ByteBuffer tail = ByteBuffer.allocate(2 * 65536 + 512);
+            assertEquals(65536, nbd.read(tail, nbd.size() - 65536), "short only at the end of the export");
+            ByteBuffer across = ByteBuffer.allocate(2 * 65536);
+            assertThrows(java.io.EOFException.class, () -> nbd.readFully(across, nbd.size() - 65536));
         }
     }
 }

@@ -4,6 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.device.BlockDevice;
+import io.pagewise.device.DeviceException;
+import io.pagewise.device.ZeroFlag;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -22,7 +25,7 @@ class NbdErrorTest {
     Path dir;
 
     /** Reads zeros; every write is refused with ENOSPC, as by a full quota. */
-    private static final class FullExport implements Export {
+    private static final class FullExport implements BlockDevice {
         @Override public long size() { return 1 << 20; }
 
         @Override
@@ -32,14 +35,14 @@ class NbdErrorTest {
 
         @Override
         public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
-            throw new NbdException(NbdException.ENOSPC, "quota reached");
+            throw new DeviceException(DeviceException.ENOSPC, "quota reached");
         }
 
         @Override public boolean canWrite() { return true; }
     }
 
     /** Forwards reads and writes to another server; refuses zeroing with ENOTSUP as a fast-zero-only export would. */
-    private static final class ForwardingExport implements Export {
+    private static final class ForwardingExport implements BlockDevice {
         private final NbdClient upstream;
 
         ForwardingExport(NbdClient upstream) {
@@ -59,8 +62,8 @@ class NbdErrorTest {
         }
 
         @Override
-        public void zero(long offset, long length, boolean mayTrim, boolean fast, boolean fua) throws IOException {
-            throw new NbdException(NbdException.ENOTSUP, "this export only zeroes fast, and it cannot");
+        public void zero(long offset, long length, java.util.Set<ZeroFlag> flags) throws IOException {
+            throw new DeviceException(DeviceException.ENOTSUP, "this export only zeroes fast, and it cannot");
         }
 
         @Override public boolean canWrite() { return true; }
@@ -86,7 +89,7 @@ class NbdErrorTest {
             assertTrue(full.getMessage().startsWith("NBD WRITE at 8192 (+4096) failed: ENOSPC (")
                     && full.getMessage().contains("quota reached"), full.getMessage());
 
-            NbdException unsupported = assertThrows(NbdException.class, () -> nbd.writeZeroes(4096, 4096, false));
+            NbdException unsupported = assertThrows(NbdException.class, () -> nbd.zero(4096, 4096, ZeroFlag.TRIM));
             assertEquals(95, unsupported.error());
             assertTrue(unsupported.getMessage().contains("failed: ENOTSUP (this export only zeroes fast"),
                     unsupported.getMessage());
@@ -94,13 +97,13 @@ class NbdErrorTest {
     }
 
     @Test
-    void anExportsAnswerCarriesItsValueAndMessageAndNoRequest() {
-        NbdException e = new NbdException(NbdException.ENOSPC, "quota reached");
-        assertEquals(28, e.error());
+    void aDevicesAnswerCarriesItsErrnoAndMessage() {
+        DeviceException e = new DeviceException(DeviceException.ENOSPC, "quota reached");
+        assertEquals(28, e.errno());
         assertEquals("quota reached", e.getMessage());
-        assertEquals(null, e.command());
-        assertEquals(-1, e.offset());
-        assertEquals("ENOSPC", NbdException.errorName(e.error()));
+        assertEquals("ENOSPC", e.errnoName());
+        assertEquals(28, DeviceException.errnoOf(e));
+        assertEquals("ENOSPC", NbdException.errorName(e.errno()));
         assertEquals("ENOTSUP", NbdException.errorName(NbdException.ENOTSUP));
         assertEquals("error 4", NbdException.errorName(4));
     }

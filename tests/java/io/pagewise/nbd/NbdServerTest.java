@@ -4,6 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.device.BlockDevice;
+import io.pagewise.devices.MemoryDevice;
+import io.pagewise.filters.ReadOnlyFilter;
 import io.pagewise.nbd.wire.Protocol;
 import io.pagewise.testing.RecordingLogger;
 import java.io.EOFException;
@@ -33,7 +36,7 @@ class NbdServerTest {
 
     @Test
     void startsOnAFreePortAndStopsAfterAnsweringWhatItRead() throws Exception {
-        MemoryExport memory = new MemoryExport(4 << 20, false);
+        MemoryDevice memory = new MemoryDevice(4 << 20);
         NbdServer server = NbdServer.builder().export("disk", memory).tcp(InetAddress.getLoopbackAddress(), 0)
                 .start();
         int port = ((InetSocketAddress) server.address()).getPort();
@@ -66,7 +69,7 @@ class NbdServerTest {
             });
             // Wait until the server has executed them all, so that every one must be answered.
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (server.stats().ops("WRITE") < n && System.nanoTime() < deadline) Thread.sleep(5);
+            while (server.stats().ops(NbdCommand.WRITE) < n && System.nanoTime() < deadline) Thread.sleep(5);
             stopper.start();
             int answered = 0;
             try {
@@ -91,8 +94,8 @@ class NbdServerTest {
 
     @Test
     void listSendsEachExportsNameAndDescription() throws Exception {
-        try (NbdServer server = NbdServer.builder().export("", "the default disk", new MemoryExport(1 << 20, false))
-                .export("second", new MemoryExport(1 << 20, true)).tcp(InetAddress.getLoopbackAddress(), 0)
+        try (NbdServer server = NbdServer.builder().export("", "the default disk", new MemoryDevice(1 << 20))
+                .export("second", new ReadOnlyFilter(new MemoryDevice(1 << 20))).tcp(InetAddress.getLoopbackAddress(), 0)
                 .start();
              SocketChannel channel = SocketChannel.open(server.address())) {
             read(channel, 18);
@@ -119,7 +122,7 @@ class NbdServerTest {
     }
 
     /** A read-only export whose reads wait at a gate, counting how many are inside at once. */
-    private static final class GatedExport implements Export {
+    private static final class GatedExport implements BlockDevice {
         final java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
         final java.util.concurrent.atomic.AtomicInteger inside = new java.util.concurrent.atomic.AtomicInteger();
         final java.util.concurrent.atomic.AtomicInteger mostInside = new java.util.concurrent.atomic.AtomicInteger();
@@ -174,10 +177,10 @@ class NbdServerTest {
     void aStoppingServerLeavesASocketFileThatAnotherServerCreatedSince(@TempDir Path dir) throws Exception {
         Path socket = dir.resolve("nbd.sock");
         RecordingLogger logA = new RecordingLogger("[server A] ", System.Logger.Level.INFO);
-        NbdServer a = NbdServer.builder().export("", new MemoryExport(1 << 20, false)).unixSocket(socket)
+        NbdServer a = NbdServer.builder().export("", new MemoryDevice(1 << 20)).unixSocket(socket)
                 .logger(logA).start();
         Files.delete(socket);
-        try (NbdServer b = NbdServer.builder().export("", new MemoryExport(1 << 20, false)).unixSocket(socket)
+        try (NbdServer b = NbdServer.builder().export("", new MemoryDevice(1 << 20)).unixSocket(socket)
                 .start()) {
             a.close();
             assertTrue(Files.exists(socket), "server A removed server B's socket file");

@@ -6,6 +6,8 @@ import static java.nio.file.StandardOpenOption.CREATE_NEW;
 import static java.nio.file.StandardOpenOption.WRITE;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.device.ZeroFlag;
+import io.pagewise.devices.FileDevice;
 import io.pagewise.CacheMode;
 import io.pagewise.nbd.client.ClientConnection;
 import io.pagewise.nbd.client.ClientHandshake;
@@ -70,7 +72,7 @@ class PowerLossNbdTest {
     private static final class Served implements AutoCloseable {
         final String name = "disk-" + FILES.incrementAndGet();
         final Path socket;
-        final FileExport export;
+        final FileDevice export;
         final NbdServer server;
         final NbdClient client;
 
@@ -81,7 +83,7 @@ class PowerLossNbdTest {
                 channel.force(true);
             }
             socket = dir.resolve(name + ".sock");
-            export = FileExport.open(lazyfs.file(name), mode, false);
+            export = FileDevice.open(lazyfs.file(name), mode, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE);
             NbdServer started = null;
             NbdClient connected = null;
             try {
@@ -107,7 +109,7 @@ class PowerLossNbdTest {
 
         /** WRITE_ZEROES with FUA on each range, which NbdClient cannot send, on a connection of its own. */
         void writeZeroesFua(long[][] ranges) throws Exception {
-            assertTrue(client.info().canWriteZeroes() && client.info().canFua(), "the export takes WRITE_ZEROES and FUA");
+            assertTrue(client.info().canZero() && client.info().canFua(), "the export takes WRITE_ZEROES and FUA");
             try (SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX)) {
                 channel.connect(UnixDomainSocketAddress.of(socket));
                 ClientHandshake handshake = new ClientHandshake(channel, server.uri(), "");
@@ -204,7 +206,7 @@ class PowerLossNbdTest {
         try (Served served = new Served(mode, expected)) {
             name = served.name;
             for (int b = 0; b < BLOCKS; b += 2) {
-                served.client.writeZeroes((long) b * BLOCK, BLOCK, b % 4 == 0);
+                served.client.zero((long) b * BLOCK, BLOCK, b % 4 == 0 ? ZeroFlag.NONE : ZeroFlag.TRIM);
                 Arrays.fill(expected, b * BLOCK, (b + 1) * BLOCK, (byte) 0);
             }
             lazyfs.powerCut();

@@ -1,5 +1,6 @@
 package io.pagewise.nbd;
 
+import io.pagewise.devices.FileDevice;
 import io.pagewise.CacheMode;
 import io.pagewise.testing.RecordingLogger;
 import java.io.IOException;
@@ -9,12 +10,12 @@ import java.nio.file.Path;
 /** An in-process server on a Unix socket in a temp dir, over a sparse file, closed with everything it opened. */
 final class TestServer implements AutoCloseable {
     final Path file;
-    final FileExport export;
+    final FileDevice export;
     final NbdServer server;
     /** What the server logged at INFO and above. */
     final RecordingLogger log = new RecordingLogger("[server] ", System.Logger.Level.INFO);
 
-    private TestServer(Path file, FileExport export, NbdServer.Builder builder, Path socket) throws IOException {
+    private TestServer(Path file, FileDevice export, NbdServer.Builder builder, Path socket) throws IOException {
         this.file = file;
         this.export = export;
         this.server = builder.unixSocket(socket).logger(log).start();
@@ -27,7 +28,8 @@ final class TestServer implements AutoCloseable {
         try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
             raf.setLength(size);
         }
-        FileExport export = FileExport.open(file, mode, readOnly);
+        FileDevice export = readOnly ? FileDevice.open(file, mode, java.nio.file.StandardOpenOption.READ)
+                : FileDevice.open(file, mode, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE);
         NbdServer.Builder builder = NbdServer.builder().export("", "test disk", export);
         if (configure != null) configure.accept(builder);
         try {

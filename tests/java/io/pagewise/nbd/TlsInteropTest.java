@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import io.pagewise.devices.FileDevice;
 import io.pagewise.cli.CopyCommand;
 import io.pagewise.testing.ExternalTools;
 import io.pagewise.testing.TestCertificates;
@@ -48,7 +49,7 @@ class TlsInteropTest {
     @TempDir
     Path dir;
     /** What serve() opened; the server does not close its exports. */
-    private FileExport export;
+    private FileDevice export;
 
     @org.junit.jupiter.api.AfterEach
     void closeExport() throws IOException {
@@ -65,7 +66,7 @@ class TlsInteropTest {
         byte[] data = new byte[SIZE];
         new Random(21).nextBytes(data);
         Files.write(file, data);
-        export = FileExport.open(file, io.pagewise.CacheMode.WRITEBACK, false);
+        export = FileDevice.open(file, io.pagewise.CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE);
         NbdServer.Builder builder = NbdServer.builder().export("", export)
                 .tls(TlsCertificates.serverContext(certs.all, verifyPeer), TlsMode.REQUIRE).tlsVerifyPeer(verifyPeer);
         if (unix) {

@@ -7,8 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.devices.MemoryDevice;
 import io.pagewise.nbd.wire.SocketIo;
-import io.pagewise.nbd.wire.TlsChannel;
+import io.pagewise.nbd.tls.TlsChannel;
 import io.pagewise.testing.RecordingLogger;
 import io.pagewise.testing.TestCertificates;
 import java.io.ByteArrayOutputStream;
@@ -56,7 +57,7 @@ class TlsTest {
 
     /** A server of a 4 MiB memory export with random data, on TCP 127.0.0.1 or a Unix socket. */
     private final class Server implements AutoCloseable {
-        final MemoryExport export = new MemoryExport(SIZE, false);
+        final MemoryDevice export = new MemoryDevice(SIZE);
         final byte[] data = new byte[SIZE];
         final RecordingLogger log = new RecordingLogger("[server] ", System.Logger.Level.INFO);
         final NbdServer server;
@@ -149,7 +150,7 @@ class TlsTest {
 
     @Test
     void clientRefusesServerWithoutTls() throws Exception {
-        try (NbdServer plain = NbdServer.builder().export("", new MemoryExport(SIZE, false))
+        try (NbdServer plain = NbdServer.builder().export("", new MemoryDevice(SIZE))
                 .tcp(InetAddress.getByName("127.0.0.1"), 0).start()) {
             int port = ((InetSocketAddress) plain.address()).getPort();
             IOException e = assertThrows(IOException.class,

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.devices.MemoryDevice;
 import io.pagewise.testing.RecordingLogger;
 import io.pagewise.testing.TestCertificates;
 import java.io.IOException;
@@ -44,21 +45,21 @@ class TlsWarmupTest {
     /** A warm-up that runs for minutes unless stopped. */
     private static final long ENDLESS = 1L << 40;
 
-    private static NbdServer start(SSLContext context, TlsMode mode, boolean verifyPeer, RecordingLogger log, MemoryExport export)
+    private static NbdServer start(SSLContext context, TlsMode mode, boolean verifyPeer, RecordingLogger log, MemoryDevice export)
             throws IOException {
         return builder(context, mode, verifyPeer, log, export).start();
     }
 
     private static NbdServer.Builder builder(SSLContext context, TlsMode mode, boolean verifyPeer, RecordingLogger log,
-            MemoryExport export) throws IOException {
+            MemoryDevice export) throws IOException {
         NbdServer.Builder builder = NbdServer.builder().export("", export).logger(log).tcp(InetAddress.getByName("127.0.0.1"), 0);
         if (context != null) builder.tls(context, mode).tlsVerifyPeer(verifyPeer);
         return builder;
     }
 
-    private static MemoryExport exportWithData(byte[] data) throws IOException {
+    private static MemoryDevice exportWithData(byte[] data) throws IOException {
         new Random(3).nextBytes(data);
-        MemoryExport export = new MemoryExport(data.length, false);
+        MemoryDevice export = new MemoryDevice(data.length);
         export.write(ByteBuffer.wrap(data), 0, false);
         return export;
     }

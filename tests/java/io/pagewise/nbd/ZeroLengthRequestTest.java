@@ -26,7 +26,7 @@ class ZeroLengthRequestTest {
                 ExternalTools.Result result = ExternalTools.pythonScript("zero_length.py", server.uri(), 30);
                 result.assertOk("zero_length.py (" + mode + ")");
                 assertTrue(result.stdout().contains("zero-length ok"), result.stdout());
-                assertEquals(1, server.server.stats().errors("BLOCK_STATUS"), mode + ": one refused BLOCK_STATUS");
+                assertEquals(1, server.server.stats().errors(NbdCommand.BLOCK_STATUS), mode + ": one refused BLOCK_STATUS");
                 assertEquals(0, server.server.stats().protocolErrors(), mode.toString());
             }
         }

@@ -8,9 +8,8 @@ import io.pagewise.StorageFile;
 import io.pagewise.copy.Copier;
 import io.pagewise.copy.CopyOptions;
 import io.pagewise.copy.CopyResult;
-import io.pagewise.copy.FileEndpoint;
-import io.pagewise.copy.NbdEndpoint;
-import io.pagewise.nbd.FileExport;
+import io.pagewise.devices.FileDevice;
+import io.pagewise.devices.NbdDevice;
 import io.pagewise.nbd.NbdClient;
 import io.pagewise.nbd.NbdServer;
 import java.io.IOException;
@@ -82,7 +81,7 @@ public final class Main {
             long expected = writeImage(disk);
             checkCached(disk, "after writing it with EVICT");
 
-            try (FileExport export = FileExport.open(disk, CacheMode.EVICT, true);
+            try (FileDevice export = FileDevice.open(disk, CacheMode.EVICT, StandardOpenOption.READ);
                  NbdServer server = NbdServer.builder().export("disk", export)
                          .tcp(InetAddress.getLoopbackAddress(), 0).start()) {
                 String uri = server.uri("disk");
@@ -90,8 +89,8 @@ public final class Main {
                     check(client.size() == SIZE, uri + " has " + client.size() + " bytes, not " + SIZE);
                     checkCrc(readOverNbd(client), expected, "NbdClient reading " + uri);
                 }
-                try (NbdEndpoint source = NbdEndpoint.connect(uri, 4);
-                     FileEndpoint destination = FileEndpoint.openDestination(copy, CacheMode.EVICT, SIZE)) {
+                try (NbdDevice source = NbdDevice.connect(uri, 4);
+                     FileDevice destination = FileDevice.create(copy, CacheMode.EVICT, SIZE)) {
                     CopyResult result = new Copier(new CopyOptions().flush(true)).copy(source, destination);
                     System.out.printf("copied %s to %s: %d bytes of data, %d of zeros skipped or zeroed%n", uri, copy,
                             result.dataBytes(), result.zeroedBytes() + result.skippedBytes());

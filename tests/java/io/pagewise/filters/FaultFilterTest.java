@@ -1,4 +1,4 @@
-package io.pagewise.nbd;
+package io.pagewise.filters;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -6,8 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.pagewise.nbd.FaultInjectingExport.Injection;
-import io.pagewise.nbd.FaultInjectingExport.Operation;
+import io.pagewise.device.BlockDevice;
+import io.pagewise.device.DeviceException;
+import io.pagewise.device.ZeroFlag;
+import io.pagewise.devices.MemoryDevice;
+import io.pagewise.filters.ReadOnlyFilter;
+import io.pagewise.filters.FaultFilter.Injection;
+import io.pagewise.filters.FaultFilter.Operation;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -17,24 +22,24 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** The wrapper on its own: what it fails, with which error, before touching the wrapped export, reproducibly. */
-class FaultInjectingExportTest {
+class FaultFilterTest {
     private static final int SIZE = 1 << 20;
 
     @Test
     void aFailedWriteReachesNothingAndAFailedReadLeavesTheBufferAlone() throws IOException {
-        MemoryExport memory = new MemoryExport(SIZE, false);
+        MemoryDevice memory = new MemoryDevice(SIZE);
         memory.write(ByteBuffer.wrap(filled(4096, (byte) 7)), 0, false);
-        FaultInjectingExport faulty = FaultInjectingExport.wrap(memory).fail(1.0, NbdException.ENOSPC).build();
+        FaultFilter faulty = FaultFilter.wrap(memory).fail(1.0, DeviceException.ENOSPC).build();
 
         ByteBuffer src = ByteBuffer.wrap(filled(4096, (byte) 9));
-        NbdException failed = assertThrows(NbdException.class, () -> faulty.write(src, 0, false));
-        assertEquals(NbdException.ENOSPC, failed.error());
+        DeviceException failed = assertThrows(DeviceException.class, () -> faulty.write(src, 0, false));
+        assertEquals(DeviceException.ENOSPC, failed.errno());
         assertEquals(0, src.position(), "the source buffer was not consumed");
-        assertThrows(NbdException.class, () -> faulty.zero(0, 4096, false, false, false));
-        assertThrows(NbdException.class, () -> faulty.trim(0, 4096, false));
+        assertThrows(DeviceException.class, () -> faulty.zero(0, 4096, ZeroFlag.NONE));
+        assertThrows(DeviceException.class, () -> faulty.trim(0, 4096, false));
 
         ByteBuffer dst = ByteBuffer.allocate(4096);
-        assertThrows(NbdException.class, () -> faulty.readFully(new ByteBuffer[] {dst}, 0));
+        assertThrows(DeviceException.class, () -> faulty.readFully(new ByteBuffer[] {dst}, 0));
         assertEquals(0, dst.position(), "the read buffer was not touched");
 
         ByteBuffer check = ByteBuffer.allocate(4096);
@@ -46,33 +51,33 @@ class FaultInjectingExportTest {
 
     @Test
     void theMessageNamesTheCallAndTheRecordMatchesIt() throws IOException {
-        FaultInjectingExport faulty = FaultInjectingExport.wrap(new MemoryExport(SIZE, false))
-                .fail(Operation.ZERO, 1.0, NbdException.EIO).recordInjections().build();
+        FaultFilter faulty = FaultFilter.wrap(new MemoryDevice(SIZE))
+                .fail(Operation.ZERO, 1.0, DeviceException.EIO).recordInjections().build();
         faulty.flush(); // call #1, not failed: only ZERO has faults
-        NbdException failed = assertThrows(NbdException.class, () -> faulty.zero(8192, 512, true, false, false));
+        DeviceException failed = assertThrows(DeviceException.class, () -> faulty.zero(8192, 512, ZeroFlag.TRIM));
         assertEquals("injected EIO, call #2: WRITE_ZEROES at 8192 (+512)", failed.getMessage());
-        assertEquals(List.of(new Injection(2, Operation.ZERO, 8192, 512, NbdException.EIO)), faulty.injections());
+        assertEquals(List.of(new Injection(2, Operation.ZERO, 8192, 512, DeviceException.EIO)), faulty.injections());
         assertEquals(1, faulty.calls(Operation.FLUSH));
         assertEquals(0, faulty.injected(Operation.FLUSH));
     }
 
     @Test
     void theRateHoldsOverManyCallsAndTheErrorsAreMixed() throws IOException {
-        FaultInjectingExport faulty = FaultInjectingExport.wrap(new MemoryExport(SIZE, false))
-                .fail(Operation.READ, 0.10, NbdException.EIO, NbdException.ENOSPC).seed(1).build();
+        FaultFilter faulty = FaultFilter.wrap(new MemoryDevice(SIZE))
+                .fail(Operation.READ, 0.10, DeviceException.EIO, DeviceException.ENOSPC).seed(1).build();
         int calls = 20_000;
         for (int i = 0; i < calls; i++) {
             try {
                 faulty.readFully(ByteBuffer.allocate(16), i);
-            } catch (NbdException e) {
-                assertTrue(e.error() == NbdException.EIO || e.error() == NbdException.ENOSPC, e.getMessage());
+            } catch (DeviceException e) {
+                assertTrue(e.errno() == DeviceException.EIO || e.errno() == DeviceException.ENOSPC, e.getMessage());
             }
         }
         long injected = faulty.injected(Operation.READ);
         // 10 % of 20000 is 2000, with a standard deviation of about 42: six of them either side.
         assertTrue(injected > 1750 && injected < 2250, "injected " + injected + " of " + calls);
-        long eio = faulty.injected(Operation.READ, NbdException.EIO);
-        assertEquals(injected, eio + faulty.injected(Operation.READ, NbdException.ENOSPC));
+        long eio = faulty.injected(Operation.READ, DeviceException.EIO);
+        assertEquals(injected, eio + faulty.injected(Operation.READ, DeviceException.ENOSPC));
         assertTrue(eio > injected / 3 && eio < injected * 2 / 3, "EIO " + eio + " of " + injected);
     }
 
@@ -83,12 +88,12 @@ class FaultInjectingExportTest {
     }
 
     private static List<Long> failedCalls(long seed) throws IOException {
-        FaultInjectingExport faulty = FaultInjectingExport.wrap(new MemoryExport(SIZE, false))
-                .fail(0.25, NbdException.EIO).seed(seed).recordInjections().build();
+        FaultFilter faulty = FaultFilter.wrap(new MemoryDevice(SIZE))
+                .fail(0.25, DeviceException.EIO).seed(seed).recordInjections().build();
         for (int i = 0; i < 200; i++) {
             try {
                 if (i % 2 == 0) faulty.flush(); else faulty.cache(i, 1);
-            } catch (NbdException expected) {
+            } catch (DeviceException expected) {
                 // counted in the record
             }
         }
@@ -101,7 +106,7 @@ class FaultInjectingExportTest {
 
     @Test
     void inactiveItOnlyForwardsAndDelaysComeBeforeTheDecision() throws IOException {
-        FaultInjectingExport faulty = FaultInjectingExport.wrap(new MemoryExport(SIZE, false))
+        FaultFilter faulty = FaultFilter.wrap(new MemoryDevice(SIZE))
                 .fail(1.0).delay(Operation.FLUSH, Duration.ofMillis(20), Duration.ofMillis(20)).build();
         faulty.setActive(false);
         faulty.flush();
@@ -109,8 +114,8 @@ class FaultInjectingExportTest {
         assertEquals(0, faulty.delayed(Operation.FLUSH));
         faulty.setActive(true);
         long start = System.nanoTime();
-        NbdException failed = assertThrows(NbdException.class, faulty::flush);
-        assertEquals(NbdException.EIO, failed.error(), "EIO when no error is named");
+        DeviceException failed = assertThrows(DeviceException.class, faulty::flush);
+        assertEquals(DeviceException.EIO, failed.errno(), "EIO when no error is named");
         assertTrue(System.nanoTime() - start >= 20_000_000, "the fixed delay was waited");
         assertEquals(1, faulty.delayed(Operation.FLUSH));
         assertEquals(2, faulty.calls(Operation.FLUSH));
@@ -118,15 +123,15 @@ class FaultInjectingExportTest {
 
     @Test
     void queriesAreForwarded() {
-        MemoryExport memory = new MemoryExport(SIZE, true);
-        FaultInjectingExport faulty = FaultInjectingExport.wrap(memory).fail(1.0).build();
+        BlockDevice memory = new ReadOnlyFilter(new MemoryDevice(SIZE));
+        FaultFilter faulty = FaultFilter.wrap(memory).fail(1.0).build();
         assertEquals(memory.canWrite(), faulty.canWrite());
         assertEquals(memory.canMultiConn(), faulty.canMultiConn());
         assertEquals(memory.canExtents(), faulty.canExtents());
         assertEquals(SIZE, assertDoesNotFail(faulty));
     }
 
-    private static long assertDoesNotFail(Export export) {
+    private static long assertDoesNotFail(BlockDevice export) {
         try {
             return export.size();
         } catch (IOException e) {
@@ -136,7 +141,7 @@ class FaultInjectingExportTest {
 
     @Test
     void badSettingsAreRefusedByName() {
-        FaultInjectingExport.Builder b = FaultInjectingExport.wrap(new MemoryExport(SIZE, false));
+        FaultFilter.Builder b = FaultFilter.wrap(new MemoryDevice(SIZE));
         IllegalArgumentException rate = assertThrows(IllegalArgumentException.class, () -> b.fail(1.5));
         assertTrue(rate.getMessage().contains("rate"), rate.getMessage());
         assertThrows(IllegalArgumentException.class, () -> b.fail(Double.NaN));

@@ -1,4 +1,4 @@
-package io.pagewise.nbd.server;
+package io.pagewise.nbd.tls;
 
 import io.pagewise.nbd.TlsMode;
 import javax.net.ssl.SSLContext;
@@ -10,7 +10,7 @@ public record TlsSettings(SSLContext context, TlsMode mode, boolean verifyPeer) 
     public static final TlsSettings OFF = new TlsSettings(null, TlsMode.OFF, false);
 
     /** {@return a fresh server-side engine for one connection} */
-    SSLEngine serverEngine() {
+    public SSLEngine serverEngine() {
         SSLEngine engine = context.createSSLEngine();
         engine.setUseClientMode(false);
         if (verifyPeer) engine.setNeedClientAuth(true);

@@ -1,4 +1,4 @@
-package io.pagewise.nbd.wire;
+package io.pagewise.nbd.tls;
 
 import java.net.Socket;
 import java.security.cert.CertificateException;

@@ -1,6 +1,10 @@
-package io.pagewise.nbd;
+package io.pagewise.filters;
 
 import io.pagewise.Extent;
+import io.pagewise.device.BlockDevice;
+import io.pagewise.device.DeviceException;
+import io.pagewise.device.FilterDevice;
+import io.pagewise.device.ZeroFlag;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
@@ -9,64 +13,65 @@ import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * An {@link Export} that fails or delays some of the calls made to another, to test how clients and the server
+ * A filter that fails or delays some of the calls made to a device, to test how clients, the server and the copier
  * behave when storage fails: nbdkit's error filter (and its delay filter) as a wrapper.
  *
  * <pre>{@code
- * FaultInjectingExport faulty = FaultInjectingExport.wrap(FileExport.open(path, CacheMode.WRITEBACK, false))
- *         .fail(0.10, NbdException.EIO, NbdException.ENOSPC)                 // 10 % of every operation
- *         .fail(FaultInjectingExport.Operation.FLUSH, 0.5, NbdException.EIO) // but half of the flushes
- *         .delay(FaultInjectingExport.Operation.READ, Duration.ZERO, Duration.ofMillis(20))
+ * FaultFilter faulty = FaultFilter.wrap(FileDevice.open(path, CacheMode.WRITEBACK, READ, WRITE))
+ *         .fail(0.10, DeviceException.EIO, DeviceException.ENOSPC)                 // 10 % of every operation
+ *         .fail(FaultFilter.Operation.FLUSH, 0.5, DeviceException.EIO) // but half of the flushes
+ *         .delay(FaultFilter.Operation.READ, Duration.ZERO, Duration.ofMillis(20))
  *         .seed(42)
  *         .build();
  * NbdServer server = NbdServer.builder().export("", faulty).unixSocket(socket).start();
  * }</pre>
  *
  * <p>Each call of an operation first waits its delay, if one is set (a fixed time, or one drawn uniformly between
- * a minimum and a maximum), and then fails with the operation's rate: it throws an {@link NbdException} with one
+ * a minimum and a maximum), and then fails with the operation's rate: it throws an {@link DeviceException} with one
  * of the operation's errors, drawn uniformly, whose message names the injection, for example
  * {@code injected ENOSPC, call #1234: WRITE at 65536 (+4096)}. The server answers the request with that error and,
- * with structured replies, that message. <b>A call that fails does so before it reaches the wrapped export</b>, as
+ * with structured replies, that message. <b>A call that fails does so before it reaches the wrapped device</b>, as
  * in nbdkit's filter: a failed WRITE, WRITE_ZEROES or TRIM changed nothing, and a failed READ left the buffers
  * untouched. Every other call, and every query ({@code can*}, {@link #size()}, block sizes), goes to the wrapped
- * export unchanged.
+ * device unchanged.
  *
  * <p>An operation is one kind of call, not one request: the server asks {@link Operation#BLOCK_STATUS} (the
- * export's {@link #extents}) also to find the holes of a READ on a sparse export, and when that call fails it
+ * device's {@link #extents}) also to find the holes of a READ on a sparse device, and when that call fails it
  * reads the range as data instead, so such an injection reaches no client. A READ of a range with holes, with
  * structured replies, reads each data run with a call of its own, so its fault names part of the range. A READ or WRITE longer than a
  * connection's share of the in-flight budget is served in parts, one call each, so a failure there may come after
  * earlier parts of the same WRITE were written.
  *
- * <p>Decisions are reproducible: the n-th call to the export gets the same delay and the same fault for the same
+ * <p>Decisions are reproducible: the n-th call to the device gets the same delay and the same fault for the same
  * seed (calls made while active are numbered from 1 in the order they arrive, whatever their operation, so with
  * concurrent requests which request is the n-th depends on scheduling). {@link #injected}, {@link #delayed} and {@link #calls} count per operation, and
  * {@link Builder#recordInjections()} keeps a list of every injection so a test can match each failed request to
  * its fault. {@link #setActive(boolean)} turns faults and delays off and on while serving, as nbdkit's
- * {@code error-file} does. Thread-safe, as every export must be.
+ * {@code error-file} does. Thread-safe, as every device must be.
  */
-public final class FaultInjectingExport implements Export {
-    /** The export calls a fault can be injected into, each with the NBD command that makes it. */
+public final class FaultFilter extends FilterDevice {
+    /** The device calls a fault can be injected into, each with the NBD command that makes it. */
     public enum Operation {
-        /** {@link Export#readFully}: NBD READ. */
+        /** {@link BlockDevice#readFully}: NBD READ. */
         READ("READ"),
-        /** {@link Export#write}: NBD WRITE. */
+        /** {@link BlockDevice#write}: NBD WRITE. */
         WRITE("WRITE"),
-        /** {@link Export#zero}: NBD WRITE_ZEROES. */
+        /** {@link BlockDevice#zero}: NBD WRITE_ZEROES. */
         ZERO("WRITE_ZEROES"),
-        /** {@link Export#trim}: NBD TRIM. */
+        /** {@link BlockDevice#trim}: NBD TRIM. */
         TRIM("TRIM"),
-        /** {@link Export#flush}: NBD FLUSH. */
+        /** {@link BlockDevice#flush}: NBD FLUSH. */
         FLUSH("FLUSH"),
-        /** {@link Export#extents}: NBD BLOCK_STATUS, and the server's look for holes in a READ. */
+        /** {@link BlockDevice#extents}: NBD BLOCK_STATUS, and the server's look for holes in a READ. */
         BLOCK_STATUS("BLOCK_STATUS"),
-        /** {@link Export#cache}: NBD CACHE. */
+        /** {@link BlockDevice#cache}: NBD CACHE. */
         CACHE("CACHE");
 
         private final String command;
@@ -75,33 +80,32 @@ public final class FaultInjectingExport implements Export {
             this.command = command;
         }
 
-        /** {@return the NBD command whose requests make this call}, as {@link NbdException#command()} names it */
+        /** {@return the NBD command whose requests make this call}, as {@code NbdException.command()} names it */
         public String command() { return command; }
     }
 
     /**
      * One injected fault, as recorded with {@link Builder#recordInjections()}.
      *
-     * @param call      the number of the call to the export, from 1, as the error message says ({@code call #N})
+     * @param call      the number of the call to the device, from 1, as the error message says ({@code call #N})
      * @param operation the operation that failed
      * @param offset    the start of the call's range (0 for FLUSH)
      * @param length    the length of the call's range (0 for FLUSH)
-     * @param error     the NBD error injected, such as {@link NbdException#EIO}
+     * @param error     the errno injected, such as {@link DeviceException#EIO}
      */
     public record Injection(long call, Operation operation, long offset, long length, int error) {}
 
-    /** The NBD errors an export may answer with, so the ones that can be injected. */
-    private static final int[] KNOWN_ERRORS = {NbdException.EPERM, NbdException.EIO, NbdException.ENOMEM,
-            NbdException.EINVAL, NbdException.ENOSPC, NbdException.EOVERFLOW, NbdException.ENOTSUP,
-            NbdException.ESHUTDOWN};
+    /** The errnos NBD can carry, so the ones that can be injected. */
+    private static final int[] KNOWN_ERRORS = {DeviceException.EPERM, DeviceException.EIO, DeviceException.ENOMEM,
+            DeviceException.EINVAL, DeviceException.ENOSPC, DeviceException.EOVERFLOW, DeviceException.ENOTSUP,
+            DeviceException.ESHUTDOWN};
     private static final long GOLDEN = 0x9e3779b97f4a7c15L;
 
     /** What to do to the calls of one operation. */
     private record Plan(double rate, int[] errors, long minDelayNanos, long maxDelayNanos) {
-        static final Plan NONE = new Plan(0, new int[] {NbdException.EIO}, 0, 0);
+        static final Plan NONE = new Plan(0, new int[] {DeviceException.EIO}, 0, 0);
     }
 
-    private final Export export;
     private final Map<Operation, Plan> plans;
     private final long seed;
     private final ConcurrentLinkedQueue<Injection> recorded;
@@ -111,8 +115,8 @@ public final class FaultInjectingExport implements Export {
     private final Map<Operation, LongAdder[]> injected = new EnumMap<>(Operation.class);
     private volatile boolean active = true;
 
-    private FaultInjectingExport(Builder b) {
-        this.export = b.export;
+    private FaultFilter(Builder b) {
+        super(b.device);
         this.plans = new EnumMap<>(b.plans);
         this.seed = b.seed;
         this.recorded = b.record ? new ConcurrentLinkedQueue<>() : null;
@@ -124,25 +128,25 @@ public final class FaultInjectingExport implements Export {
     }
 
     /**
-     * Starts the settings for a wrapper around export; with none, the wrapper only forwards.
+     * Starts the settings for a filter over a device; with none, the filter only forwards.
      *
-     * @param export the export to forward to
+     * @param device the device to forward to
      * @return a builder to add faults and delays to
      */
-    public static Builder wrap(Export export) {
-        return new Builder(export);
+    public static Builder wrap(BlockDevice device) {
+        return new Builder(device);
     }
 
-    /** Settings for a {@link FaultInjectingExport}; the later setting for an operation replaces the earlier one. */
+    /** Settings for a {@link FaultFilter}; the later setting for an operation replaces the earlier one. */
     public static final class Builder {
-        private final Export export;
-        private final Map<Operation, Plan> plans = new EnumMap<>(Operation.class);
+        private final BlockDevice device;
+            private final Map<Operation, Plan> plans = new EnumMap<>(Operation.class);
         private long seed = System.nanoTime();
         private boolean record;
 
-        private Builder(Export export) {
-            if (export == null) throw new NullPointerException("export");
-            this.export = export;
+        private Builder(BlockDevice device) {
+            if (device == null) throw new NullPointerException("device");
+            this.device = device;
             for (Operation op : Operation.values()) plans.put(op, Plan.NONE);
         }
 
@@ -150,9 +154,9 @@ public final class FaultInjectingExport implements Export {
          * Fails this share of the calls of every operation (keeping each one's delay).
          *
          * @param rate   the share of calls to fail, from 0 (none) to 1 (all)
-         * @param errors the NBD errors to fail with, each call drawing one uniformly; EIO when none is given
+         * @param errors the errnos to fail with, each call drawing one uniformly; EIO when none is given
          * @return this builder
-         * @throws IllegalArgumentException when rate is outside 0..1 or an error is not one of {@link NbdException}'s
+         * @throws IllegalArgumentException when rate is outside 0..1 or an error is not one of {@link DeviceException}'s
          */
         public Builder fail(double rate, int... errors) {
             for (Operation op : Operation.values()) fail(op, rate, errors);
@@ -164,17 +168,17 @@ public final class FaultInjectingExport implements Export {
          *
          * @param operation the operation
          * @param rate      the share of its calls to fail, from 0 (none) to 1 (all)
-         * @param errors    the NBD errors to fail with, each call drawing one uniformly; EIO when none is given
+         * @param errors    the errnos to fail with, each call drawing one uniformly; EIO when none is given
          * @return this builder
-         * @throws IllegalArgumentException when rate is outside 0..1 or an error is not one of {@link NbdException}'s
+         * @throws IllegalArgumentException when rate is outside 0..1 or an error is not one of {@link DeviceException}'s
          */
         public Builder fail(Operation operation, double rate, int... errors) {
             if (!(rate >= 0 && rate <= 1)) throw new IllegalArgumentException("fault rate must be from 0 to 1: " + rate);
-            int[] chosen = errors.length == 0 ? new int[] {NbdException.EIO} : errors.clone();
+            int[] chosen = errors.length == 0 ? new int[] {DeviceException.EIO} : errors.clone();
             for (int error : chosen) {
                 if (errorIndex(error) < 0) {
-                    throw new IllegalArgumentException("not an NBD error an export can answer with: " + error
-                            + " (use the constants of NbdException)");
+                    throw new IllegalArgumentException("not an errno NBD can carry: " + error
+                            + " (use the constants of DeviceException)");
                 }
             }
             Plan old = plans.get(operation);
@@ -227,7 +231,7 @@ public final class FaultInjectingExport implements Export {
         }
 
         /**
-         * Keeps every injection in a list for {@link FaultInjectingExport#injections()}; off by default, since
+         * Keeps every injection in a list for {@link FaultFilter#injections()}; off by default, since
          * the list grows with each one.
          *
          * @return this builder
@@ -238,13 +242,10 @@ public final class FaultInjectingExport implements Export {
         }
 
         /** {@return the wrapper} */
-        public FaultInjectingExport build() {
-            return new FaultInjectingExport(this);
+        public FaultFilter build() {
+            return new FaultFilter(this);
         }
     }
-
-    /** {@return the export this one forwards to} */
-    public Export wrapped() { return export; }
 
     /** {@return the seed of the decisions}, to repeat a run with {@link Builder#seed} */
     public long seed() { return seed; }
@@ -281,7 +282,7 @@ public final class FaultInjectingExport implements Export {
      * {@return the faults with this error injected into an operation so far}
      *
      * @param operation the operation
-     * @param error     an NBD error, such as {@link NbdException#ENOSPC}
+     * @param error     an errno, such as {@link DeviceException#ENOSPC}
      */
     public long injected(Operation operation, int error) {
         int i = errorIndex(error);
@@ -303,16 +304,13 @@ public final class FaultInjectingExport implements Export {
         return recorded == null ? List.of() : new ArrayList<>(recorded);
     }
 
-    @Override
-    public long size() throws IOException { return export.size(); }
-
     /**
      * {@inheritDoc} Injected into as {@link Operation#READ}.
      */
     @Override
     public void readFully(ByteBuffer dst, long offset) throws IOException {
         maybeFail(Operation.READ, offset, dst.remaining());
-        export.readFully(dst, offset);
+        device.readFully(dst, offset);
     }
 
     /**
@@ -321,7 +319,7 @@ public final class FaultInjectingExport implements Export {
     @Override
     public void readFully(ByteBuffer[] dsts, long offset) throws IOException {
         maybeFail(Operation.READ, offset, remaining(dsts));
-        export.readFully(dsts, offset);
+        device.readFully(dsts, offset);
     }
 
     /**
@@ -330,7 +328,7 @@ public final class FaultInjectingExport implements Export {
     @Override
     public void write(ByteBuffer[] srcs, long offset, boolean fua) throws IOException {
         maybeFail(Operation.WRITE, offset, remaining(srcs));
-        export.write(srcs, offset, fua);
+        device.write(srcs, offset, fua);
     }
 
     /**
@@ -339,7 +337,7 @@ public final class FaultInjectingExport implements Export {
     @Override
     public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
         maybeFail(Operation.WRITE, offset, src.remaining());
-        export.write(src, offset, fua);
+        device.write(src, offset, fua);
     }
 
     /**
@@ -348,7 +346,7 @@ public final class FaultInjectingExport implements Export {
     @Override
     public void flush() throws IOException {
         maybeFail(Operation.FLUSH, 0, 0);
-        export.flush();
+        device.flush();
     }
 
     /**
@@ -357,25 +355,16 @@ public final class FaultInjectingExport implements Export {
     @Override
     public void trim(long offset, long length, boolean fua) throws IOException {
         maybeFail(Operation.TRIM, offset, length);
-        export.trim(offset, length, fua);
+        device.trim(offset, length, fua);
     }
 
     /**
      * {@inheritDoc} Injected into as {@link Operation#ZERO}.
      */
     @Override
-    public void zero(long offset, long length, boolean mayTrim, boolean fast, boolean fua) throws IOException {
+    public void zero(long offset, long length, Set<ZeroFlag> flags) throws IOException {
         maybeFail(Operation.ZERO, offset, length);
-        export.zero(offset, length, mayTrim, fast, fua);
-    }
-
-    /**
-     * {@inheritDoc} Injected into as {@link Operation#BLOCK_STATUS}.
-     */
-    @Override
-    public List<Extent> extents(long offset, long length) throws IOException {
-        maybeFail(Operation.BLOCK_STATUS, offset, length);
-        return export.extents(offset, length);
+        device.zero(offset, length, flags);
     }
 
     /**
@@ -384,7 +373,7 @@ public final class FaultInjectingExport implements Export {
     @Override
     public List<Extent> extents(long offset, long length, int maxExtents) throws IOException {
         maybeFail(Operation.BLOCK_STATUS, offset, length);
-        return export.extents(offset, length, maxExtents);
+        return device.extents(offset, length, maxExtents);
     }
 
     /**
@@ -393,59 +382,15 @@ public final class FaultInjectingExport implements Export {
     @Override
     public void cache(long offset, long length) throws IOException {
         maybeFail(Operation.CACHE, offset, length);
-        export.cache(offset, length);
+        device.cache(offset, length);
     }
-
-    @Override
-    public boolean canWrite() { return export.canWrite(); }
-
-    @Override
-    public boolean canFlush() { return export.canFlush(); }
-
-    @Override
-    public boolean canFua() { return export.canFua(); }
-
-    @Override
-    public boolean canTrim() { return export.canTrim(); }
-
-    @Override
-    public boolean canZero() { return export.canZero(); }
-
-    @Override
-    public boolean canFastZero() { return export.canFastZero(); }
-
-    @Override
-    public boolean canExtents() { return export.canExtents(); }
-
-    @Override
-    public boolean canCache() { return export.canCache(); }
-
-    @Override
-    public boolean mayHaveHoles() { return export.mayHaveHoles(); }
-
-    @Override
-    public boolean canMultiConn() { return export.canMultiConn(); }
-
-    @Override
-    public int minimumBlockSize() { return export.minimumBlockSize(); }
-
-    @Override
-    public int preferredBlockSize() { return export.preferredBlockSize(); }
-
-    /**
-     * Closes the wrapped export: the wrapper owns it, as a {@link java.io.FilterInputStream} owns its stream.
-     *
-     * @throws IOException when the wrapped export fails to close
-     */
-    @Override
-    public void close() throws IOException { export.close(); }
 
     @Override
     public String toString() {
-        return "faults injected into " + export;
+        return "faults injected into " + device;
     }
 
-    /** Waits the operation's delay, then throws its fault if this call draws one; before the wrapped export is called. */
+    /** Waits the operation's delay, then throws its fault if this call draws one; before the wrapped device is called. */
     private void maybeFail(Operation op, long offset, long length) throws IOException {
         calls.get(op).increment();
         if (!active) return;
@@ -463,7 +408,7 @@ public final class FaultInjectingExport implements Export {
         int error = plan.errors[(int) (uniform(base + 3 * GOLDEN) * plan.errors.length)];
         injected.get(op)[errorIndex(error)].increment();
         if (recorded != null) recorded.add(new Injection(call, op, offset, length, error));
-        throw new NbdException(error, "injected " + NbdException.errorName(error) + ", call #" + call + ": "
+        throw new DeviceException(error, "injected " + DeviceException.errnoName(error) + ", call #" + call + ": "
                 + op.command() + " at " + offset + " (+" + length + ")");
     }
 

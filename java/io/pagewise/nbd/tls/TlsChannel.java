@@ -1,4 +1,4 @@
-package io.pagewise.nbd.wire;
+package io.pagewise.nbd.tls;
 
 import java.io.EOFException;
 import java.io.IOException;

@@ -1,9 +1,10 @@
-package io.pagewise.nbd;
+package io.pagewise.devices;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.device.ZeroFlag;
 import io.pagewise.CacheMode;
 import io.pagewise.Native;
 import io.pagewise.PageCache;
@@ -26,7 +27,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * only in the modes where it reads into the page cache.
  */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
-class FileExportTest {
+class FileDeviceTest {
     @TempDir
     Path dir;
 
@@ -34,18 +35,18 @@ class FileExportTest {
     void fullyWrittenFileHasNoHolesUntilTrimmedOrZeroed() throws IOException {
         Path path = dir.resolve("full.raw");
         Files.write(path, new byte[1 << 20]);
-        try (FileExport export = FileExport.open(path, CacheMode.WRITEBACK, false)) {
+        try (FileDevice export = FileDevice.open(path, CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE)) {
             assertFalse(export.mayHaveHoles(), "a fully written file has no holes");
             export.trim(0, 65536, false);
             assertTrue(export.mayHaveHoles(), "TRIM may punch a hole");
         }
-        try (FileExport export = FileExport.open(path, CacheMode.WRITEBACK, false)) {
+        try (FileDevice export = FileDevice.open(path, CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE)) {
             assertTrue(export.mayHaveHoles(), "the punched hole is found at open");
         }
         Path other = dir.resolve("zeroed.raw");
         Files.write(other, new byte[1 << 20]);
-        try (FileExport export = FileExport.open(other, CacheMode.WRITEBACK, false)) {
-            export.zero(0, 65536, true, false, false);
+        try (FileDevice export = FileDevice.open(other, CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE)) {
+            export.zero(0, 65536, ZeroFlag.of(true, false, false));
             assertTrue(export.mayHaveHoles(), "zeroing may punch a hole");
         }
     }
@@ -59,7 +60,7 @@ class FileExportTest {
         new java.util.Random(4).nextBytes(data);
         Files.write(path, data);
         PageCache.evict(path);
-        try (FileExport export = FileExport.open(path, mode, true)) {
+        try (FileDevice export = FileDevice.open(path, mode, java.nio.file.StandardOpenOption.READ)) {
             boolean advertised = (Handshake.transmissionFlags(export, true) & Protocol.TF_SEND_CACHE) != 0;
             assertEquals(export.file().cacheMode().prefetches(), advertised, "SEND_CACHE for " + export.file().cacheMode());
             long before = PageCache.residency(path).residentPages();
@@ -82,7 +83,7 @@ class FileExportTest {
             raf.seek(32L << 20);
             raf.write(1);
         }
-        try (FileExport export = FileExport.open(path, CacheMode.WRITEBACK, true)) {
+        try (FileDevice export = FileDevice.open(path, CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.READ)) {
             assertTrue(export.mayHaveHoles());
         }
     }

@@ -1,7 +1,7 @@
-package io.pagewise.nbd.server;
+package io.pagewise.nbd.tls;
 
-import io.pagewise.nbd.wire.AnyServerTrust;
-import io.pagewise.nbd.wire.TlsChannel;
+import io.pagewise.nbd.tls.AnyServerTrust;
+import io.pagewise.nbd.tls.TlsChannel;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ByteChannel;

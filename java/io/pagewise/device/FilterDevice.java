@@ -1,0 +1,113 @@
+package io.pagewise.device;
+
+import io.pagewise.Extent;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * A device that passes every call to another, as {@link java.io.FilterInputStream} does for streams: a filter
+ * extends it and overrides what it changes. Closing the filter closes the device it wraps.
+ */
+public abstract class FilterDevice implements BlockDevice {
+    /** The device calls go to. */
+    protected final BlockDevice device;
+
+    /**
+     * A filter over a device.
+     *
+     * @param device the device to pass calls to
+     */
+    protected FilterDevice(BlockDevice device) {
+        this.device = java.util.Objects.requireNonNull(device, "device");
+    }
+
+    /** {@return the device this filter wraps} */
+    public BlockDevice wrapped() { return device; }
+
+    @Override
+    public String name() { return device.name(); }
+
+    @Override
+    public long size() throws IOException { return device.size(); }
+
+    @Override
+    public void readFully(ByteBuffer dst, long offset) throws IOException { device.readFully(dst, offset); }
+
+    @Override
+    public void readFully(ByteBuffer[] dsts, long offset) throws IOException { device.readFully(dsts, offset); }
+
+    @Override
+    public void write(ByteBuffer src, long offset, boolean fua) throws IOException { device.write(src, offset, fua); }
+
+    @Override
+    public void write(ByteBuffer[] srcs, long offset, boolean fua) throws IOException { device.write(srcs, offset, fua); }
+
+    @Override
+    public void zero(long offset, long length, Set<ZeroFlag> flags) throws IOException {
+        device.zero(offset, length, flags);
+    }
+
+    @Override
+    public void trim(long offset, long length, boolean fua) throws IOException { device.trim(offset, length, fua); }
+
+    @Override
+    public void flush() throws IOException { device.flush(); }
+
+    @Override
+    public List<Extent> extents(long offset, long length, int maxExtents) throws IOException {
+        return device.extents(offset, length, maxExtents);
+    }
+
+    @Override
+    public void cache(long offset, long length) throws IOException { device.cache(offset, length); }
+
+    @Override
+    public boolean canWrite() { return device.canWrite(); }
+
+    @Override
+    public boolean canFlush() { return device.canFlush(); }
+
+    @Override
+    public boolean canFua() { return device.canFua(); }
+
+    @Override
+    public boolean canTrim() { return device.canTrim(); }
+
+    @Override
+    public boolean canZero() { return device.canZero(); }
+
+    @Override
+    public boolean canFastZero() { return device.canFastZero(); }
+
+    @Override
+    public boolean canExtents() { return device.canExtents(); }
+
+    @Override
+    public boolean canCache() { return device.canCache(); }
+
+    @Override
+    public boolean canMultiConn() { return device.canMultiConn(); }
+
+    @Override
+    public boolean mayHaveHoles() { return device.mayHaveHoles(); }
+
+    @Override
+    public boolean startsZeroed() { return device.startsZeroed(); }
+
+    @Override
+    public int minimumBlockSize() { return device.minimumBlockSize(); }
+
+    @Override
+    public int preferredBlockSize() { return device.preferredBlockSize(); }
+
+    @Override
+    public int maximumBlockSize() { return device.maximumBlockSize(); }
+
+    @Override
+    public void close() throws IOException { device.close(); }
+
+    @Override
+    public String toString() { return device.toString(); }
+}

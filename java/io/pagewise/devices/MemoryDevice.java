@@ -1,0 +1,92 @@
+package io.pagewise.devices;
+
+import io.pagewise.device.BlockDevice;
+import io.pagewise.device.ZeroFlag;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.Set;
+
+/** A volatile device held in memory (at most 2 GiB), writable, zero-filled when made; for tests and demos. */
+public final class MemoryDevice implements BlockDevice {
+    private final byte[] data;
+
+    /**
+     * A zero-filled device.
+     *
+     * @param size its size in bytes
+     */
+    public MemoryDevice(int size) {
+        this.data = new byte[size];
+    }
+
+    @Override
+    public long size() {
+        return data.length;
+    }
+
+    @Override
+    public synchronized void readFully(ByteBuffer dst, long offset) {
+        dst.put(data, (int) offset, dst.remaining());
+    }
+
+    @Override
+    public synchronized void readFully(ByteBuffer[] dsts, long offset) {
+        long at = offset;
+        for (ByteBuffer dst : dsts) {
+            int n = dst.remaining();
+            dst.put(data, (int) at, n);
+            at += n;
+        }
+    }
+
+    @Override
+    public synchronized void write(ByteBuffer src, long offset, boolean fua) {
+        src.get(data, (int) offset, src.remaining());
+    }
+
+    @Override
+    public synchronized void write(ByteBuffer[] srcs, long offset, boolean fua) {
+        long at = offset;
+        for (ByteBuffer src : srcs) {
+            int n = src.remaining();
+            src.get(data, (int) at, n);
+            at += n;
+        }
+    }
+
+    @Override
+    public synchronized void zero(long offset, long length, Set<ZeroFlag> flags) {
+        Arrays.fill(data, (int) offset, (int) (offset + length), (byte) 0);
+    }
+
+    @Override
+    public void trim(long offset, long length, boolean fua) {
+        zero(offset, length, ZeroFlag.TRIM);
+    }
+
+    @Override
+    public boolean canWrite() { return true; }
+
+    @Override
+    public boolean canFlush() { return true; }
+
+    @Override
+    public boolean canFua() { return true; }
+
+    @Override
+    public boolean canTrim() { return true; }
+
+    @Override
+    public boolean canZero() { return true; }
+
+    @Override
+    public boolean canFastZero() { return true; }
+
+    @Override
+    public boolean canMultiConn() { return true; }
+
+    @Override
+    public String toString() {
+        return "memory (" + data.length + " bytes)";
+    }
+}

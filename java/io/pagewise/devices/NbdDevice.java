@@ -1,0 +1,168 @@
+package io.pagewise.devices;
+
+import io.pagewise.Extent;
+import io.pagewise.device.BlockDevice;
+import io.pagewise.device.DeviceException;
+import io.pagewise.device.ZeroFlag;
+import io.pagewise.nbd.ExportInfo;
+import io.pagewise.nbd.NbdClient;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * An export of an NBD server as a device, through an {@link NbdClient}: the copier reads and writes one, and the
+ * server serves one to proxy another server. Requests longer than the server's maximum payload are split (by the
+ * client, into requests in flight at once); zeroing
+ * without WRITE_ZEROES on the server writes zeros as data. The server's errors arrive as
+ * {@link io.pagewise.nbd.NbdException}s, {@link DeviceException}s with the server's error.
+ */
+public final class NbdDevice implements BlockDevice {
+    private static final ByteBuffer ZEROES = ByteBuffer.allocateDirect(1 << 20).asReadOnlyBuffer();
+    /** NBD request lengths are 32-bit; longer ranges are sent in pieces of this. */
+    private static final long MAX_RANGE = 1L << 30;
+
+    private final NbdClient client;
+    private final ExportInfo info;
+
+    /**
+     * A device over a connected client; closing the device closes the client.
+     *
+     * @param client the connected client
+     */
+    public NbdDevice(NbdClient client) {
+        this.client = client;
+        this.info = client.info();
+    }
+
+    /**
+     * Connects to an export.
+     *
+     * @param uri         the export's URI, as {@link NbdClient#connect(String, int)} takes it
+     * @param connections how many connections to use at most (more than one only with multi-conn)
+     * @return the device
+     * @throws IOException when the server cannot be reached or the handshake fails
+     */
+    public static NbdDevice connect(String uri, int connections) throws IOException {
+        return new NbdDevice(NbdClient.connect(uri, connections));
+    }
+
+    /** {@return the client this device uses} */
+    public NbdClient client() { return client; }
+
+    @Override
+    public String name() { return client.uri().text(); }
+
+    @Override
+    public long size() { return info.size(); }
+
+    /** {@link NbdClient#readFully}: requests of at most the server's maximum payload, all in flight at once. */
+    @Override
+    public void readFully(ByteBuffer dst, long offset) throws IOException {
+        client.readFully(dst, offset);
+    }
+
+    /** {@link NbdClient#write(ByteBuffer, long, boolean)}: split as the reads are. */
+    @Override
+    public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
+        client.write(src, offset, fua);
+    }
+
+    @Override
+    public void zero(long offset, long length, Set<ZeroFlag> flags) throws IOException {
+        if (info.canZero()) {
+            for (long at = offset, end = offset + length; at < end; ) {
+                long n = Math.min(end - at, MAX_RANGE);
+                client.zero(at, n, flags);
+                at += n;
+            }
+            return;
+        }
+        if (flags.contains(ZeroFlag.FAST)) {
+            throw new DeviceException(DeviceException.ENOTSUP, name() + " takes no WRITE_ZEROES: zeroing would not be fast");
+        }
+        for (long at = offset, end = offset + length; at < end; ) {
+            int n = (int) Math.min(ZEROES.capacity(), Math.min(end - at, info.maximumPayload()));
+            client.write(ZEROES.duplicate().limit(n), at, false);
+            at += n;
+        }
+        if (flags.contains(ZeroFlag.FUA)) client.flush();
+    }
+
+    @Override
+    public void trim(long offset, long length, boolean fua) throws IOException {
+        for (long at = offset, end = offset + length; at < end; ) {
+            long n = Math.min(end - at, MAX_RANGE);
+            client.trim(at, n);
+            at += n;
+        }
+        if (fua) client.flush();
+    }
+
+    @Override
+    public void flush() throws IOException {
+        client.flush();
+    }
+
+    /** One BLOCK_STATUS of at most 1 GiB, clipped to the range asked for. */
+    @Override
+    public List<Extent> extents(long offset, long length, int maxExtents) throws IOException {
+        long asked = Math.min(length, MAX_RANGE);
+        List<Extent> clipped = new ArrayList<>();
+        for (Extent e : client.extents(offset, asked)) {
+            long start = Math.max(e.offset(), offset);
+            long end = Math.min(e.end(), offset + asked);
+            if (end > start) clipped.add(new Extent(start, end - start, e.hole()));
+            if (clipped.size() == maxExtents) break;
+        }
+        return clipped.isEmpty() ? List.of(new Extent(offset, asked, false)) : clipped;
+    }
+
+    @Override
+    public boolean canWrite() { return !info.isReadOnly(); }
+
+    @Override
+    public boolean canFlush() { return info.canFlush(); }
+
+    @Override
+    public boolean canFua() { return info.canFua(); }
+
+    @Override
+    public boolean canTrim() { return info.canTrim(); }
+
+    /** Also without WRITE_ZEROES on the server, by writing zeros. */
+    @Override
+    public boolean canZero() { return !info.isReadOnly(); }
+
+    @Override
+    public boolean canFastZero() { return info.canZero() && info.canFastZero(); }
+
+    @Override
+    public boolean canExtents() { return info.canExtents(); }
+
+    @Override
+    public boolean canMultiConn() { return info.canMultiConn(); }
+
+    @Override
+    public int minimumBlockSize() { return info.minimumBlock(); }
+
+    @Override
+    public int preferredBlockSize() { return info.preferredBlock(); }
+
+    @Override
+    public int maximumBlockSize() { return info.maximumPayload(); }
+
+    @Override
+    public void close() throws IOException {
+        client.close();
+    }
+
+    /** The URI and the connections in use, with why there is only one when the server forbids more. */
+    @Override
+    public String toString() {
+        return name() + " (" + client.connectionCount() + (client.connectionCount() == 1 ? " connection" : " connections")
+                + (info.canMultiConn() ? "" : ", no multi-conn") + ")";
+    }
+}

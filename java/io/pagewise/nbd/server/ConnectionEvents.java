@@ -1,0 +1,25 @@
+package io.pagewise.nbd.server;
+
+/**
+ * Where the connection lifecycle counts what happens to connections. NbdServer passes its
+ * {@link io.pagewise.nbd.ServerStats}, whose counting methods are not public API.
+ */
+public interface ConnectionEvents {
+    /** A connection was accepted. */
+    void connectionAccepted();
+
+    /** A connection that finished its handshake was refused entry to transmission. */
+    void connectionRejected();
+
+    /** A client broke the protocol and was dropped. */
+    void protocolError();
+
+    /** A connection did not finish its handshake in time. */
+    void handshakeTimedOut();
+
+    /** A connection in the handshake was dropped to make room for a new one. */
+    void handshakeDropped();
+
+    /** A connection was closed by the idle timeout. */
+    void idleTimedOut();
+}

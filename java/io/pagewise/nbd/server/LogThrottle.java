@@ -1,0 +1,34 @@
+package io.pagewise.nbd.server;
+
+import java.lang.System.Logger.Level;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/** Lets a message through at most once a second and counts those held back, so that a flood cannot flood the log. */
+final class LogThrottle {
+    /** What the held-back messages were about, for "; N more ... since the last such message". */
+    private final String heldBackAs;
+    private long nextNanos = System.nanoTime();
+    private int heldBack;
+
+    LogThrottle(String heldBackAs) {
+        this.heldBackAs = heldBackAs;
+    }
+
+    /** Logs the message at WARNING, with how many were held back since the last one, unless it is held back. */
+    void warn(System.Logger log, Supplier<String> message) {
+        int count;
+        synchronized (this) {
+            long now = System.nanoTime();
+            if (now - nextNanos < 0) {
+                heldBack++;
+                return;
+            }
+            nextNanos = now + TimeUnit.SECONDS.toNanos(1);
+            count = heldBack;
+            heldBack = 0;
+        }
+        log.log(Level.WARNING, message.get()
+                + (count > 0 ? "; " + count + " more " + heldBackAs + " since the last such message" : ""));
+    }
+}
