@@ -292,13 +292,15 @@ public final class StorageFile implements Channel {
      *
      * @param src    the bytes to write
      * @param offset where in the file to write them
+     * @return the bytes written: all of {@code src.remaining()}, so that {@code pos += write(buffer, pos)} works as
+     *         with {@link java.nio.channels.FileChannel#write(ByteBuffer, long)}
      * @throws IOException when the system call fails ({@link NativeIOException}), or
      *         {@link ClosedChannelException} when the file is closed
      * @throws IllegalArgumentException when offset or length is negative or their sum overflows
      * @throws java.nio.file.AccessDeniedException when the file is open read-only
      */
-    public void write(ByteBuffer src, long offset) throws IOException {
-        write(new ByteBuffer[] {src}, offset, false);
+    public int write(ByteBuffer src, long offset) throws IOException {
+        return (int) write(new ByteBuffer[] {src}, offset, false);
     }
 
     /**
@@ -308,13 +310,14 @@ public final class StorageFile implements Channel {
      * @param src    the bytes to write
      * @param offset where in the file to write them
      * @param fua    when true the data is on stable storage when this returns (force unit access)
+     * @return the bytes written: all of {@code src.remaining()}
      * @throws IOException when the system call fails ({@link NativeIOException}), or
      *         {@link ClosedChannelException} when the file is closed
      * @throws IllegalArgumentException when offset or length is negative or their sum overflows
      * @throws java.nio.file.AccessDeniedException when the file is open read-only
      */
-    public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
-        write(new ByteBuffer[] {src}, offset, fua);
+    public int write(ByteBuffer src, long offset, boolean fua) throws IOException {
+        return (int) write(new ByteBuffer[] {src}, offset, fua);
     }
 
     /**
@@ -388,14 +391,15 @@ public final class StorageFile implements Channel {
      *         {@link ClosedChannelException} when the file is closed
      */
     public void advise(AccessHint hint) throws IOException {
-        advise(0, 0, hint);
+        adviseRange(0, 0, hint.nativeCode()); // 0: to the end of the file, as posix_fadvise reads it
     }
 
     /**
-     * Applies a hint to [offset, offset + length); length 0 means to the end of the file.
+     * Applies a hint to [offset, offset + length). A length of 0 is an empty range, as everywhere in this class:
+     * nothing is advised ({@link #advise(AccessHint)} covers the whole file).
      *
      * @param offset the start of the range
-     * @param length the length of the range, 0 for all of the file from offset
+     * @param length the length of the range
      * @param hint   the advice
      * @throws IOException when the system call fails ({@link NativeIOException}), or
      *         {@link ClosedChannelException} when the file is closed
@@ -403,9 +407,13 @@ public final class StorageFile implements Channel {
      */
     public void advise(long offset, long length, AccessHint hint) throws IOException {
         checkRange(offset, length);
+        if (length > 0) adviseRange(offset, length, hint.nativeCode());
+    }
+
+    private void adviseRange(long offset, long length, int advice) throws IOException {
         enter();
         try {
-            file.advise(offset, length, hint.nativeCode());
+            file.advise(offset, length, advice);
         } finally {
             exit();
         }
@@ -420,7 +428,9 @@ public final class StorageFile implements Channel {
     public boolean canPrefetch() { return policy.prefetches(); }
 
     /**
-     * Starts reading a range into the page cache (NBD CACHE); does nothing where {@link #canPrefetch} is false.
+     * Starts reading a range into the page cache (NBD CACHE), all of it: the kernel reads at most its readahead size
+     * per WILLNEED, so the range is advised in pieces of that size. Returns when the reads are queued, not done;
+     * does nothing where {@link #canPrefetch} is false.
      *
      * @param offset the start of the range
      * @param length the length of the range
@@ -432,24 +442,40 @@ public final class StorageFile implements Channel {
         checkRange(offset, length);
         enter();
         try {
-            if (length > 0 && policy.prefetches()) policy.prefetch(offset, length);
+            // Past the end there is nothing to read: a CACHE of a whole sparse 16 TiB export is not millions of calls.
+            long inFile = Math.min(length, Math.max(0, file.size() - offset));
+            if (inFile > 0 && policy.prefetches()) policy.prefetch(offset, inFile);
         } finally {
             exit();
         }
     }
 
     /**
+     * Drops the whole file from the page cache, writing dirty pages back first.
+     *
+     * @throws IOException when the system call fails ({@link NativeIOException}), or
+     *         {@link ClosedChannelException} when the file is closed
+     */
+    public void evict() throws IOException {
+        evictRange(0, 0); // 0: to the end of the file, as sync_file_range and posix_fadvise read it
+    }
+
+    /**
      * Drops a range from the page cache, writing dirty pages back first. Large folios that straddle the range's
-     * edges may stay; {@link PageCache#evict(Path)} drops a whole file.
+     * edges may stay; {@link #evict()} drops the whole file. A length of 0 is an empty range: nothing is dropped.
      *
      * @param offset the start of the range
-     * @param length the length of the range, 0 for all of the file from offset
+     * @param length the length of the range
      * @throws IOException when the system call fails ({@link NativeIOException}), or
      *         {@link ClosedChannelException} when the file is closed
      * @throws IllegalArgumentException when offset or length is negative or their sum overflows
      */
     public void evict(long offset, long length) throws IOException {
         checkRange(offset, length);
+        if (length > 0) evictRange(offset, length);
+    }
+
+    private void evictRange(long offset, long length) throws IOException {
         enter();
         try {
             file.syncRange(offset, length, Advice.SYNC_WAIT_BEFORE | Advice.SYNC_WRITE | Advice.SYNC_WAIT_AFTER);

@@ -89,7 +89,7 @@ final class EvictPolicy implements CachePolicy {
 
     @Override
     public void prefetch(long offset, long length) throws IOException {
-        file.advise(offset, length, Advice.WILLNEED);
+        CachePolicy.willNeed(file, offset, length);
         touched(offset, length, false);
     }
 

@@ -214,7 +214,7 @@ class ExtentsAndZeroTest {
             file.prefetch(0, content.length);
             file.prefetch(M + 1, 5);
             file.prefetch(10 * M, M);
-            file.evict(0, 0);
+            file.evict();
             file.evict(M, M);
             file.evict(10 * M, 1);
             // Evicting a range with dirty pages writes them back first: nothing is lost.

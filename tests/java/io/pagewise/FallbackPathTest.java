@@ -187,7 +187,7 @@ class FallbackPathTest {
             }
             file.prefetch(0, 8000);
             file.evict(0, 8000);
-            file.evict(0, 0);
+            file.evict();
             Alignment alignment = file.alignment();
             assertTrue(Integer.bitCount(alignment.offset()) == 1 && Integer.bitCount(alignment.memory()) == 1
                     && Integer.bitCount(alignment.logicalBlockSize()) == 1, alignment.toString());

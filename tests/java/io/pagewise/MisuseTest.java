@@ -108,7 +108,7 @@ class MisuseTest {
             file.flush();
             file.advise(AccessHint.SEQUENTIAL);
             file.prefetch(0, 4096);
-            file.evict(0, 0);
+            file.evict();
         }
         assertArrayEquals(before, Files.readAllBytes(path));
     }

@@ -60,6 +60,49 @@ class PageCacheResidencyTest {
         assertArrayEquals(content, Files.readAllBytes(path), "eviction never changes data");
     }
 
+    /**
+     * prefetch (and so NBD CACHE) reads all of a range: the kernel reads at most its readahead size (8 MiB here)
+     * per WILLNEED, which left 12.5 % of a 64 MiB prefetch cached before prefetch advised it piece by piece.
+     */
+    @Test
+    void prefetchReadsTheWholeRangeNotOneReadaheadWindow() throws Exception {
+        Path path = dir.resolve("prefetch");
+        long size = 64 << 20;
+        try (FileChannel fill = FileChannel.open(path, java.nio.file.StandardOpenOption.CREATE_NEW, WRITE)) {
+            ByteBuffer chunk = ByteBuffer.wrap(Fixtures.random(5, 1 << 20));
+            for (long at = 0; at < size; at += chunk.capacity()) fill.write(chunk.clear(), at);
+            fill.force(false);
+        }
+        PageCache.evict(path);
+        assertEquals(0, PageCache.residency(path).residentPages(), "cold before the prefetch");
+        try (StorageFile file = StorageFile.open(path, CacheMode.WRITEBACK, READ)) {
+            file.prefetch(0, size);
+            long deadline = System.nanoTime() + 20_000_000_000L;
+            double percent = 0;
+            while (System.nanoTime() < deadline && (percent = file.residency(0, size).percent()) < 99) Thread.sleep(50);
+            assertTrue(percent >= 99, "after prefetch(0, 64 MiB): " + percent + " % cached");
+        } finally {
+            PageCache.evict(path);
+        }
+    }
+
+    /** A length of 0 is an empty range everywhere: evict(offset, 0) drops nothing; evict() drops the whole file. */
+    @Test
+    void aZeroLengthIsAnEmptyRangeAndEvictDropsTheWholeFile() throws Exception {
+        Path path = dir.resolve("empty-range");
+        Files.write(path, Fixtures.random(6, SIZE));
+        PageCache.touch(path);
+        long pages = SIZE / PageCache.pageSize();
+        try (StorageFile file = StorageFile.open(path, CacheMode.WRITEBACK, READ, WRITE)) {
+            file.evict(0, 0);
+            file.advise(0, 0, AccessHint.DONTNEED);
+            assertEquals(pages, file.residency(0, SIZE).residentPages(), "evict(0, 0) and advise(0, 0) drop nothing");
+            assertEquals(SIZE, file.write(ByteBuffer.allocateDirect(SIZE), 0), "write returns what it wrote");
+            file.evict();
+            assertEquals(0, file.residency(0, SIZE).residentPages(), "evict() drops the whole file");
+        }
+    }
+
     @ParameterizedTest
     @EnumSource(CacheMode.class)
     void openingAndClosingAColdFileLeavesItCold(CacheMode mode) throws Exception {
