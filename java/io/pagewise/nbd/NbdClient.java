@@ -3,6 +3,7 @@ package io.pagewise.nbd;
 import static io.pagewise.nbd.wire.Protocol.*;
 
 import io.pagewise.Extent;
+import io.pagewise.device.DeviceException;
 import io.pagewise.device.ZeroFlag;
 import io.pagewise.internal.ClosedWithMessage;
 import io.pagewise.nbd.client.ClientConnection;
@@ -45,7 +46,8 @@ import javax.net.ssl.SSLParameters;
  * success, just before its future completes (so code that runs after the future sees the new position), and never
  * when the future fails. The buffer belongs to the request until then: do not touch it. {@link #read} returns -1
  * when offset is at or past the end of the export, and reads only up to the end. An export does not grow as a
- * file does, so every other request must lie within it (IllegalArgumentException otherwise). The payload of
+ * file does, so every other request must lie within it: one outside fails with a {@link DeviceException} (EINVAL),
+ * an IOException, as a device would answer it. The payload of
  * {@link #readAsync} and {@link #writeAsync} must not exceed {@link ExportInfo#maximumPayload()}; the blocking
  * {@link #read}, {@link #readFully} and {@link #write} split longer ones into requests in flight at once.
  *
@@ -250,7 +252,7 @@ public final class NbdClient implements Closeable {
         if (!dst.hasRemaining()) return CompletableFuture.completedFuture(0);
         if (offset >= info.size()) return CompletableFuture.completedFuture(-1);
         int length = (int) Math.min(dst.remaining(), info.size() - offset);
-        checkPayload(CMD_READ, offset, length);
+        checkPayload(CMD_READ, length); // within the export: clipped to its end above
         int start = dst.position();
         ClientConnection.Request r = new ClientConnection.Request(CMD_READ, offset, length, dst.slice(start, length), null);
         return afterSuccess(pick().submit(r, 0, null), () -> {
@@ -267,11 +269,13 @@ public final class NbdClient implements Closeable {
      * @param offset where in the export to write them
      * @param fua    when true (and the server takes FUA) the data is durable when the server replies
      * @return a future completed when the server has replied
-     * @throws IllegalArgumentException when the range lies outside the export or is too long for one request
+     * @throws IllegalArgumentException never for the range: one outside the export (or too long for one request)
+     *         fails the future with a {@link DeviceException} (EINVAL)
      */
     public CompletableFuture<Void> writeAsync(ByteBuffer src, long offset, boolean fua) {
         int length = src.remaining();
-        checkPayload(CMD_WRITE, offset, length);
+        checkPayload(CMD_WRITE, length);
+        if (!inExport(offset, length)) return outside(CMD_WRITE, offset, length);
         if (closed) return closedFailure();
         if (info.isReadOnly()) return refused(CMD_WRITE, offset, length, NbdException.EPERM, "the export is read-only");
         int start = src.position();
@@ -301,10 +305,11 @@ public final class NbdClient implements Closeable {
      * @param length the length of the range
      * @return a future completed when the server has replied; failed with {@link NbdException} (ENOTSUP) when the
      *         server does not take TRIM
-     * @throws IllegalArgumentException when the range lies outside the export or is too long for one request
+     * @throws IllegalArgumentException never for the range: one outside the export (or too long for one request)
+     *         fails the future with a {@link DeviceException} (EINVAL)
      */
     public CompletableFuture<Void> trimAsync(long offset, long length) {
-        checkRange(CMD_TRIM, offset, length);
+        if (!inExport(offset, length)) return outside(CMD_TRIM, offset, length);
         if (closed) return closedFailure();
         if (!info.canTrim()) return refused(CMD_TRIM, offset, length, "the server does not accept TRIM");
         return pick().submit(new ClientConnection.Request(CMD_TRIM, offset, length, null, null), 0, null);
@@ -321,10 +326,11 @@ public final class NbdClient implements Closeable {
      * @param flags  how to zero, as {@link io.pagewise.device.BlockDevice#zero} takes them
      * @return a future completed when the server has replied; failed with {@link NbdException} (ENOTSUP) when the
      *         server does not take WRITE_ZEROES, or FAST_ZERO when asked for
-     * @throws IllegalArgumentException when the range lies outside the export or is too long for one request
+     * @throws IllegalArgumentException never for the range: one outside the export (or too long for one request)
+     *         fails the future with a {@link DeviceException} (EINVAL)
      */
     public CompletableFuture<Void> zeroAsync(long offset, long length, Set<ZeroFlag> flags) {
-        checkRange(CMD_WRITE_ZEROES, offset, length);
+        if (!inExport(offset, length)) return outside(CMD_WRITE_ZEROES, offset, length);
         if (closed) return closedFailure();
         if (!info.canZero()) {
             return refused(CMD_WRITE_ZEROES, offset, length, "the server does not accept WRITE_ZEROES");
@@ -349,10 +355,11 @@ public final class NbdClient implements Closeable {
      * @param offset the start of the range
      * @param length the length of the range
      * @return a future completed with the extents, in order from offset
-     * @throws IllegalArgumentException when the range lies outside the export or is too long for one request
+     * @throws IllegalArgumentException never for the range: one outside the export (or too long for one request)
+     *         fails the future with a {@link DeviceException} (EINVAL)
      */
     public CompletableFuture<List<Extent>> extentsAsync(long offset, long length) {
-        checkRange(CMD_BLOCK_STATUS, offset, length);
+        if (!inExport(offset, length)) return outside(CMD_BLOCK_STATUS, offset, length);
         if (closed) return closedFailure();
         if (!info.canExtents()) {
             return CompletableFuture.completedFuture(List.of(new Extent(offset, length, false)));
@@ -420,7 +427,7 @@ public final class NbdClient implements Closeable {
      * @param offset where in the export to write them
      * @param fua    when true (and the server takes FUA) the data is durable when this returns
      * @throws IOException the failure of a request; src's position is then left alone
-     * @throws IllegalArgumentException when the range lies outside the export
+     * @throws DeviceException (EINVAL) when the range lies outside the export
      */
     public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
         int max = info.maximumPayload();
@@ -429,7 +436,7 @@ public final class NbdClient implements Closeable {
             await(writeAsync(src, offset, fua));
             return;
         }
-        checkRange(CMD_WRITE, offset, length);
+        if (!inExport(offset, length)) await(outside(CMD_WRITE, offset, length));
         int start = src.position();
         List<CompletableFuture<Void>> parts = new ArrayList<>();
         for (int done = 0; done < length; done += max) {
@@ -446,7 +453,7 @@ public final class NbdClient implements Closeable {
      * @param src    the bytes to write; its position moves to its limit
      * @param offset where in the export to write them
      * @throws IOException the failure of a request
-     * @throws IllegalArgumentException when the range lies outside the export
+     * @throws DeviceException (EINVAL) when the range lies outside the export
      */
     public void write(ByteBuffer src, long offset) throws IOException {
         write(src, offset, false);
@@ -480,7 +487,8 @@ public final class NbdClient implements Closeable {
      * @param offset the start of the range
      * @param length the length of the range
      * @throws IOException the failure the future of the asynchronous form would carry
-     * @throws IllegalArgumentException when the range lies outside the export or is too long for one request
+     * @throws IllegalArgumentException never for the range: one outside the export (or too long for one request)
+     *         fails the future with a {@link DeviceException} (EINVAL)
      */
     public void trim(long offset, long length) throws IOException {
         await(trimAsync(offset, length));
@@ -493,7 +501,8 @@ public final class NbdClient implements Closeable {
      * @param length the length of the range
      * @param flags  how to zero, as {@link #zeroAsync} takes them
      * @throws IOException the failure the future of the asynchronous form would carry
-     * @throws IllegalArgumentException when the range lies outside the export or is too long for one request
+     * @throws IllegalArgumentException never for the range: one outside the export (or too long for one request)
+     *         fails the future with a {@link DeviceException} (EINVAL)
      */
     public void zero(long offset, long length, Set<ZeroFlag> flags) throws IOException {
         await(zeroAsync(offset, length, flags));
@@ -506,7 +515,8 @@ public final class NbdClient implements Closeable {
      * @param length the length of the range
      * @return the extents, in order from offset
      * @throws IOException the failure the future of the asynchronous form would carry
-     * @throws IllegalArgumentException when the range lies outside the export or is too long for one request
+     * @throws IllegalArgumentException never for the range: one outside the export (or too long for one request)
+     *         fails the future with a {@link DeviceException} (EINVAL)
      */
     public List<Extent> extents(long offset, long length) throws IOException {
         return await(extentsAsync(offset, length));
@@ -562,19 +572,22 @@ public final class NbdClient implements Closeable {
         return connections.get(Math.floorMod(next.getAndIncrement(), connections.size()));
     }
 
-    private void checkPayload(int command, long offset, int length) {
+    private void checkPayload(int command, int length) {
         if (length > info.maximumPayload()) {
             throw new IllegalArgumentException(commandName(command) + " of " + length + " bytes exceeds the server's "
                     + "maximum payload of " + info.maximumPayload());
         }
-        checkRange(command, offset, length);
     }
 
-    private void checkRange(int command, long offset, long length) {
-        if (offset < 0 || length < 0 || length > 0xffffffffL || offset > info.size() - length) {
-            throw new IllegalArgumentException(commandName(command) + " at " + offset + " (+" + length
-                    + ") is outside the export of " + info.size() + " bytes or too long for one request");
-        }
+    private boolean inExport(long offset, long length) {
+        return offset >= 0 && length >= 0 && length <= 0xffffffffL && offset <= info.size() - length;
+    }
+
+    /** A range outside the export fails as an I/O error (EINVAL), as a file's device would answer it. */
+    private <T> CompletableFuture<T> outside(int command, long offset, long length) {
+        return CompletableFuture.failedFuture(new DeviceException(DeviceException.EINVAL, commandName(command) + " at "
+                + offset + " (+" + length + ") is outside the export of " + info.size() + " bytes or too long for"
+                + " one request"));
     }
 
     private <T> CompletableFuture<T> closedFailure() {

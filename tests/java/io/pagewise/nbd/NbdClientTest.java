@@ -221,6 +221,15 @@ class NbdClientTest {
             assertFalse(nbd.info().canMultiConn());
             assertEquals(1, nbd.connectionCount());
             assertThrows(IllegalArgumentException.class, () -> nbd.readAsync(ByteBuffer.allocate(65536 + 512), 0));
+            // A range outside the export is an I/O error (EINVAL), as a device answers it, not an argument error.
+            io.pagewise.device.DeviceException past = assertThrows(io.pagewise.device.DeviceException.class,
+                    () -> nbd.write(ByteBuffer.allocate(512), (4 << 20) - 256));
+            assertEquals(io.pagewise.device.DeviceException.EINVAL, past.errno(), past.getMessage());
+            assertTrue(past.getMessage().contains("outside the export"), past.getMessage());
+            java.util.concurrent.ExecutionException trim = assertThrows(java.util.concurrent.ExecutionException.class,
+                    () -> nbd.trimAsync(4 << 20, 512).get());
+            assertTrue(trim.getCause() instanceof io.pagewise.device.DeviceException, trim.getCause().toString());
+            assertThrows(io.pagewise.device.DeviceException.class, () -> nbd.write(ByteBuffer.allocate(3 * 65536), 4 << 20));
 
             // The blocking forms split what is longer than the maximum into requests the server takes.
             byte[] data = new byte[3 * 65536 + 512];
