@@ -628,6 +628,17 @@ public final class StorageFile implements Channel {
     }
 
     /**
+     * A {@link java.nio.channels.SeekableByteChannel} view of this file with a position of its own, starting at 0:
+     * {@code Channels.newInputStream(file.channel())} reads the file through its cache mode. Closing the view leaves
+     * the file open; closing the file closes every view.
+     *
+     * @return a new view
+     */
+    public java.nio.channels.SeekableByteChannel channel() {
+        return new StorageFileChannel(this);
+    }
+
+    /**
      * {@return the file's size in bytes (a block device's capacity)}
      *
      * @throws IOException when the system call fails ({@link NativeIOException}), or

@@ -49,6 +49,36 @@ class JdkConventionsTest {
         return path;
     }
 
+    /** channel(): JDK code written for channels and streams works on a StorageFile, in every mode. */
+    @ParameterizedTest
+    @EnumSource(CacheMode.class)
+    void theChannelViewWorksWithTheJdksStreamsAndKeepsItsOwnPosition(CacheMode mode) throws Exception {
+        Path path = dir.resolve("channel-" + mode);
+        byte[] data = Fixtures.random(11, 3 * 4096);
+        try (StorageFile file = StorageFile.open(path, mode, CREATE_NEW, READ, WRITE)) {
+            java.nio.channels.SeekableByteChannel channel = file.channel();
+            int written = 0;
+            while (written < data.length) written += channel.write(ByteBuffer.wrap(data, written, 4096));
+            assertEquals(data.length, channel.position());
+            assertEquals(data.length, channel.size());
+            channel.position(0);
+            try (java.io.InputStream in = java.nio.channels.Channels.newInputStream(channel)) {
+                assertArrayEquals(data, in.readAllBytes(), "read back through Channels.newInputStream");
+            }
+            assertFalse(channel.isOpen(), "closing the stream closes the view");
+            assertTrue(file.isOpen(), "but not the file");
+            java.nio.channels.SeekableByteChannel other = file.channel();
+            assertEquals(0, other.position(), "each view has its own position");
+            other.truncate(4096);
+            assertEquals(4096, file.size());
+            other.position(4096);
+            assertEquals(-1, other.read(ByteBuffer.allocate(10)), "at the end");
+            file.close();
+            assertFalse(other.isOpen());
+            assertThrows(ClosedChannelException.class, () -> other.read(ByteBuffer.allocate(1)));
+        }
+    }
+
     @ParameterizedTest
     @EnumSource(value = CacheMode.class, names = {"WRITEBACK", "DIRECT", "EVICT", "DONTCACHE"})
     void readAndWriteMoveThePositionByTheBytesTransferred(CacheMode mode) throws Exception {
