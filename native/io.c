@@ -310,15 +310,31 @@ out:
     return total;
 }
 
+/* The checks of a request that need no buffer: a valid offset and flags, and AIO for writes only. */
+static int request_is_valid(jlong offset, jint flags, int writing)
+{
+    return offset >= 0 && (flags & ~PW_RW_ALL) == 0 && (writing || !(flags & PW_RW_AIO));
+}
+
+/* Transfers iov[0..count) of total bytes once they are described; total <= 0 (nothing, or describe's -errno) is
+ * returned as it is. */
+static jlong transfer_described(int fd, struct iovec *iov, int count, jlong total, jlong offset, jint flags,
+                                int writing, jlong *asked)
+{
+    if (total <= 0)
+        return total;
+    if (offset > LLONG_MAX - total)
+        return writing ? -EFBIG : -EOVERFLOW;
+    return transfer_all(fd, iov, count, total, offset, flags, writing, asked);
+}
+
 /* The buffers are direct: the kernel copies to or from their memory while no JNI critical section is held, so the
  * blocking call does not stall the garbage collector. */
 static jlong transfer(JNIEnv *env, jint fd, jobjectArray buffers, jintArray positions, jintArray lengths, jint count,
                       jlong offset, jint flags, int writing, jlong *asked)
 {
-    if (offset < 0 || (flags & ~PW_RW_ALL) != 0 || count < 0 || buffers == NULL || positions == NULL
+    if (!request_is_valid(offset, flags, writing) || count < 0 || buffers == NULL || positions == NULL
         || lengths == NULL)
-        return -EINVAL;
-    if ((flags & PW_RW_AIO) && !writing)
         return -EINVAL;
     if (count > (*env)->GetArrayLength(env, buffers) || count > (*env)->GetArrayLength(env, positions)
         || count > (*env)->GetArrayLength(env, lengths))
@@ -330,11 +346,7 @@ static jlong transfer(JNIEnv *env, jint fd, jobjectArray buffers, jintArray posi
     if (iov == NULL)
         return -ENOMEM;
     jlong total = describe(env, buffers, positions, lengths, count, iov);
-    jlong result = total;
-    if (total > 0 && offset > LLONG_MAX - total)
-        result = writing ? -EFBIG : -EOVERFLOW;
-    else if (total > 0)
-        result = transfer_all(fd, iov, count, total, offset, flags, writing, asked);
+    jlong result = transfer_described(fd, iov, count, total, offset, flags, writing, asked);
     if (iov != stack_iov)
         free(iov);
     return result;
@@ -360,7 +372,7 @@ static jlong transfer_one(JNIEnv *env, jint fd, jobject buffer, jint position, j
 {
     if (asked_out != NULL && (*env)->GetArrayLength(env, asked_out) < ASKED_FIELDS)
         return -EINVAL;
-    if (offset < 0 || (flags & ~PW_RW_ALL) != 0 || ((flags & PW_RW_AIO) && !writing))
+    if (!request_is_valid(offset, flags, writing))
         return -EINVAL;
     struct iovec iov;
     iov.iov_base = pw_direct_range(env, buffer, position, length);
@@ -368,11 +380,7 @@ static jlong transfer_one(JNIEnv *env, jint fd, jobject buffer, jint position, j
         return -EFAULT;
     iov.iov_len = (size_t) length;
     jlong asked[ASKED_FIELDS] = { 0 };
-    jlong result = 0;
-    if (length > 0 && offset > LLONG_MAX - length)
-        result = writing ? -EFBIG : -EOVERFLOW;
-    else if (length > 0)
-        result = transfer_all(fd, &iov, 1, length, offset, flags, writing, asked);
+    jlong result = transfer_described(fd, &iov, 1, length, offset, flags, writing, asked);
     if (asked_out != NULL)
         (*env)->SetLongArrayRegion(env, asked_out, 0, ASKED_FIELDS, asked);
     return result;

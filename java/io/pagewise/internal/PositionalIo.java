@@ -42,13 +42,9 @@ public final class PositionalIo {
      * @return bytes read (fewer than asked only at end of file, or at a short read with SHORT_IS_EOF) or -errno
      */
     static long read(int fd, ByteBuffer[] dsts, long offset, int flags, long[] asked) {
-        checkFlags(flags);
-        if ((flags & AIO) != 0) throw new IllegalArgumentException("AIO is for writes only");
-        for (ByteBuffer dst : dsts) {
-            // C could not tell a read-only buffer from a writable one, and would write into it.
-            if (dst.isReadOnly()) throw new IllegalArgumentException("read into a read-only buffer");
-        }
-        if (dsts.length == 1) return transferOne(fd, dsts[0], offset, flags, false, asked);
+        if (dsts.length == 1) return read(fd, dsts[0], offset, flags, asked);
+        checkReadFlags(flags);
+        for (ByteBuffer dst : dsts) checkWritable(dst);
         int[] positions = positions(dsts);
         long n = preadv0(fd, dsts, positions, lengths(dsts), dsts.length, offset, flags, asked);
         if (n > 0) advance(dsts, positions, n);
@@ -57,10 +53,19 @@ public final class PositionalIo {
 
     /** {@link #read(int, ByteBuffer[], long, int, long[])} of one buffer. */
     static int read(int fd, ByteBuffer dst, long offset, int flags, long[] asked) {
+        checkReadFlags(flags);
+        checkWritable(dst);
+        return (int) transferOne(fd, dst, offset, flags, false, asked);
+    }
+
+    private static void checkReadFlags(int flags) {
         checkFlags(flags);
         if ((flags & AIO) != 0) throw new IllegalArgumentException("AIO is for writes only");
+    }
+
+    /** C could not tell a read-only buffer from a writable one, and would write into it. */
+    private static void checkWritable(ByteBuffer dst) {
         if (dst.isReadOnly()) throw new IllegalArgumentException("read into a read-only buffer");
-        return (int) transferOne(fd, dst, offset, flags, false, asked);
     }
 
     /**
