@@ -11,7 +11,6 @@ import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
 import java.util.Locale;
-import java.util.Optional;
 
 /**
  * What the FFM versions of the topic classes share (JDK 22+): the C library's functions looked up by name, the
@@ -92,28 +91,22 @@ final class Ffm {
      * @throws UnsatisfiedLinkError naming the function when the C library lacks it
      */
     static MethodHandle function(String name, FunctionDescriptor descriptor, int firstVariadic) {
-        return optionalFunction(name, descriptor, firstVariadic)
-                .orElseThrow(() -> new UnsatisfiedLinkError("the C library has no function " + name));
+        Linker.Option[] options = firstVariadic < 0 ? new Linker.Option[] {CAPTURE_ERRNO}
+                : new Linker.Option[] {CAPTURE_ERRNO, Linker.Option.firstVariadicArg(firstVariadic)};
+        return LINKER.downcallHandle(lookUp(name), descriptor, options);
     }
 
     static MethodHandle function(String name, FunctionDescriptor descriptor) {
         return function(name, descriptor, -1);
     }
 
-    static Optional<MethodHandle> optionalFunction(String name, FunctionDescriptor descriptor, int firstVariadic) {
-        Linker.Option[] options = firstVariadic < 0 ? new Linker.Option[] {CAPTURE_ERRNO}
-                : new Linker.Option[] {CAPTURE_ERRNO, Linker.Option.firstVariadicArg(firstVariadic)};
-        return C_LIBRARY.find(name).map(address -> LINKER.downcallHandle(address, descriptor, options));
-    }
-
     /** A function that sets no errno, bound without capturing it. */
     static MethodHandle plainFunction(String name, FunctionDescriptor descriptor) {
-        return C_LIBRARY.find(name).map(address -> LINKER.downcallHandle(address, descriptor))
-                .orElseThrow(() -> new UnsatisfiedLinkError("the C library has no function " + name));
+        return LINKER.downcallHandle(lookUp(name), descriptor);
     }
 
-    static Optional<MethodHandle> optionalPlainFunction(String name, FunctionDescriptor descriptor) {
-        return C_LIBRARY.find(name).map(address -> LINKER.downcallHandle(address, descriptor));
+    private static MemorySegment lookUp(String name) {
+        return C_LIBRARY.find(name).orElseThrow(() -> new UnsatisfiedLinkError("the C library has no function " + name));
     }
 
     /** The errno the last call on this thread through state left. */
