@@ -197,17 +197,29 @@ class EvictResidencyTest {
         Files.delete(written);
     }
 
+    private boolean whollyCached(long[][] ranges) throws IOException {
+        for (long[] range : ranges) {
+            Residency residency = PageCache.residency(image, range[0], range[1]);
+            if (residency.residentPages() < residency.totalPages()) return false;
+        }
+        return true;
+    }
+
     /** With cachestat finding the cached ranges, and with mincore alone (kernels before 6.5). */
     @ParameterizedTest(name = "cachestat {0}")
     @ValueSource(booleans = {true, false})
     void evictLeavesPagesCachedBeforeOpenAlone(boolean cachestat) throws IOException {
         // A 64 MiB-aligned head, which cachestat finds whole, and a range across 64 MiB boundaries in the middle.
         long[][] cachedBefore = {{0, 64L << 20}, {(300L << 20) + 12288, 70L << 20}};
-        try (StorageFile reader = StorageFile.open(image, CacheMode.WRITEBACK)) {
-            reader.advise(AccessHint.RANDOM); // no readahead: exactly these ranges
-            for (long[] range : cachedBefore) {
-                ByteBuffer buffer = ByteBuffer.allocateDirect((int) range[1]);
-                assertEquals(range[1], reader.read(buffer, range[0]));
+        // This shared machine's page cache drops a few pages of a file now and then (8 of 16384 once, just after
+        // they were read): read the ranges again, a few times at most, until they are wholly cached.
+        for (int attempt = 0; attempt < 5 && !whollyCached(cachedBefore); attempt++) {
+            try (StorageFile reader = StorageFile.open(image, CacheMode.WRITEBACK)) {
+                reader.advise(AccessHint.RANDOM); // no readahead: exactly these ranges
+                for (long[] range : cachedBefore) {
+                    ByteBuffer buffer = ByteBuffer.allocateDirect((int) range[1]);
+                    assertEquals(range[1], reader.read(buffer, range[0]));
+                }
             }
         }
         for (long[] range : cachedBefore) {
