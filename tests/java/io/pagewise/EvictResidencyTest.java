@@ -6,8 +6,10 @@ import static java.nio.file.StandardOpenOption.TRUNCATE_EXISTING;
 import static java.nio.file.StandardOpenOption.WRITE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 import io.pagewise.internal.Mincore;
+import io.pagewise.testing.ExternalReclaim;
 import io.pagewise.testing.ExternalTools;
 import io.pagewise.testing.ResidencyCheck;
 import java.io.IOException;
@@ -41,6 +43,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 class EvictResidencyTest {
     private static final long SIZE = 1L << 30;
     private static final int CHUNK = 1 << 20;
+    /** How many runs of a residency check a reclaim of the kernel's own may disturb before the test gives up. */
+    private static final int DISTURBED_RUNS = 3;
     private static Path dir;
     private static Path image;
 
@@ -205,43 +209,66 @@ class EvictResidencyTest {
         return true;
     }
 
-    /** With cachestat finding the cached ranges, and with mincore alone (kernels before 6.5). */
+    /**
+     * With cachestat finding the cached ranges, and with mincore alone (kernels before 6.5). This machine's kernel
+     * also pages out cold file pages by itself (a DAMON scheme, {@link ExternalReclaim}); a run that lost pages while
+     * that reclaim ran is run again, at most {@link #DISTURBED_RUNS} times. A loss while it did not run fails at once.
+     */
     @ParameterizedTest(name = "cachestat {0}")
     @ValueSource(booleans = {true, false})
     void evictLeavesPagesCachedBeforeOpenAlone(boolean cachestat) throws IOException {
         // A 64 MiB-aligned head, which cachestat finds whole, and a range across 64 MiB boundaries in the middle.
         long[][] cachedBefore = {{0, 64L << 20}, {(300L << 20) + 12288, 70L << 20}};
-        // This shared machine's page cache drops a few pages of a file now and then (8 of 16384 once, just after
-        // they were read): read the ranges again, a few times at most, until they are wholly cached.
-        for (int attempt = 0; attempt < 5 && !whollyCached(cachedBefore); attempt++) {
+        List<String> disturbed = new ArrayList<>();
+        for (int run = 1; ; run++) {
+            long reclaimedBefore = ExternalReclaim.pagedOutBytes();
+            cacheWholly(cachedBefore);
+            Mincore.useCachestat(cachestat);
+            try (StorageFile file = StorageFile.open(image, CacheMode.EVICT)) {
+                ByteBuffer buffer = ByteBuffer.allocateDirect(CHUNK);
+                for (long at = 0; at < SIZE; at += CHUNK) file.read(buffer.clear(), at);
+            } finally {
+                Mincore.useCachestat(true);
+            }
+            long cachedBytes = 0;
+            List<Residency> shortRanges = new ArrayList<>();
+            for (long[] range : cachedBefore) {
+                Residency after = PageCache.residency(image, range[0], range[1]);
+                if (after.residentPages() < after.totalPages()) shortRanges.add(after);
+                cachedBytes += after.residentBytes();
+            }
+            long reclaimedAfter = ExternalReclaim.pagedOutBytes();
+            if (shortRanges.isEmpty()) {
+                Residency all = PageCache.residency(image);
+                double restPercent = 100.0 * (all.residentBytes() - cachedBytes) / SIZE;
+                assertTrue(restPercent <= ResidencyCheck.LIMIT_PERCENT, "the rest evicted, got " + restPercent + " % cached");
+                return;
+            }
+            String lost = "pages cached before open stay cached: " + shortRanges;
+            if (reclaimedBefore < 0 || reclaimedAfter == reclaimedBefore) fail(lost + " (no reclaim of the kernel's ran)");
+            disturbed.add("run " + run + ": " + shortRanges + ", while DAMON paged out "
+                    + (reclaimedAfter - reclaimedBefore) + " bytes");
+            System.err.println("EvictResidencyTest: " + disturbed.get(disturbed.size() - 1) + "; running again");
+            if (run == DISTURBED_RUNS) fail(lost + "; every run was disturbed: " + disturbed);
+            PageCache.evict(image);
+        }
+    }
+
+    /** Reads the ranges, a few times at most, until they are wholly cached: reclaim may take a page just read. */
+    private void cacheWholly(long[][] ranges) throws IOException {
+        for (int attempt = 0; attempt < 5 && !whollyCached(ranges); attempt++) {
             try (StorageFile reader = StorageFile.open(image, CacheMode.WRITEBACK)) {
                 reader.advise(AccessHint.RANDOM); // no readahead: exactly these ranges
-                for (long[] range : cachedBefore) {
+                for (long[] range : ranges) {
                     ByteBuffer buffer = ByteBuffer.allocateDirect((int) range[1]);
                     assertEquals(range[1], reader.read(buffer, range[0]));
                 }
             }
         }
-        for (long[] range : cachedBefore) {
+        for (long[] range : ranges) {
             Residency before = PageCache.residency(image, range[0], range[1]);
             assertEquals(before.totalPages(), before.residentPages(), "setup: cached before open " + before);
         }
-        Mincore.useCachestat(cachestat);
-        try (StorageFile file = StorageFile.open(image, CacheMode.EVICT)) {
-            ByteBuffer buffer = ByteBuffer.allocateDirect(CHUNK);
-            for (long at = 0; at < SIZE; at += CHUNK) file.read(buffer.clear(), at);
-        } finally {
-            Mincore.useCachestat(true);
-        }
-        long cachedBytes = 0;
-        for (long[] range : cachedBefore) {
-            Residency after = PageCache.residency(image, range[0], range[1]);
-            assertEquals(after.totalPages(), after.residentPages(), "pages cached before open stay cached: " + after);
-            cachedBytes += after.residentBytes();
-        }
-        Residency all = PageCache.residency(image);
-        double restPercent = 100.0 * (all.residentBytes() - cachedBytes) / SIZE;
-        assertTrue(restPercent <= ResidencyCheck.LIMIT_PERCENT, "the rest evicted, got " + restPercent + " % cached");
     }
 
     @ParameterizedTest
