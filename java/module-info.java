@@ -3,8 +3,9 @@
  *
  * <p>Exports the API only: {@link io.pagewise} (files, cache modes, residency), {@link io.pagewise.device} (the
  * block-device contract), {@link io.pagewise.devices} (files, memory, synthetic and NBD devices),
- * {@link io.pagewise.filters} (devices that wrap devices), {@link io.pagewise.nbd} (the NBD server and client) and
- * {@link io.pagewise.copy} (the copier). The JNI bindings,
+ * {@link io.pagewise.filters} (devices that wrap devices), {@link io.pagewise.nbd} (what the NBD server and client
+ * share: URIs, errors, TLS certificates), {@link io.pagewise.nbd.server} (the NBD server), {@link io.pagewise.nbd.client}
+ * (the NBD client) and {@link io.pagewise.copy} (the copier). The wire format, TLS records, the JNI bindings,
  * the cache-mode policies, the internal helpers and the command line stay inside the module, so nothing outside it
  * can reach a raw system call.
  *
@@ -19,4 +20,6 @@ module io.pagewise {
     exports io.pagewise.devices;
     exports io.pagewise.filters;
     exports io.pagewise.nbd;
+    exports io.pagewise.nbd.client;
+    exports io.pagewise.nbd.server;
 }

@@ -2,7 +2,7 @@ package io.pagewise.cli;
 
 import io.pagewise.AccessHint;
 import io.pagewise.CacheMode;
-import io.pagewise.nbd.NbdServer;
+import io.pagewise.nbd.server.NbdServer;
 import io.pagewise.nbd.NbdUri;
 import io.pagewise.nbd.TlsMode;
 import java.io.IOException;

@@ -9,7 +9,7 @@ import io.pagewise.device.BlockDevice;
 import io.pagewise.devices.FileDevice;
 import io.pagewise.devices.NbdDevice;
 import io.pagewise.filters.ReadOnlyFilter;
-import io.pagewise.nbd.NbdServer;
+import io.pagewise.nbd.server.NbdServer;
 import io.pagewise.nbd.TlsCertificates;
 import io.pagewise.nbd.TlsMode;
 import java.io.FileOutputStream;

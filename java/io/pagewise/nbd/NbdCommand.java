@@ -2,7 +2,7 @@ package io.pagewise.nbd;
 
 import io.pagewise.nbd.wire.Protocol;
 
-/** The NBD commands, in the order of their numbers on the wire; {@link ServerStats} counts per command. */
+/** The NBD commands, in the order of their numbers on the wire; {@link io.pagewise.nbd.server.ServerStats} counts per command. */
 public enum NbdCommand {
     /** NBD_CMD_READ: 0. */
     READ(Protocol.CMD_READ),

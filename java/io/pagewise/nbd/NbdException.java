@@ -7,7 +7,7 @@ import io.pagewise.internal.Errno;
  * An NBD error: one of the protocol's error values (errno numbers, the constants of {@link DeviceException}) and a
  * message, on either side of the wire.
  *
- * <p>{@link NbdClient} fails a request the server answered with an error with one that names the command,
+ * <p>{@link io.pagewise.nbd.client.NbdClient} fails a request the server answered with an error with one that names the command,
  * the range and the server, for example
  * {@code NBD WRITE at 1048576 (+65536) failed: ENOSPC (no space left) from nbd+unix:///?socket=/run/x.sock}. A device
  * that forwards to another server through NbdClient can rethrow it, and its client sees the same error.

@@ -73,7 +73,7 @@ public final class TlsCertificates {
      *
      * @param directory  the certificates directory
      * @param verifyPeer true to load {@code ca-cert.pem} (then required) for verifying client certificates
-     * @return a context for {@link NbdServer.Builder#tls}
+     * @return a context for {@link io.pagewise.nbd.server.NbdServer.Builder#tls}
      * @throws IOException when a file is missing, unreadable or not what it should be; the message names it
      */
     public static SSLContext serverContext(Path directory, boolean verifyPeer) throws IOException {
@@ -91,7 +91,7 @@ public final class TlsCertificates {
      * certificate and key when {@code client-cert.pem} and {@code client-key.pem} are present.
      *
      * @param directory the certificates directory
-     * @return a context for {@link NbdClient}
+     * @return a context for {@link io.pagewise.nbd.client.NbdClient}
      * @throws IOException when {@code ca-cert.pem} is missing, only one of the client files is present, or a file is
      *                     unreadable or not what it should be; the message names it
      */
@@ -109,10 +109,15 @@ public final class TlsCertificates {
     }
 
     /**
-     * A client's context that does not verify the server ({@code tls-verify-peer=false}), with the client's own
-     * certificate when the directory has one.
+     * A client's context that accepts any server certificate, as a URI's {@code tls-verify-peer=false} asks: the
+     * connection is encrypted but the server is not authenticated. It presents the client's own certificate when
+     * the directory has {@code client-cert.pem} and {@code client-key.pem}.
+     *
+     * @param directory the certificates directory, or null for no client certificate
+     * @return a context for {@link io.pagewise.nbd.client.NbdClient}
+     * @throws IOException when a client file is unreadable or not what it should be; the message names it
      */
-    static SSLContext unverifiedClientContext(Path directory) throws IOException {
+    public static SSLContext clientContextTrustingAnyServer(Path directory) throws IOException {
         KeyManager[] keys = null;
         if (directory != null) {
             Path cert = directory.resolve(CLIENT_CERT);

@@ -16,26 +16,32 @@ import org.junit.jupiter.api.Timeout;
 /**
  * Nothing imports upward, read from the compiled classes (every type a class uses is named in its constant pool):
  * the block-device contract uses neither the devices, the filters, the server, the client nor the copier; the
- * copier uses only the contract, not the server; the devices and filters do not use the server or the copier; TLS
- * and the wire format use neither the server nor the client.
+ * copier uses only the contract, not the server; the devices and filters do not use the server or the copier; the
+ * server and the client do not use each other, and what they share uses neither; TLS and the wire format use
+ * neither the server nor the client.
  */
 @Timeout(60)
 class LayeringTest {
+    private static final String CONTRACT = "io/pagewise/device/";
+    private static final String DEVICES = "io/pagewise/devices/";
+    private static final String FILTERS = "io/pagewise/filters/";
+    private static final String NBD = "io/pagewise/nbd/";
+    private static final String SERVER = "io/pagewise/nbd/server/";
+    private static final String CLIENT = "io/pagewise/nbd/client/";
+    private static final String COPY = "io/pagewise/copy/";
+    private static final String CLI = "io/pagewise/cli/";
+
     /** Package (as a class-file path) → the packages its classes must not name. */
-    private static final Map<String, List<String>> FORBIDDEN = Map.of(
-            "io/pagewise/device/", List.of("io/pagewise/devices/", "io/pagewise/filters/", "io/pagewise/nbd/",
-                    "io/pagewise/copy/", "io/pagewise/cli/"),
-            "io/pagewise/devices/", List.of("io/pagewise/filters/", "io/pagewise/nbd/server/",
-                    "io/pagewise/nbd/NbdServer", "io/pagewise/copy/", "io/pagewise/cli/"),
-            "io/pagewise/filters/", List.of("io/pagewise/nbd/", "io/pagewise/copy/", "io/pagewise/cli/"),
-            "io/pagewise/copy/", List.of("io/pagewise/nbd/", "io/pagewise/devices/", "io/pagewise/filters/",
-                    "io/pagewise/cli/"),
-            "io/pagewise/nbd/tls/", List.of("io/pagewise/nbd/server/", "io/pagewise/nbd/client/",
-                    "io/pagewise/nbd/NbdServer", "io/pagewise/nbd/NbdClient", "io/pagewise/device",
-                    "io/pagewise/copy/", "io/pagewise/cli/"),
-            "io/pagewise/nbd/wire/", List.of("io/pagewise/nbd/server/", "io/pagewise/nbd/client/",
-                    "io/pagewise/nbd/NbdServer", "io/pagewise/nbd/NbdClient", "io/pagewise/device",
-                    "io/pagewise/copy/", "io/pagewise/cli/"));
+    private static final Map<String, List<String>> FORBIDDEN = Map.ofEntries(
+            Map.entry(CONTRACT, List.of(DEVICES, FILTERS, NBD, COPY, CLI)),
+            Map.entry(DEVICES, List.of(FILTERS, SERVER, COPY, CLI)),
+            Map.entry(FILTERS, List.of(NBD, COPY, CLI)),
+            Map.entry(COPY, List.of(NBD, DEVICES, FILTERS, CLI)),
+            Map.entry(NBD, List.of(SERVER, CLIENT, DEVICES, FILTERS, COPY, CLI)),
+            Map.entry(SERVER, List.of(CLIENT, DEVICES, FILTERS, COPY, CLI)),
+            Map.entry(CLIENT, List.of(SERVER, DEVICES, FILTERS, COPY, CLI)),
+            Map.entry("io/pagewise/nbd/tls/", List.of(SERVER, CLIENT, CONTRACT, COPY, CLI)),
+            Map.entry("io/pagewise/nbd/wire/", List.of(SERVER, CLIENT, CONTRACT, COPY, CLI)));
 
     @Test
     void noPackageNamesALayerAboveIt() throws Exception {
@@ -56,7 +62,7 @@ class LayeringTest {
                 }
             }
         }
-        assertTrue(checked >= 12, "checked " + checked + " classes");
+        assertTrue(checked >= 40, "checked " + checked + " classes");
         assertEquals(List.of(), upward, "classes that use a layer above their own");
     }
 }

@@ -4,7 +4,7 @@ import static io.pagewise.nbd.wire.Protocol.*;
 
 import io.pagewise.Extent;
 import io.pagewise.internal.ClosedWithMessage;
-import io.pagewise.nbd.ExportInfo;
+import io.pagewise.nbd.client.ExportInfo;
 import io.pagewise.nbd.NbdException;
 import io.pagewise.nbd.wire.SocketIo;
 import io.pagewise.nbd.tls.TlsChannel;
@@ -29,7 +29,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * One transmission-phase connection: any thread sends requests, one reader thread matches replies to them by
  * cookie and completes their futures.
  */
-public final class ClientConnection {
+final class ClientConnection {
     /** How long close() lets the goodbye to the server take before it closes the socket under it. */
     static final long CLOSE_GRACE_MILLIS = 2000;
     /**

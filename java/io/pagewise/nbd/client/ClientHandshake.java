@@ -2,7 +2,7 @@ package io.pagewise.nbd.client;
 
 import static io.pagewise.nbd.wire.Protocol.*;
 
-import io.pagewise.nbd.ExportInfo;
+import io.pagewise.nbd.client.ExportInfo;
 import io.pagewise.nbd.wire.SocketIo;
 import io.pagewise.nbd.tls.TlsChannel;
 import java.io.IOException;
@@ -17,7 +17,7 @@ import javax.net.ssl.SSLException;
  * block-size request (EXPORT_NAME when the server does not know GO). With a TLS engine, STARTTLS comes first, and
  * the connection fails when the server will not start TLS.
  */
-public final class ClientHandshake {
+final class ClientHandshake {
     private static final long OLDSTYLE_MAGIC = 0x00420281861253L;
     private static final int DEFAULT_MAXIMUM_PAYLOAD = MIN_MAX_PAYLOAD;
 

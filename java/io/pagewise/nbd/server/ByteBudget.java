@@ -5,7 +5,7 @@ package io.pagewise.nbd.server;
  * connection's reader takes its share before reading a request's payload or buffering its reply, so a full budget
  * stops it reading its socket: back-pressure.
  */
-public final class ByteBudget {
+final class ByteBudget {
     private final long capacity;
     private long used;
 

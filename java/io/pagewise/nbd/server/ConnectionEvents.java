@@ -2,9 +2,9 @@ package io.pagewise.nbd.server;
 
 /**
  * Where the connection lifecycle counts what happens to connections. NbdServer passes its
- * {@link io.pagewise.nbd.ServerStats}, whose counting methods are not public API.
+ * {@link io.pagewise.nbd.server.ServerStats}, whose counting methods are not public API.
  */
-public interface ConnectionEvents {
+interface ConnectionEvents {
     /** A connection was accepted. */
     void connectionAccepted();
 

@@ -16,7 +16,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * A server's connections, from accept to close: the accept loop, admission ({@link AdmissionControl}), each
  * {@link Connection}'s lifecycle, the timer of the handshake and idle timeouts, and the graceful stop.
  */
-public final class Connections {
+final class Connections {
     /**
      * What every connection of a server is run with.
      *

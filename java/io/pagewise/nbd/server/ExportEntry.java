@@ -3,4 +3,4 @@ package io.pagewise.nbd.server;
 import io.pagewise.device.BlockDevice;
 
 /** An export as the server lists it: its name, a line for humans, and the device that serves it. */
-public record ExportEntry(String name, String description, BlockDevice device) {}
+record ExportEntry(String name, String description, BlockDevice device) {}

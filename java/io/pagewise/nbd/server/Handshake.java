@@ -20,7 +20,7 @@ import javax.net.ssl.SSLException;
  * ends (ABORT, end of stream, protocol violation). STARTTLS upgrades the connection to TLS, after which the
  * haggling starts over; in {@link TlsMode#REQUIRE} nothing else is answered before it.
  */
-public final class Handshake {
+final class Handshake {
     /** Oversized options up to this length are read and dropped; longer ones close the connection. */
     static final long MAX_DISCARDED_OPTION_LENGTH = 16L << 20;
 

@@ -14,7 +14,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * for the timeout, onIdle runs (once). A request counts as in flight from the moment its header and payload are
  * read until its reply is sent, so a slow request is never taken for idleness.
  */
-public final class IdleWatch {
+final class IdleWatch {
     private static final IdleWatch OFF = new IdleWatch(null, Duration.ZERO, () -> { });
 
     private final ScheduledExecutorService timer;

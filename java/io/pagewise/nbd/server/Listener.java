@@ -22,7 +22,7 @@ import java.nio.file.attribute.BasicFileAttributes;
  * The server's listening socket, TCP or Unix, and the socket file of a Unix one: a stale socket file is replaced
  * when binding, and the file is removed at the end only if it is still the one this listener created.
  */
-public final class Listener implements AutoCloseable {
+final class Listener implements AutoCloseable {
     private final ServerSocketChannel channel;
     private final SocketAddress address;
     private final Path socketFile;

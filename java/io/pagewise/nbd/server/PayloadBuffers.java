@@ -12,7 +12,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The free lists hold at most the in-flight budget's worth, so memory stays bounded. They are stacks: the buffer
  * handed out next is the one given back last, still in cache (a queue cycled through every buffer in the pool).
  */
-public final class PayloadBuffers {
+final class PayloadBuffers {
     public static final int SMALL = 64 * 1024;
     static final int LARGE = 256 * 1024;
 

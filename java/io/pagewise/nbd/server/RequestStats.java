@@ -1,10 +1,10 @@
 package io.pagewise.nbd.server;
 
 /**
- * Where the engine counts what it does. NbdServer passes its {@link io.pagewise.nbd.ServerStats}, whose counting
+ * Where the engine counts what it does. NbdServer passes its {@link io.pagewise.nbd.server.ServerStats}, whose counting
  * methods are not public API.
  */
-public interface RequestStats {
+interface RequestStats {
     /** A request was read: it is in flight until {@link #requestAnswered()}. */
     void requestReceived();
 

@@ -4,7 +4,7 @@ package io.pagewise.nbd.server;
  * What every connection of one server shares; connectionInflightBytes is each connection's cap within budget, and
  * threadsPerConnection how many requests of one connection run at once. A request holds at most payloadPiece bytes
  * of payload at a time (what fits in a connection's cap): longer READs and WRITEs are served piece by piece. log is
- * the server's logger (the levels are listed on {@link io.pagewise.nbd.NbdServer}).
+ * the server's logger (the levels are listed on {@link io.pagewise.nbd.server.NbdServer}).
  */
-public record ServerContext(int threadsPerConnection, ByteBudget budget, long connectionInflightBytes, PayloadBuffers buffers,
+record ServerContext(int threadsPerConnection, ByteBudget budget, long connectionInflightBytes, PayloadBuffers buffers,
                      RequestStats stats, System.Logger log, int maxPayload, int payloadPiece) {}

@@ -1,5 +1,5 @@
 package io.pagewise.nbd.server;
 
 /** What a connection's handshake settled: the export, its flags and the reply style. */
-public record Session(ExportEntry entry, long size, int transmissionFlags, boolean structuredReplies,
+record Session(ExportEntry entry, long size, int transmissionFlags, boolean structuredReplies,
                boolean allocationContext) {}

@@ -23,7 +23,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * its payload buffers are still in that CPU's cache when they are copied to the file or the socket, and no request
  * waits for a hand-off to another thread. A client that stops reading replies blocks only its own threads.
  */
-public final class Transmission {
+final class Transmission {
     /** The socket: shut down here to stop reading, whether or not TLS runs over it. */
     private final SocketChannel channel;
     /** Where replies are written: the socket, or the TLS channel over it. */

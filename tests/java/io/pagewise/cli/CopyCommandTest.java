@@ -11,7 +11,7 @@ import io.pagewise.filters.ReadOnlyFilter;
 import io.pagewise.CacheMode;
 import io.pagewise.Extent;
 import io.pagewise.StorageFile;
-import io.pagewise.nbd.NbdServer;
+import io.pagewise.nbd.server.NbdServer;
 import io.pagewise.testing.ExternalTools;
 import io.pagewise.testing.NbdChildServer;
 import io.pagewise.testing.ResidencyCheck;

@@ -137,7 +137,7 @@ class ServeCommandTest {
         try (io.pagewise.devices.FileDevice device = io.pagewise.devices.FileDevice.open(back,
                      io.pagewise.CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.READ,
                      java.nio.file.StandardOpenOption.WRITE);
-             io.pagewise.nbd.NbdServer upstream = io.pagewise.nbd.NbdServer.builder().export("", device)
+             io.pagewise.nbd.server.NbdServer upstream = io.pagewise.nbd.server.NbdServer.builder().export("", device)
                      .unixSocket(dir.resolve("back.sock"))
                      .logger(new io.pagewise.testing.RecordingLogger(null, System.Logger.Level.ERROR)).start()) {
             Outcome copied = serve("--run", "nbdcopy " + source + " \"$uri\"", upstream.uri());

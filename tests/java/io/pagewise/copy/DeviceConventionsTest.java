@@ -14,7 +14,7 @@ import io.pagewise.devices.SyntheticDevices;
 import io.pagewise.CacheMode;
 import io.pagewise.Extent;
 import io.pagewise.SystemCallFailure;
-import io.pagewise.nbd.NbdServer;
+import io.pagewise.nbd.server.NbdServer;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;

@@ -8,8 +8,6 @@ import io.pagewise.device.ZeroFlag;
 import io.pagewise.CacheMode;
 import io.pagewise.Native;
 import io.pagewise.PageCache;
-import io.pagewise.nbd.server.Handshake;
-import io.pagewise.nbd.wire.Protocol;
 import io.pagewise.testing.ExternalTools;
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -61,7 +59,7 @@ class FileDeviceTest {
         Files.write(path, data);
         PageCache.evict(path);
         try (FileDevice export = FileDevice.open(path, mode, java.nio.file.StandardOpenOption.READ)) {
-            boolean advertised = (Handshake.transmissionFlags(export, true) & Protocol.TF_SEND_CACHE) != 0;
+            boolean advertised = export.canCache(); // the server sends SEND_CACHE exactly when this says yes
             assertEquals(export.file().cacheMode().prefetches(), advertised, "SEND_CACHE for " + export.file().cacheMode());
             long before = PageCache.residency(path).residentPages();
             export.cache(0, 4 << 20); // what NBD_CMD_CACHE runs

@@ -20,6 +20,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import io.pagewise.nbd.server.NbdServer;
 
 /**
  * What no well-behaved client sends, spoken on raw sockets: the server answers or drops that one connection, logs
@@ -283,7 +284,7 @@ class BadInputTest {
             assertEquals(22, client.reply(1));
             client.writeAt(0, new byte[] {7, 8});   // in step: its reply is checked
         }
-        io.pagewise.nbd.ServerStats stats = server.server.stats();
+        io.pagewise.nbd.server.ServerStats stats = server.server.stats();
         assertEquals(1, stats.unknownCommands());
         assertEquals(1, stats.ops(NbdCommand.WRITE), "only the WRITE counts as a WRITE");
         assertEquals(0, stats.ops(NbdCommand.READ));

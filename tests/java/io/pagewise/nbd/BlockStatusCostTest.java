@@ -10,8 +10,7 @@ import io.pagewise.devices.FileDevice;
 import io.pagewise.CacheMode;
 import io.pagewise.Extent;
 import io.pagewise.StorageFile;
-import io.pagewise.nbd.client.ClientConnection;
-import io.pagewise.nbd.client.ClientHandshake;
+import io.pagewise.nbd.client.RawConnection;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
@@ -28,6 +27,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import io.pagewise.nbd.server.NbdServer;
+import io.pagewise.nbd.client.NbdClient;
+import io.pagewise.nbd.client.ExportInfo;
 
 /**
  * BLOCK_STATUS costs what its reply carries, not the range it asks about: the server asks the export for at most
@@ -95,27 +97,15 @@ class BlockStatusCostTest {
     }
 
     /** One connection, negotiated by hand so that requests can carry any flags. */
-    private record Connection(ClientConnection connection) implements AutoCloseable {
-        @Override
-        public void close() throws IOException {
-            connection.close();
-        }
+    private static RawConnection connect(NbdServer server) throws IOException {
+        RawConnection connection = RawConnection.negotiate(SocketChannel.open(server.address()), "test", "");
+        assertTrue(connection.info().canExtents(), "base:allocation negotiated");
+        return connection;
     }
 
-    private static Connection connect(NbdServer server) throws IOException {
-        SocketChannel channel = SocketChannel.open(server.address());
-        ExportInfo info = new ClientHandshake(channel, "test", "").negotiate();
-        assertTrue(info.canExtents(), "base:allocation negotiated");
-        return new Connection(new ClientConnection(channel, null, info, "test", 0));
-    }
-
-    private static List<Extent> blockStatus(Connection connection, long offset, long length, int flags)
+    private static List<Extent> blockStatus(RawConnection connection, long offset, long length, int flags)
             throws Exception {
-        List<Extent> extents = new ArrayList<>();
-        connection.connection().submit(new ClientConnection.Request(CMD_BLOCK_STATUS, offset, length, null, extents),
-                        flags, null)
-                .get(30, TimeUnit.SECONDS);
-        return extents;
+        return connection.blockStatus(CMD_BLOCK_STATUS, offset, length, flags);
     }
 
     /** The runs from offset are contiguous, alternate, and each ends where the export's 4 KiB runs end. */
@@ -133,7 +123,7 @@ class BlockStatusCostTest {
     void aWholeExportBlockStatusAsksTheExportForWhatOneReplyCarries() throws Exception {
         AlternatingExport export = new AlternatingExport();
         try (NbdServer server = NbdServer.builder().export("", export).unixSocket(dir.resolve("s.sock")).start();
-             Connection connection = connect(server)) {
+             RawConnection connection = connect(server)) {
             long whole = 4 * GiB - RUN; // the longest request: lengths are 32 bits
             List<Extent> map = blockStatus(connection, 0, whole, 0);
             assertEquals(REPLY_DESCRIPTORS, map.size(), "one reply's worth of descriptors");
@@ -179,10 +169,9 @@ class BlockStatusCostTest {
         export.lookupMayFinish = new CountDownLatch(1);
         try (NbdServer server = NbdServer.builder().export("", export).unixSocket(dir.resolve("s.sock"))
                      .maxInflightBytes(1 << 20).start();
-             Connection connection = connect(server)) {
+             RawConnection connection = connect(server)) {
             List<Extent> extents = new ArrayList<>();
-            CompletableFuture<Void> reply = connection.connection().submit(
-                    new ClientConnection.Request(CMD_BLOCK_STATUS, 0, GiB, null, extents), 0, null);
+            CompletableFuture<Void> reply = connection.blockStatusAsync(CMD_BLOCK_STATUS, 0, GiB, 0, extents);
             assertTrue(export.lookupStarted.await(20, TimeUnit.SECONDS), "the server looks up the extents");
             long held = server.stats().inflightBytesInUse();
             // Before, a BLOCK_STATUS took nothing from the budget however much it listed.

@@ -41,6 +41,9 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import io.pagewise.nbd.server.NbdServer;
+import io.pagewise.nbd.server.ServerStats;
+import io.pagewise.nbd.client.NbdClient;
 
 /**
  * Issue 14, faults under load: an in-process server over a file export that fails 10 % of every operation's

@@ -24,6 +24,8 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
+import io.pagewise.nbd.server.NbdServer;
+import io.pagewise.nbd.client.NbdClient;
 
 /**
  * Issue 14's flood: 500 connections opened and left silent before the handshake must not keep out a real client.

@@ -28,6 +28,9 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import io.pagewise.nbd.server.NbdServer;
+import io.pagewise.nbd.server.ServerStats;
+import io.pagewise.nbd.client.NbdClient;
 
 /**
  * --max-inflight-bytes holds the payload buffers of requests in flight, even for READs and WRITEs longer than the

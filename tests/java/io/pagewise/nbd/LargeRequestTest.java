@@ -23,6 +23,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import io.pagewise.nbd.server.NbdServer;
+import io.pagewise.nbd.server.ServerStats;
+import io.pagewise.nbd.client.NbdClient;
 
 /**
  * READ and WRITE payloads up to 64 MiB (nbdkit's limit; the NBD project's test client sends 48 MiB), sent by a raw

@@ -17,6 +17,8 @@ import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import io.pagewise.nbd.server.NbdServer;
+import io.pagewise.nbd.server.ServerStats;
 
 /** The protocol as libnbd (python3-libnbd) speaks it: every option, command and flag, and the errors it can send. */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)

@@ -22,6 +22,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import io.pagewise.nbd.server.NbdServer;
+import io.pagewise.nbd.client.NbdClient;
 
 /** The embedding API: start on a free TCP port, report the address and URI, stop gracefully. */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)

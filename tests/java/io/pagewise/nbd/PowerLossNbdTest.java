@@ -9,8 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.pagewise.device.ZeroFlag;
 import io.pagewise.devices.FileDevice;
 import io.pagewise.CacheMode;
-import io.pagewise.nbd.client.ClientConnection;
-import io.pagewise.nbd.client.ClientHandshake;
+import io.pagewise.nbd.client.RawConnection;
 import io.pagewise.testing.ExternalTools;
 import io.pagewise.testing.LazyFsMount;
 import io.pagewise.testing.RecordingLogger;
@@ -32,6 +31,8 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
+import io.pagewise.nbd.server.NbdServer;
+import io.pagewise.nbd.client.NbdClient;
 
 /**
  * What the NBD server acknowledges as durable survives a power cut: a file on LazyFS served in each cache mode, the
@@ -112,15 +113,8 @@ class PowerLossNbdTest {
             assertTrue(client.info().canZero() && client.info().canFua(), "the export takes WRITE_ZEROES and FUA");
             try (SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX)) {
                 channel.connect(UnixDomainSocketAddress.of(socket));
-                ClientHandshake handshake = new ClientHandshake(channel, server.uri(), "");
-                ClientConnection connection = new ClientConnection(channel, null, handshake.negotiate(), server.uri(), 0);
-                try {
-                    for (long[] range : ranges) {
-                        connection.submit(new ClientConnection.Request(CMD_WRITE_ZEROES, range[0], range[1], null, null),
-                                CMD_FLAG_FUA, null).get(20, TimeUnit.SECONDS);
-                    }
-                } finally {
-                    connection.close();
+                try (RawConnection connection = RawConnection.negotiate(channel, server.uri(), "")) {
+                    for (long[] range : ranges) connection.send(CMD_WRITE_ZEROES, range[0], range[1], CMD_FLAG_FUA);
                 }
             }
         }

@@ -6,14 +6,15 @@ import io.pagewise.testing.RecordingLogger;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.file.Path;
+import io.pagewise.nbd.server.NbdServer;
 
 /** An in-process server on a Unix socket in a temp dir, over a sparse file, closed with everything it opened. */
-final class TestServer implements AutoCloseable {
-    final Path file;
-    final FileDevice export;
-    final NbdServer server;
+public final class TestServer implements AutoCloseable {
+    public final Path file;
+    public final FileDevice export;
+    public final NbdServer server;
     /** What the server logged at INFO and above. */
-    final RecordingLogger log = new RecordingLogger("[server] ", System.Logger.Level.INFO);
+    public final RecordingLogger log = new RecordingLogger("[server] ", System.Logger.Level.INFO);
 
     private TestServer(Path file, FileDevice export, NbdServer.Builder builder, Path socket) throws IOException {
         this.file = file;
@@ -22,7 +23,7 @@ final class TestServer implements AutoCloseable {
     }
 
     /** A sparse file of size bytes in dir, served as "" under mode; configure adds exports or settings. */
-    static TestServer start(Path dir, long size, CacheMode mode, boolean readOnly,
+    public static TestServer start(Path dir, long size, CacheMode mode, boolean readOnly,
                             java.util.function.Consumer<NbdServer.Builder> configure) throws IOException {
         Path file = dir.resolve("disk.img");
         try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
@@ -40,15 +41,15 @@ final class TestServer implements AutoCloseable {
         }
     }
 
-    static TestServer start(Path dir, long size, CacheMode mode) throws IOException {
+    public static TestServer start(Path dir, long size, CacheMode mode) throws IOException {
         return start(dir, size, mode, false, null);
     }
 
-    String uri() {
+    public String uri() {
         return server.uri();
     }
 
-    Path socket() {
+    public Path socket() {
         return ((java.net.UnixDomainSocketAddress) server.address()).getPath();
     }
 

@@ -31,6 +31,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import io.pagewise.nbd.server.NbdServer;
 
 /**
  * The TLS clients and servers people use, against ours: nbdinfo, nbdcopy and qemu-img reading from our server over

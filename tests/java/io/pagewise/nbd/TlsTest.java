@@ -34,6 +34,8 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import io.pagewise.nbd.server.NbdServer;
+import io.pagewise.nbd.client.NbdClient;
 
 /**
  * TLS between our client and our server, and what the server does with clients that get TLS wrong: each bad

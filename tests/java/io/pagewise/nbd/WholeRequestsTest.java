@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import io.pagewise.nbd.client.NbdClient;
 
 /**
  * A request reaches the kernel whole, checked through what the file counts at its system calls ({@link IoStats}),

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.Extent;
-import io.pagewise.nbd.ExportInfo;
+import io.pagewise.nbd.client.ExportInfo;
 import io.pagewise.nbd.wire.SocketIo;
 import java.io.IOException;
 import java.net.StandardProtocolFamily;

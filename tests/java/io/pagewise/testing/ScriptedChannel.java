@@ -1,4 +1,4 @@
-package io.pagewise.fuzz;
+package io.pagewise.testing;
 
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
@@ -10,7 +10,7 @@ import java.nio.channels.ClosedChannelException;
  * two invariants as they happen: a reader stops at end of stream (a second read there is a hang in the making),
  * and no single read asks for more than the reader's buffer limit (what the code promises to allocate at most).
  */
-final class ScriptedChannel implements ByteChannel {
+public final class ScriptedChannel implements ByteChannel {
     private final ByteBuffer input;
     private final int readLimit;
     private final ByteArrayOutputStream written = new ByteArrayOutputStream();
@@ -18,7 +18,7 @@ final class ScriptedChannel implements ByteChannel {
     private boolean open = true;
 
     /** @param readLimit the most bytes one read may ask for */
-    ScriptedChannel(byte[] input, int readLimit) {
+    public ScriptedChannel(byte[] input, int readLimit) {
         this.input = ByteBuffer.wrap(input);
         this.readLimit = readLimit;
     }
@@ -53,7 +53,7 @@ final class ScriptedChannel implements ByteChannel {
     }
 
     /** {@return everything written so far} */
-    ByteBuffer written() {
+    public ByteBuffer written() {
         return ByteBuffer.wrap(written.toByteArray());
     }
 

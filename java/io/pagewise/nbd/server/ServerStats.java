@@ -1,4 +1,4 @@
-package io.pagewise.nbd;
+package io.pagewise.nbd.server;
 
 import io.pagewise.nbd.server.ConnectionEvents;
 import io.pagewise.nbd.server.RequestStats;
@@ -9,6 +9,7 @@ import java.util.Locale;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
+import io.pagewise.nbd.NbdCommand;
 
 /**
  * Counts of what a server did: per command, requests, bytes and errors; plus connections and requests in flight.

@@ -1,5 +1,7 @@
-package io.pagewise.fuzz;
+package io.pagewise.nbd.server;
 
+import io.pagewise.testing.FuzzSockets;
+import io.pagewise.testing.ScriptedChannel;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -48,7 +50,7 @@ import org.junit.jupiter.api.Tag;
  * that passed the checks never fails on a MemoryDevice (the executor would log it as failed); and every reply is
  * checked against its request by {@link ExpectedReplies}: magic, cookie, error, chunk flags, types and lengths, a
  * READ's data against what the input wrote before it, and nothing after the last reply. Seeds:
- * tests/resources/io/pagewise/fuzz/TransmissionFuzzTestInputs/serve/.
+ * tests/resources/io/pagewise/nbd/server/TransmissionFuzzTestInputs/serve/.
  */
 @Tag("fuzz")
 class TransmissionFuzzTest {

@@ -1,4 +1,4 @@
-package io.pagewise.nbd;
+package io.pagewise.nbd.server;
 
 import io.pagewise.device.BlockDevice;
 import io.pagewise.nbd.server.ByteBudget;
@@ -27,6 +27,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import javax.net.ssl.SSLContext;
+import io.pagewise.nbd.TlsMode;
 
 /**
  * An NBD server: fixed-newstyle handshake, structured replies, {@code base:allocation}, and many connections with

@@ -1,4 +1,4 @@
-package io.pagewise.nbd;
+package io.pagewise.nbd.client;
 
 import io.pagewise.nbd.wire.Protocol;
 

@@ -1,4 +1,4 @@
-package io.pagewise.nbd;
+package io.pagewise.nbd.client;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -22,6 +22,9 @@ import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import io.pagewise.nbd.NbdException;
+import io.pagewise.nbd.NbdUri;
+import io.pagewise.nbd.TestServer;
 
 /** {@link NbdClient} against the pagewise server and nbdkit: negotiation, every command, errors. */
 @Timeout(60)

@@ -1,4 +1,4 @@
-package io.pagewise.fuzz;
+package io.pagewise.nbd;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Tag;
  * NBD URI parsing fed arbitrary text. Invariants: it fails only with the documented IllegalArgumentException (its
  * subclasses included), and what it accepts is an nbd, nbd+tcp or nbd+unix URI with a host and a port in range, or
  * a socket path, and an export name. It must not look the host up (that would be a DNS query per input): the
- * address stays unresolved. Seeds: tests/resources/io/pagewise/fuzz/NbdUriFuzzTestInputs/parse/ (one URI per file).
+ * address stays unresolved. Seeds: tests/resources/io/pagewise/nbd/NbdUriFuzzTestInputs/parse/ (one URI per file).
  */
 @Tag("fuzz")
 class NbdUriFuzzTest {

@@ -1,11 +1,13 @@
-package io.pagewise.fuzz;
+package io.pagewise.nbd.client;
 
+import io.pagewise.testing.FuzzSockets;
+import io.pagewise.testing.ScriptedChannel;
 import static io.pagewise.nbd.wire.Protocol.*;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.pagewise.Extent;
-import io.pagewise.nbd.ExportInfo;
+import io.pagewise.nbd.client.ExportInfo;
 import io.pagewise.nbd.client.ClientConnection;
 import io.pagewise.nbd.client.ClientHandshake;
 import io.pagewise.nbd.wire.SocketIo;
@@ -29,7 +31,7 @@ import org.junit.jupiter.api.Tag;
  * The client fed a hostile server's bytes. Invariants: it fails only with an IOException (NbdException included)
  * that no RuntimeException or Error caused, it never allocates from a length field beyond its limits (64 KiB for
  * an option reply: a read asking for more fails the input), and it ends: the handshake at end of stream, and every
- * request's future once the server's stream ends. Seeds: tests/resources/io/pagewise/fuzz/ClientFuzzTestInputs/.
+ * request's future once the server's stream ends. Seeds: tests/resources/io/pagewise/nbd/client/ClientFuzzTestInputs/.
  */
 @Tag("fuzz")
 class ClientFuzzTest {

@@ -1,4 +1,4 @@
-package io.pagewise.nbd;
+package io.pagewise.nbd.client;
 
 import static io.pagewise.nbd.wire.Protocol.*;
 
@@ -28,6 +28,9 @@ import java.util.function.Supplier;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLParameters;
+import io.pagewise.nbd.NbdUri;
+import io.pagewise.nbd.NbdException;
+import io.pagewise.nbd.TlsCertificates;
 
 /**
  * An NBD client for one export, over one or (when the server advertises multi-conn) several connections.
@@ -116,7 +119,7 @@ public final class NbdClient implements Closeable {
         SSLContext tls = null;
         if (uri.tls()) {
             if (!uri.tlsVerifyPeer()) {
-                tls = TlsCertificates.unverifiedClientContext(uri.tlsCertificates());
+                tls = TlsCertificates.clientContextTrustingAnyServer(uri.tlsCertificates());
             } else if (uri.tlsCertificates() != null) {
                 tls = TlsCertificates.clientContext(uri.tlsCertificates());
             } else {

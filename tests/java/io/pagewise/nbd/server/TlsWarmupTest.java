@@ -1,4 +1,4 @@
-package io.pagewise.nbd;
+package io.pagewise.nbd.server;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -24,6 +24,10 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import io.pagewise.nbd.TlsCertificates;
+import io.pagewise.nbd.TlsMode;
+import io.pagewise.nbd.client.NbdClient;
+import io.pagewise.nbd.TestServer;
 
 /**
  * A server with TLS warms its TLS code up in the background when it starts (see TlsWarmup): it finishes with every

@@ -1,5 +1,7 @@
-package io.pagewise.fuzz;
+package io.pagewise.nbd.server;
 
+import io.pagewise.testing.FuzzSockets;
+import io.pagewise.testing.ScriptedChannel;
 import static io.pagewise.nbd.wire.Protocol.*;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -25,7 +27,7 @@ import org.junit.jupiter.api.Tag;
  * end of stream ends it), it fails only with a {@link ProtocolViolation} or an {@link EOFException}, no read asks
  * for more than {@link io.pagewise.nbd.wire.Protocol#MAX_OPTION_LENGTH} bytes (the one buffer it allocates for
  * option data), and everything it writes is a well-formed greeting followed by well-formed option replies.
- * Seeds and findings: tests/resources/io/pagewise/fuzz/HandshakeFuzzTestInputs/negotiate/.
+ * Seeds and findings: tests/resources/io/pagewise/nbd/server/HandshakeFuzzTestInputs/negotiate/.
  */
 @Tag("fuzz")
 class HandshakeFuzzTest {

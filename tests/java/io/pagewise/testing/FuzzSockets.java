@@ -1,4 +1,4 @@
-package io.pagewise.fuzz;
+package io.pagewise.testing;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -11,11 +11,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /** The Unix-socket plumbing the fuzz targets that need a real socket share. */
-final class FuzzSockets {
+public final class FuzzSockets {
     private FuzzSockets() {}
 
     /** A listener on a socket named name in a fresh temp directory; both are deleted when the JVM exits. */
-    static ServerSocketChannel listen(String name) {
+    public static ServerSocketChannel listen(String name) {
         try {
             Path socket = Files.createTempDirectory("pagewise-fuzz").resolve(name);
             // Deleted at exit in the reverse order: the socket, then its directory.
@@ -30,7 +30,7 @@ final class FuzzSockets {
     }
 
     /** Reads and drops everything until end of stream or a reset; the bytes read. */
-    static long drain(SocketChannel channel) {
+    public static long drain(SocketChannel channel) {
         ByteBuffer sink = ByteBuffer.allocate(256 << 10);
         long total = 0;
         try {

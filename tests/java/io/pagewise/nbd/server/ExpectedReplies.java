@@ -1,4 +1,4 @@
-package io.pagewise.fuzz;
+package io.pagewise.nbd.server;
 
 import static io.pagewise.nbd.wire.Protocol.*;
 
