@@ -54,6 +54,30 @@ public final class ExternalTools {
         return shm;
     }
 
+    /** Where {@code ../shared/tools/blkhash/build.sh} puts blksum when given no output directory. */
+    private static final Path BLKSUM_BUILD = Path.of("/tmp/blkhash-build/build/bin/blksum");
+
+    /**
+     * blksum, the reference for blkhash checksums: {@code $PAGEWISE_BLKSUM}, else the default output of
+     * {@code ../shared/tools/blkhash/build.sh}, else {@code blksum} on PATH; or skips (fails under CI=true).
+     */
+    public static Path blksum() {
+        String configured = System.getenv("PAGEWISE_BLKSUM");
+        if (configured != null && !configured.isEmpty()) {
+            Path path = Path.of(configured);
+            if (!Files.isExecutable(path)) unavailable("PAGEWISE_BLKSUM=" + configured + " is not an executable",
+                    "the checksum tests compare with blksum");
+            return path;
+        }
+        if (Files.isExecutable(BLKSUM_BUILD)) return BLKSUM_BUILD;
+        Path onPath = findOnPath("blksum");
+        if (onPath != null) return onPath;
+        Path script = Path.of(System.getProperty("user.dir")).resolve("../shared/tools/blkhash/build.sh").normalize();
+        unavailable("blksum is not built: run bash " + script + " and set PAGEWISE_BLKSUM to the path it prints",
+                "the checksum tests compare with blksum");
+        return null;
+    }
+
     /** A python3 that can {@code import nbd} (python3-libnbd), or skips/fails. */
     public static synchronized String python() {
         if (python != null) return python;
