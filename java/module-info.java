@@ -1,7 +1,8 @@
 /**
  * pagewise: control over the Linux page cache for Java storage software.
  *
- * <p>Exports the API only: {@link io.pagewise} (files, cache modes, residency), {@link io.pagewise.device} (the
+ * <p>Exports the API only: {@link io.pagewise} (files, cache modes, residency), {@link io.pagewise.backup} (dirty
+ * bitmaps for incremental backup), {@link io.pagewise.device} (the
  * block-device contract), {@link io.pagewise.devices} (files, memory, synthetic and NBD devices),
  * {@link io.pagewise.filters} (devices that wrap devices), {@link io.pagewise.nbd} (what the NBD server and client
  * share: URIs, errors, TLS certificates), {@link io.pagewise.nbd.server} (the NBD server), {@link io.pagewise.nbd.client}
@@ -15,6 +16,7 @@
  */
 module io.pagewise {
     exports io.pagewise;
+    exports io.pagewise.backup;
     exports io.pagewise.copy;
     exports io.pagewise.device;
     exports io.pagewise.devices;

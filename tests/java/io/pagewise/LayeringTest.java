@@ -30,13 +30,15 @@ class LayeringTest {
     private static final String CLIENT = "io/pagewise/nbd/client/";
     private static final String COPY = "io/pagewise/copy/";
     private static final String CLI = "io/pagewise/cli/";
+    private static final String BACKUP = "io/pagewise/backup/";
 
     /** Package (as a class-file path) → the packages its classes must not name. */
     private static final Map<String, List<String>> FORBIDDEN = Map.ofEntries(
-            Map.entry(CONTRACT, List.of(DEVICES, FILTERS, NBD, COPY, CLI)),
+            Map.entry(CONTRACT, List.of(DEVICES, FILTERS, NBD, COPY, BACKUP, CLI)),
             Map.entry(DEVICES, List.of(FILTERS, SERVER, COPY, CLI)),
             Map.entry(FILTERS, List.of(NBD, COPY, CLI)),
-            Map.entry(COPY, List.of(NBD, DEVICES, FILTERS, CLI)),
+            Map.entry(COPY, List.of(NBD, DEVICES, FILTERS, BACKUP, CLI)),
+            Map.entry(BACKUP, List.of(NBD, DEVICES, FILTERS, COPY, CLI)),
             Map.entry(NBD, List.of(SERVER, CLIENT, DEVICES, FILTERS, COPY, CLI)),
             Map.entry(SERVER, List.of(CLIENT, DEVICES, FILTERS, COPY, CLI)),
             Map.entry(CLIENT, List.of(SERVER, DEVICES, FILTERS, COPY, CLI)),
