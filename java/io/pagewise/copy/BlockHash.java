@@ -36,6 +36,8 @@ public record BlockHash(String algorithm, int blockSize) {
     /**
      * Checks the algorithm and the block size.
      *
+     * @param algorithm the digest's OpenSSL or JDK name
+     * @param blockSize the block size in bytes
      * @throws IllegalArgumentException when this JDK has no such digest, or the block size is not a positive even
      *                                  number
      */
@@ -61,7 +63,11 @@ public record BlockHash(String algorithm, int blockSize) {
         return new Accumulator(this, size);
     }
 
-    /** {@return the digest of size bytes of zeros} without hashing them: what a hole of that size hashes to */
+    /**
+     * {@return the digest of size bytes of zeros} without hashing them: what a hole of that size hashes to
+     *
+     * @param size how many zeros
+     */
     public byte[] ofZeros(long size) {
         Accumulator zeros = accumulator(size);
         zeros.zero(0, size);
@@ -98,7 +104,11 @@ public record BlockHash(String algorithm, int blockSize) {
         }
     }
 
-    /** {@return the digest as lower-case hexadecimal, as blksum prints it} */
+    /**
+     * {@return the digest as lower-case hexadecimal, as blksum prints it}
+     *
+     * @param digest the digest's bytes
+     */
     public static String hex(byte[] digest) {
         StringBuilder text = new StringBuilder(digest.length * 2);
         for (byte b : digest) text.append(Character.forDigit((b >> 4) & 15, 16)).append(Character.forDigit(b & 15, 16));
