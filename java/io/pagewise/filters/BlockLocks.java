@@ -4,7 +4,7 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Locks for numbered blocks, striped: a caller locks every block of a request at once, in ascending stripe order so
- * that two requests can never wait for each other, and unlocks with {@code close()}.
+ * that two requests can never wait for each other, and unlocks what it got.
  */
 final class BlockLocks {
     private final ReentrantLock[] stripes;
@@ -14,10 +14,9 @@ final class BlockLocks {
         for (int i = 0; i < stripeCount; i++) stripes[i] = new ReentrantLock();
     }
 
-    /** What {@link #lock} holds; closing it unlocks. */
-    interface Held extends AutoCloseable {
-        @Override
-        void close();
+    /** What {@link #lock} holds, to unlock. */
+    interface Held {
+        void unlock();
     }
 
     /** Locks the stripes of blocks first..last (inclusive). */

@@ -189,8 +189,11 @@ public final class CowFilter extends FilterDevice {
     public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
         int length = src.remaining();
         if (length == 0) return;
-        try (BlockLocks.Held held = locks.lock(offset / blockSize, (offset + length - 1) / blockSize)) {
+        BlockLocks.Held held = locks.lock(offset / blockSize, (offset + length - 1) / blockSize);
+        try {
             change(offset, length, src);
+        } finally {
+            held.unlock();
         }
         if (fua) flush();
     }
@@ -264,7 +267,8 @@ public final class CowFilter extends FilterDevice {
         long end = offset + length;
         long firstWhole = (offset + blockSize - 1) / blockSize;
         long wholeEnd = end == size ? (size + blockSize - 1) / blockSize : end / blockSize; // exclusive
-        try (BlockLocks.Held held = locks.lock(offset / blockSize, (end - 1) / blockSize)) {
+        BlockLocks.Held held = locks.lock(offset / blockSize, (end - 1) / blockSize);
+        try {
             if (firstWhole >= wholeEnd) {
                 change(offset, length, null);
             } else {
@@ -275,6 +279,8 @@ public final class CowFilter extends FilterDevice {
                 overlay.trim(wholeStart, wholeEnd * blockSize - wholeStart);
                 if (wholeStop < end) change(wholeStop, end - wholeStop, null);
             }
+        } finally {
+            held.unlock();
         }
         if (flags.contains(ZeroFlag.FUA)) flush();
     }
@@ -370,10 +376,14 @@ public final class CowFilter extends FilterDevice {
     /** Makes a kept overlay durable, then closes it and the base. */
     @Override
     public void close() throws IOException {
-        try (StorageFile file = overlay) {
+        try {
             flush();
         } finally {
-            device.close();
+            try {
+                overlay.close();
+            } finally {
+                device.close();
+            }
         }
     }
 
