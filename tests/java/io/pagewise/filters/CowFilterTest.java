@@ -139,12 +139,12 @@ class CowFilterTest {
         BlockDevice slowBase = new FilterDevice(base(original)) {
             @Override
             public void readFully(ByteBuffer dst, long offset) throws IOException {
+                super.readFully(dst, offset);
                 try {
-                    Thread.sleep(1);
+                    Thread.sleep(2); // after the data was taken, as a remote read
                 } catch (InterruptedException e) {
                     throw new java.io.InterruptedIOException();
                 }
-                super.readFully(dst, offset);
             }
         };
         try (CowFilter cow = CowFilter.temporary(slowBase, BLOCK)) {
