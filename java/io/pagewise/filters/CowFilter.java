@@ -195,6 +195,7 @@ public final class CowFilter extends FilterDevice {
         } finally {
             held.unlock();
         }
+        src.position(src.limit());
         if (fua) flush();
     }
 

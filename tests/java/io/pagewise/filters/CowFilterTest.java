@@ -84,7 +84,9 @@ class CowFilterTest {
                 switch (random.nextInt(4)) {
                     case 0: case 1: {
                         byte[] data = pattern(length, i);
-                        cow.write(ByteBuffer.wrap(data), offset, random.nextBoolean());
+                        ByteBuffer src = ByteBuffer.wrap(data);
+                        cow.write(new ByteBuffer[] {src}, offset, random.nextBoolean());
+                        assertEquals(length, src.position(), "the write moved the position to the limit");
                         System.arraycopy(data, 0, model, offset, length);
                         break;
                     }

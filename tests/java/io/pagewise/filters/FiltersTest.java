@@ -76,6 +76,26 @@ class FiltersTest {
         }
     }
 
+    /** The contract's buffer convention through every filter: reads and writes move each position to its limit. */
+    @ParameterizedTest
+    @CsvSource({"cow", "error", "delay:all=0ms", "rate:rate=1G", "stats", "blocksize:minblock=4K"})
+    void everyFilterMovesThePositionsOfItsBuffers(String spec) throws IOException {
+        try (BlockDevice filtered = Filters.apply(new MemoryDevice(1 << 20), List.of(spec))) {
+            ByteBuffer one = ByteBuffer.wrap(new byte[5000]);
+            ByteBuffer[] two = {ByteBuffer.wrap(new byte[100]), ByteBuffer.wrap(new byte[7000])};
+            filtered.write(one, 100, false);
+            filtered.write(two, 9000, true);
+            assertEquals(5000, one.position());
+            assertEquals(100 + 7000, two[0].position() + two[1].position());
+            ByteBuffer in = ByteBuffer.allocate(5000);
+            ByteBuffer[] ins = {ByteBuffer.allocate(3), ByteBuffer.allocate(7097)};
+            filtered.readFully(in, 100);
+            filtered.readFully(ins, 9000);
+            assertEquals(5000, in.position());
+            assertEquals(7100, ins[0].position() + ins[1].position());
+        }
+    }
+
     /** Each bad spec, and words its message must hold: the filter, the key and the value. */
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
