@@ -15,7 +15,8 @@ import java.util.Map;
 
 /**
  * Filters named by text, as the command line's {@code --filter=NAME[:KEY=VALUE,…]} gives them: {@code cow},
- * {@code error}, {@code delay}, {@code rate}, {@code readonly}, {@code stats} and {@code blocksize}, each with the
+ * {@code error}, {@code delay}, {@code rate}, {@code readonly}, {@code stats}, {@code blocksize}, {@code noextents}
+ * and {@code nozero}, each with the
  * parameters docs/FILTERS.md lists. An unknown key, or a value a filter cannot use, is an IllegalArgumentException
  * that names the filter, the key and the value.
  *
@@ -68,7 +69,7 @@ public final class Filters {
 
     /** {@return the names {@link #apply} knows}, in the order the documentation lists them */
     public static List<String> names() {
-        return List.of("cow", "error", "delay", "rate", "readonly", "stats", "blocksize");
+        return List.of("cow", "error", "delay", "rate", "readonly", "stats", "blocksize", "noextents", "nozero");
     }
 
     /**
@@ -148,6 +149,16 @@ public final class Filters {
                 if (maxdata % minblock != 0) throw p.bad("maxdata", "must be a multiple of minblock=" + minblock);
                 if (maxlen % minblock != 0) throw p.bad("maxlen", "must be a multiple of minblock=" + minblock);
                 return d -> new BlockSizeFilter(d, minblock, maxdata, maxlen);
+            }
+            case "noextents":
+                p.checkKnown();
+                return NoExtentsFilter::new;
+            case "nozero": {
+                p.checkKnown("mode");
+                String mode = p.text("mode", "none");
+                if (!mode.equals("none") && !mode.equals("emulate")) throw p.bad("mode", "expected none or emulate");
+                NoZeroFilter.Mode chosen = mode.equals("none") ? NoZeroFilter.Mode.NONE : NoZeroFilter.Mode.EMULATE;
+                return d -> new NoZeroFilter(d, chosen);
             }
             default:
                 throw new IllegalArgumentException("unknown filter '" + spec.name() + "': expected one of "

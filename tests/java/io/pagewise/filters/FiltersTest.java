@@ -76,9 +76,53 @@ class FiltersTest {
         }
     }
 
+    @Test
+    void noextentsHidesTheMapAndNozeroTakesZeroingAway() throws IOException {
+        MemoryDevice memory = new MemoryDevice(1 << 20);
+        BlockDevice holes = new FilterDevice(memory) {
+            @Override
+            public boolean canExtents() { return true; }
+
+            @Override
+            public List<io.pagewise.Extent> extents(long offset, long length, int max) {
+                return List.of(new io.pagewise.Extent(offset, length, true));
+            }
+        };
+        BlockDevice hidden = Filters.apply(holes, List.of("noextents"));
+        assertEquals(List.of(new io.pagewise.Extent(0, 4096, false)), hidden.extents(0, 4096, 10));
+        assertTrue(!hidden.canExtents() && !hidden.mayHaveHoles());
+
+        BlockDevice none = Filters.apply(memory, List.of("nozero"));
+        assertTrue(!none.canZero() && !none.canFastZero());
+        assertThrows(DeviceException.class, () -> none.zero(0, 10, io.pagewise.device.ZeroFlag.NONE));
+
+        memory.write(ByteBuffer.wrap(new byte[] {1, 2, 3, 4}), 100, false);
+        int[] writes = {0};
+        BlockDevice counted = new FilterDevice(memory) {
+            @Override
+            public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
+                writes[0]++;
+                super.write(src, offset, fua);
+            }
+
+            @Override
+            public void zero(long offset, long length, java.util.Set<io.pagewise.device.ZeroFlag> flags) {
+                throw new AssertionError("the device must not see a zero");
+            }
+        };
+        BlockDevice emulated = Filters.apply(counted, List.of("nozero:mode=emulate"));
+        assertTrue(emulated.canZero() && !emulated.canFastZero());
+        emulated.zero(0, (1 << 20) + 0, io.pagewise.device.ZeroFlag.TRIM);
+        ByteBuffer check = ByteBuffer.allocate(4);
+        memory.readFully(check, 100);
+        assertEquals(ByteBuffer.allocate(4), check.flip(), "the zeros were written");
+        assertEquals(1, writes[0]);
+    }
+
     /** The contract's buffer convention through every filter: reads and writes move each position to its limit. */
     @ParameterizedTest
-    @CsvSource({"cow", "error", "delay:all=0ms", "rate:rate=1G", "stats", "blocksize:minblock=4K"})
+    @CsvSource({"cow", "error", "delay:all=0ms", "rate:rate=1G", "stats", "blocksize:minblock=4K", "noextents",
+        "nozero:mode=emulate"})
     void everyFilterMovesThePositionsOfItsBuffers(String spec) throws IOException {
         try (BlockDevice filtered = Filters.apply(new MemoryDevice(1 << 20), List.of(spec))) {
             ByteBuffer one = ByteBuffer.wrap(new byte[5000]);
@@ -122,6 +166,8 @@ class FiltersTest {
         "blocksize:minblock=4K,maxdata=6K|filter blocksize: maxdata=6K: must be a multiple of minblock=4096",
         "blocksize:maxdata=2G|filter blocksize: maxdata=2G: must be from 1 to",
         "stats:file=x,file=y|filter stats: file given twice",
+        "noextents:x=1|filter noextents: unknown parameter x=1 (it takes none)",
+        "nozero:mode=fast|filter nozero: mode=fast: expected none or emulate",
     })
     void badSpecsAreRefusedNamingTheFilterTheKeyAndTheValue(String spec, String expected) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
@@ -136,6 +182,7 @@ class FiltersTest {
                 () -> Filters.apply(new MemoryDevice(4096), List.of("cow:file=" + overlay, "rate:rate=x")));
         assertTrue(java.nio.file.Files.notExists(overlay), "the overlay of an inner filter was not created");
         assertInstanceOf(List.class, Filters.names());
-        assertEquals(List.of("cow", "error", "delay", "rate", "readonly", "stats", "blocksize"), Filters.names());
+        assertEquals(List.of("cow", "error", "delay", "rate", "readonly", "stats", "blocksize", "noextents", "nozero"),
+                Filters.names());
     }
 }
