@@ -208,6 +208,17 @@ public interface BlockDevice extends Closeable {
     default int maximumBlockSize() { return Integer.MAX_VALUE; }
 
     /**
+     * {@return the device one user should call}: the NBD server calls this once per client connection, when the
+     * connection has chosen this export, and sends that connection's requests to what it returns. A device that
+     * keeps state per user (a bandwidth limit per connection) returns a view of itself with that state; every other
+     * device returns {@code this} (the default). The view shares the device's data, capabilities and size, and needs
+     * no closing: the server drops it when the connection ends and never closes it.
+     *
+     * @throws IOException when the view cannot be made; the server then closes the connection
+     */
+    default BlockDevice forConnection() throws IOException { return this; }
+
+    /**
      * Releases what the device holds. Whoever opened the device closes it; the server and the copier never do.
      * The default does nothing.
      *

@@ -105,6 +105,25 @@ public abstract class FilterDevice implements BlockDevice {
     @Override
     public int maximumBlockSize() { return device.maximumBlockSize(); }
 
+    /**
+     * {@inheritDoc} A filter passes the call on: when its device returns a view of its own, the filter returns
+     * {@link #over(BlockDevice)} of that view, so that a per-connection device keeps its place in a stack.
+     */
+    @Override
+    public BlockDevice forConnection() throws IOException {
+        BlockDevice view = device.forConnection();
+        return view == device ? this : over(view);
+    }
+
+    /**
+     * {@return this filter, with the state it shares (counters, overlays, limits), over another device}: the
+     * per-connection view of the device it wraps. The default returns {@code this}, which leaves the view unused: a
+     * filter that keeps no per-call state in its fields should override it with a new instance over the view.
+     *
+     * @param view what the wrapped device returned from {@link BlockDevice#forConnection()}
+     */
+    protected BlockDevice over(BlockDevice view) { return this; }
+
     @Override
     public void close() throws IOException { device.close(); }
 

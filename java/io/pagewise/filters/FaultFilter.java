@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -109,23 +110,44 @@ public final class FaultFilter extends FilterDevice {
     private final Map<Operation, Plan> plans;
     private final long seed;
     private final ConcurrentLinkedQueue<Injection> recorded;
-    private final AtomicLong callNumbers = new AtomicLong();
-    private final Map<Operation, LongAdder> calls = adders();
-    private final Map<Operation, LongAdder> delayed = adders();
-    private final Map<Operation, LongAdder[]> injected = new EnumMap<>(Operation.class);
-    private volatile boolean active = true;
+    private final AtomicLong callNumbers;
+    private final Map<Operation, LongAdder> calls;
+    private final Map<Operation, LongAdder> delayed;
+    private final Map<Operation, LongAdder[]> injected;
+    private final AtomicBoolean active;
 
     private FaultFilter(Builder b) {
         super(b.device);
         this.plans = new EnumMap<>(b.plans);
         this.seed = b.seed;
         this.recorded = b.record ? new ConcurrentLinkedQueue<>() : null;
+        this.callNumbers = new AtomicLong();
+        this.calls = adders();
+        this.delayed = adders();
+        this.injected = new EnumMap<>(Operation.class);
+        this.active = new AtomicBoolean(true);
         for (Operation op : Operation.values()) {
             LongAdder[] perError = new LongAdder[KNOWN_ERRORS.length];
             for (int i = 0; i < perError.length; i++) perError[i] = new LongAdder();
             injected.put(op, perError);
         }
     }
+
+    /** The same filter (plans, call numbers, counters, switch) over a per-connection view of its device. */
+    private FaultFilter(FaultFilter shared, BlockDevice view) {
+        super(view);
+        this.plans = shared.plans;
+        this.seed = shared.seed;
+        this.recorded = shared.recorded;
+        this.callNumbers = shared.callNumbers;
+        this.calls = shared.calls;
+        this.delayed = shared.delayed;
+        this.injected = shared.injected;
+        this.active = shared.active;
+    }
+
+    @Override
+    protected BlockDevice over(BlockDevice view) { return new FaultFilter(this, view); }
 
     /**
      * Starts the settings for a filter over a device; with none, the filter only forwards.
@@ -255,10 +277,10 @@ public final class FaultFilter extends FilterDevice {
      *
      * @param active true to inject, false to only forward
      */
-    public void setActive(boolean active) { this.active = active; }
+    public void setActive(boolean active) { this.active.set(active); }
 
     /** {@return true while faults and delays are injected} */
-    public boolean isActive() { return active; }
+    public boolean isActive() { return active.get(); }
 
     /**
      * {@return the calls of an operation so far, failed or not}
@@ -393,7 +415,7 @@ public final class FaultFilter extends FilterDevice {
     /** Waits the operation's delay, then throws its fault if this call draws one; before the wrapped device is called. */
     private void maybeFail(Operation op, long offset, long length) throws IOException {
         calls.get(op).increment();
-        if (!active) return;
+        if (!active.get()) return;
         long call = callNumbers.incrementAndGet();
         Plan plan = plans.get(op);
         // Three independent draws per call number, so that call n decides the same way whatever came before it.

@@ -61,5 +61,8 @@ public final class ReadOnlyFilter extends FilterDevice {
     public boolean canFastZero() { return false; }
 
     @Override
+    protected BlockDevice over(BlockDevice view) { return new ReadOnlyFilter(view); }
+
+    @Override
     public String toString() { return device + " (read-only)"; }
 }
