@@ -86,6 +86,19 @@ public final class CopyCommand {
     }
 
     /**
+     * Runs {@code copy} with the arguments after the command name, and this process's standard input for SRC
+     * {@code -}; out takes the help and DST {@code -}.
+     *
+     * @param args the arguments
+     * @param out  where the help and DST {@code -} go
+     * @param err  messages
+     * @return the exit status
+     */
+    public static int run(List<String> args, PrintStream out, PrintStream err) {
+        return run(args, System.in, out, out, err);
+    }
+
+    /**
      * Runs {@code copy} with the arguments after the command name; returns the exit status.
      *
      * @param args the arguments
