@@ -35,8 +35,8 @@ public final class CopyCommand {
                     + " time)", (o, name, value) -> o.copy.requests(Arguments.integer(name, value, 1, 1024))),
             CliOption.value("--request-size", "SIZE", "bytes per request (default 256K; K, M suffixes)",
                     (o, name, value) -> o.copy.requestSize(boundedSize(name, value, 512, 64 << 20))),
-            CliOption.value("-S, --sparse", "BYTES", "turn all-zero blocks of this size into holes (default 4096; 0:"
-                    + " off; else at least 512)", (o, name, value) -> {
+            CliOption.value("-S, --sparse", "BYTES", "all-zero blocks of this size become holes (default 4096; 0: off;"
+                    + " else at least 512)", (o, name, value) -> {
                         int block = boundedSize(name, value, 0, 64 << 20);
                         if (block != 0 && block < 512) {
                             throw new UsageException(Arguments.shown(name, value) + ": expected 0 or at least 512");
