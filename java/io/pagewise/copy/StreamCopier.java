@@ -96,7 +96,7 @@ public final class StreamCopier {
                 boolean hole = extent.hole() && extent.offset() <= position;
                 if (!hole && extent.offset() > position) end = Math.min(end, extent.offset());
                 while (position < end) {
-                    checkCancelled();
+                    checkCancelled(total);
                     int length = (int) Math.min(end - position, requestSize - position % requestSize);
                     ByteBuffer piece;
                     if (hole) {
@@ -165,7 +165,7 @@ public final class StreamCopier {
         ByteBuffer buffer = BufferPool.aligned(requestSize);
         long position = 0;
         while (true) {
-            checkCancelled();
+            checkCancelled(-1);
             int length = readChunk(in, buffer, requestSize, position);
             if (length == 0) break;
             long room = sink.limit() - position;
@@ -279,8 +279,9 @@ public final class StreamCopier {
         }
     }
 
-    private void checkCancelled() throws Copier.CopyCancelledException {
-        if (cancelled) throw new Copier.CopyCancelledException(done);
+    private void checkCancelled(long total) throws Copier.CopyCancelledException {
+        if (!cancelled) return;
+        throw total < 0 ? new Copier.CopyCancelledException(done) : new Copier.CopyCancelledException(done, total);
     }
 
     private void progress(long position, long total) {
