@@ -107,7 +107,15 @@ final class Copying {
                 err.println("pagewise copy: cannot open destination " + options.destination.text() + ": " + message(e));
                 return 1;
             }
-            try (BlockDevice dst = filtered(destination, "--dst-filter", options.destinationFilters)) {
+            BlockDevice filtered;
+            try {
+                filtered = filtered(destination, "--dst-filter", options.destinationFilters);
+            } catch (FilterRefused e) {
+                // A usage mistake leaves nothing behind: not the file that opening the destination created.
+                if (destinationCreated) Files.deleteIfExists(destinationFile);
+                throw e;
+            }
+            try (BlockDevice dst = filtered) {
                 Copier copier = new Copier(options.copy);
                 cancel = copier::cancel;
                 return guarded(src.name(), dst.name(), src.size(), () -> copier.copy(src, dst));
