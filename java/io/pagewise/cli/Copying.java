@@ -2,6 +2,7 @@ package io.pagewise.cli;
 
 import io.pagewise.StorageFile;
 import io.pagewise.copy.Copier;
+import io.pagewise.copy.CopyException;
 import io.pagewise.copy.CopyResult;
 import io.pagewise.copy.StreamCopier;
 import io.pagewise.device.BlockDevice;
@@ -22,6 +23,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 
 /** One run of {@code copy}: opens the endpoints, copies, reports, and cleans up after a failure. */
 final class Copying {
@@ -45,6 +47,8 @@ final class Copying {
     private final CountDownLatch finished = new CountDownLatch(1);
     /** Stops the copy that runs; set before it starts. */
     private volatile Runnable cancel = () -> {};
+    /** How far the copy that runs has come. */
+    private LongSupplier bytesDone = () -> 0;
     private ProgressReporter reporter;
     /** The destination when it is a file, for the clean-up after a failure. */
     private Path destinationFile;
@@ -118,6 +122,7 @@ final class Copying {
             try (BlockDevice dst = filtered) {
                 Copier copier = new Copier(options.copy);
                 cancel = copier::cancel;
+                bytesDone = copier::bytesDone;
                 return guarded(src.name(), dst.name(), src.size(), () -> copier.copy(src, dst));
             }
         } catch (IOException e) {
@@ -176,13 +181,14 @@ final class Copying {
     /** Closing an end failed (its last writes may not have reached it): a failed copy. */
     private int closeFailed(IOException e) {
         err.println("pagewise copy: " + message(e));
-        discardUnfinishedDestination();
+        discardUnfinishedDestination(false);
         return 1;
     }
 
     private StreamCopier streamCopier() {
         StreamCopier copier = new StreamCopier(options.copy);
         cancel = copier::cancel;
+        bytesDone = copier::bytesDone;
         return copier;
     }
 
@@ -205,9 +211,10 @@ final class Copying {
     private int guarded(String from, String to, long size, Body body) {
         try {
             if (options.verbose) {
-                err.printf(Locale.ROOT, "pagewise copy: %s -> %s, %s, %d requests of %s%n", from, to,
+                boolean stream = options.source.isStream() || options.destination.isStream();
+                err.printf(Locale.ROOT, "pagewise copy: %s -> %s, %s, %s of %s%n", from, to,
                         size < 0 ? "size unknown until the input ends" : Main.bytes(size),
-                        options.source.isStream() || options.destination.isStream() ? 1 : options.copy.requests(),
+                        stream ? "one request at a time" : options.copy.requests() + " requests",
                         Main.bytes(options.copy.requestSize()));
             }
             if (options.progress) {
@@ -222,12 +229,14 @@ final class Copying {
         } catch (Copier.CopyCancelledException e) {
             if (reporter != null) reporter.finish();
             err.println("pagewise copy: interrupted: " + e.getMessage());
-            discardUnfinishedDestination();
+            discardUnfinishedDestination(false);
             return 130;
         } catch (IOException | RuntimeException e) {
             if (reporter != null) reporter.finish();
             err.println("pagewise copy: " + message(e));
-            discardUnfinishedDestination();
+            // The size and read-only checks fail before any request: the destination is as it was.
+            discardUnfinishedDestination(e instanceof CopyException && ((CopyException) e).offset() < 0
+                    && bytesDone.getAsLong() == 0);
             return 1;
         }
     }
@@ -236,12 +245,12 @@ final class Copying {
      * After a failed or interrupted copy (the destination is closed by then): a file this copy created is
      * removed, so that nothing that looks like a finished image is left; a file that existed is kept.
      */
-    private void discardUnfinishedDestination() {
+    private void discardUnfinishedDestination(boolean untouched) {
         if (destinationFile == null || discarded) return;
         discarded = true;
         if (!destinationCreated) {
-            err.println("pagewise copy: kept " + destinationFile + ", which existed before the copy: it is only partly"
-                    + " copied");
+            err.println("pagewise copy: kept " + destinationFile + ", which existed before the copy: "
+                    + (untouched ? "the copy stopped before writing to it" : "it is only partly copied"));
             return;
         }
         try {

@@ -106,6 +106,8 @@ class FilterOptionsTest {
         Outcome toOld = copy("--dst-filter", "readonly", src.toString(), existing.toString());
         assertEquals(1, toOld.status(), toOld.err());
         assertArrayEquals(new byte[1 << 20], Files.readAllBytes(existing), "nothing was written");
+        assertTrue(toOld.err().contains("kept " + existing + ", which existed before the copy: the copy stopped before"
+                + " writing to it"), toOld.err());
 
         Outcome fromFiltered = copy("--filter=readonly", src.toString(), existing.toString());
         assertEquals(0, fromFiltered.status(), "a read-only source copies: " + fromFiltered.err());
