@@ -1,37 +1,28 @@
 package io.pagewise.cli;
 
 import io.pagewise.CacheMode;
-import java.util.List;
+import io.pagewise.filters.Filters;
 import java.util.Locale;
-import java.util.function.Predicate;
 
 /** Parsers for option values shared by the commands; mistakes are {@link UsageException}s naming the option. */
 final class Arguments {
     private Arguments() {}
 
-    /** An option split into name and value; next is the index of the last argument it used. */
-    record Option(String name, String value, int next) {}
-
-    /** Splits args[i] as "--name=value", or "--name value" when takesValue says the option has a value. */
-    static Option option(List<String> args, int i, Predicate<String> takesValue) throws UsageException {
-        String arg = args.get(i);
-        int eq = arg.indexOf('=');
-        if (eq > 0) return new Option(arg.substring(0, eq), arg.substring(eq + 1), i);
-        if (!takesValue.test(arg)) throw new UsageException("unknown option '" + arg + "'");
-        if (i + 1 >= args.size()) throw new UsageException("option " + arg + " needs a value");
-        return new Option(arg, args.get(i + 1), i + 1);
+    /** {@return an option and its value as the user gave them, for messages: --threads=0, or -C 0} */
+    static String shown(String name, String value) {
+        return name + (name.startsWith("--") ? "=" : " ") + value;
     }
 
     static CacheMode cacheMode(String name, String value) throws UsageException {
         String mode = value.toLowerCase(Locale.ROOT);
         if (mode.equals("none")) {
-            throw new UsageException(name + "=none is ambiguous (qemu-nbd means O_DIRECT, nbdkit means evicting): "
-                    + "use " + name + "=direct or " + name + "=evict");
+            throw new UsageException(shown(name, "none") + " is ambiguous (qemu-nbd means O_DIRECT, nbdkit means evicting): "
+                    + "use " + shown(name, "direct") + " or " + shown(name, "evict"));
         }
         for (CacheMode m : CacheMode.values()) {
             if (m.name().toLowerCase(Locale.ROOT).equals(mode)) return m;
         }
-        throw new UsageException(name + "=" + value + ": expected " + cacheModeNames());
+        throw new UsageException(shown(name, value) + ": expected " + cacheModeNames());
     }
 
     /** "writeback, writethrough, ... or dontcache": every mode, in declaration order. */
@@ -52,7 +43,7 @@ final class Arguments {
         } catch (NumberFormatException e) {
             // reported below
         }
-        throw new UsageException(name + "=" + value + ": expected a whole number from " + min + " to " + max);
+        throw new UsageException(shown(name, value) + ": expected a whole number from " + min + " to " + max);
     }
 
     /** Parses 4096, 64K, 32M, 1G, 2T (binary multiples; an optional trailing B or iB is allowed). */
@@ -76,6 +67,24 @@ final class Arguments {
         } catch (NumberFormatException e) {
             // reported below
         }
-        throw new UsageException(name + "=" + value + ": expected a size such as 4096, 64K, 512M or 1G");
+        throw new UsageException(shown(name, value) + ": expected a size such as 4096, 64K, 512M or 1G");
+    }
+
+    /**
+     * Checks a {@code --filter} value as far as can be done before the device exists: the form
+     * {@code NAME[:KEY=VALUE,…]} and a known name. Its parameters are checked when it is applied.
+     */
+    static String filter(String name, String value) throws UsageException {
+        Filters.Spec spec;
+        try {
+            spec = Filters.Spec.parse(value);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(shown(name, value) + ": " + e.getMessage());
+        }
+        if (!Filters.names().contains(spec.name())) {
+            throw new UsageException(shown(name, value) + ": unknown filter '" + spec.name() + "': expected one of "
+                    + String.join(", ", Filters.names()));
+        }
+        return value;
     }
 }

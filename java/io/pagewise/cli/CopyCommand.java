@@ -3,45 +3,65 @@ package io.pagewise.cli;
 import io.pagewise.CacheMode;
 import io.pagewise.copy.Copier;
 import io.pagewise.copy.CopyOptions;
-import io.pagewise.copy.CopyResult;
-import io.pagewise.device.BlockDevice;
-import io.pagewise.devices.FileDevice;
-import io.pagewise.devices.NbdDevice;
-import io.pagewise.devices.SyntheticDevices;
-import io.pagewise.nbd.NbdUri;
-import java.io.IOException;
+import io.pagewise.filters.Filters;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 
-/** {@code pagewise copy}: copies between files, block devices and NBD exports with {@link Copier}. */
+/** {@code pagewise copy}: copies between files, block devices, NBD exports and streams with {@link Copier}. */
 public final class CopyCommand {
-    static final String USAGE = String.join("\n",
-            "usage: pagewise copy [OPTIONS] SRC DST",
-            "",
-            "SRC: FILE or block device, nbd://HOST[:PORT]/EXPORT, nbd+unix:///EXPORT?socket=PATH, pattern:SIZE, zero:SIZE;",
-            "     nbds:// and nbds+unix:// for TLS, with ?tls-certificates=DIR (ca-cert.pem, optional client-cert.pem),",
-            "     &tls-hostname=NAME (the name to check), &tls-verify-peer=false (no check of the server)",
-            "DST: FILE or block device (a missing file is created with the source's size), an NBD URI, null:",
-            "",
-            "  --src-cache=MODE          cache mode for a source file (default evict: leaves the page cache as it was)",
-            "  --dst-cache=MODE          cache mode for a destination file (default evict)",
-            "  --connections=N           NBD connections per export when the server allows multi-conn (default 4)",
-            "  --requests=N              requests in flight (default 16)",
-            "  --request-size=SIZE       bytes per request (default 256K; K, M suffixes)",
-            "  --sparse=BYTES            turn all-zero blocks of this size into holes (default 4096; 0: off;",
-            "                            else at least 512)",
-            "  --destination-is-zero     the destination already reads as zeros: skip zero ranges",
-            "  --target-is-zero          the same (nbdcopy accepts both names)",
-            "  --allocated               allocate every byte: zero ranges become allocated zeros, not holes",
-            "  --flush                   flush the destination at the end",
-            "  --progress[=FD]           progress bar on stderr, or \"N/100\" lines written to file descriptor FD",
-            "  -v, --verbose             say what is copied and how it went");
+    private static final String DESCRIPTION = String.join("\n",
+            "SRC: FILE or block device, nbd://HOST[:PORT]/EXPORT, nbd+unix:///EXPORT?socket=PATH, pattern:SIZE, zero:SIZE,",
+            "     - (standard input, read to its end); nbds:// and nbds+unix:// for TLS, with ?tls-certificates=DIR",
+            "     (ca-cert.pem, optional client-cert.pem), &tls-hostname=NAME (the name to check),",
+            "     &tls-verify-peer=false (no check of the server)",
+            "DST: FILE or block device (a missing file is created with the source's size), an NBD URI, null:,",
+            "     - (standard output)");
+
+    /** Every option of copy, once: the usage, the parsing and (checked by a test) docs/COPY.md come from it. */
+    static final OptionTable<Options> TABLE = new OptionTable<>("usage: pagewise copy [OPTIONS] SRC DST", DESCRIPTION,
+            List.of(
+            CliOption.value("--src-cache", "MODE", "cache mode for a source file (default evict: leaves the page cache"
+                    + " as it was)", (o, name, value) -> o.srcCache = Arguments.cacheMode(name, value)),
+            CliOption.value("--dst-cache", "MODE", "cache mode for a destination file (default evict)",
+                    (o, name, value) -> o.dstCache = Arguments.cacheMode(name, value)),
+            CliOption.value("-C, --connections", "N", "NBD connections per export when the server allows multi-conn"
+                    + " (default 4)", (o, name, value) -> o.connections = Arguments.integer(name, value, 1, 64)),
+            CliOption.value("-R, --requests", "N", "requests in flight (default 16; a copy from or to - makes one at a"
+                    + " time)", (o, name, value) -> o.copy.requests(Arguments.integer(name, value, 1, 1024))),
+            CliOption.value("--request-size", "SIZE", "bytes per request (default 256K; K, M suffixes)",
+                    (o, name, value) -> o.copy.requestSize(boundedSize(name, value, 512, 64 << 20))),
+            CliOption.value("-S, --sparse", "BYTES", "all-zero blocks of this size become holes (default 4096; 0: off;"
+                    + " else at least 512)", (o, name, value) -> {
+                        int block = boundedSize(name, value, 0, 64 << 20);
+                        if (block != 0 && block < 512) {
+                            throw new UsageException(Arguments.shown(name, value) + ": expected 0 or at least 512");
+                        }
+                        o.copy.sparseBlock(block);
+                    }),
+            CliOption.flag("--destination-is-zero, --target-is-zero", "the destination already reads as zeros: skip"
+                    + " zero ranges (nbdcopy accepts both names)", (o, name, value) -> o.copy.destinationIsZero(true)),
+            CliOption.flag("--allocated", "allocate every byte: zero ranges become allocated zeros, not holes",
+                    (o, name, value) -> o.copy.allocated(true)),
+            CliOption.flag("--flush", "flush the destination at the end", (o, name, value) -> o.copy.flush(true)),
+            CliOption.value("--filter", "NAME[:KEY=VALUE,...]", "wrap the source (SRC) in a filter ("
+                    + String.join(", ", Filters.names()) + "); repeatable, the first given is nearest the copy",
+                    (o, name, value) -> o.sourceFilters.add(Arguments.filter(name, value))),
+            CliOption.value("--dst-filter", "NAME[:KEY=VALUE,...]", "wrap the destination (DST) in a filter, as"
+                    + " --filter does the source", (o, name, value) -> o.destinationFilters.add(Arguments.filter(name, value))),
+            CliOption.optionalValue("-p, --progress", "FD", "progress bar on stderr, or \"N/100\" lines written to file"
+                    + " descriptor FD", (o, name, value) -> {
+                        o.progress = true;
+                        if (value != null) o.progressFd = progressFd(name, value);
+                    }),
+            CliOption.flag("-v, --verbose", "say what is copied and how it went", (o, name, value) -> o.verbose = true)),
+            CopyCommand::operand, "");
+
+    static final String USAGE = TABLE.usage();
 
     private CopyCommand() {}
 
@@ -55,38 +75,9 @@ public final class CopyCommand {
         boolean verbose;
         Endpoint source;
         Endpoint destination;
-    }
-
-    /** What a SRC or DST argument names, checked while parsing so that a mistake in it is a usage error. */
-    private record Endpoint(Kind kind, String text, long size) {
-        enum Kind { FILE, NBD, PATTERN, ZERO, DISCARD }
-
-        static Endpoint parse(String text, boolean source) throws UsageException {
-            String role = source ? "SRC" : "DST";
-            if (text.equals("null:")) {
-                if (source) throw new UsageException("null: can only be a destination (DST), not SRC");
-                return new Endpoint(Kind.DISCARD, text, 0);
-            }
-            for (Kind synthetic : new Kind[] {Kind.PATTERN, Kind.ZERO}) {
-                String prefix = synthetic.name().toLowerCase(Locale.ROOT) + ":";
-                if (!text.startsWith(prefix)) continue;
-                if (!source) throw new UsageException(prefix + "SIZE can only be a source (SRC), not DST");
-                try {
-                    return new Endpoint(synthetic, text, Arguments.size(prefix, text.substring(prefix.length())));
-                } catch (UsageException e) {
-                    throw new UsageException(role + " " + text + ": expected " + prefix + "SIZE, a size such as 64K, 512M or 1G");
-                }
-            }
-            if (NbdUri.looksLikeUri(text)) {
-                try {
-                    NbdUri.parse(text);
-                } catch (IllegalArgumentException e) {
-                    throw new UsageException(role + ": " + e.getMessage());
-                }
-                return new Endpoint(Kind.NBD, text, 0);
-            }
-            return new Endpoint(Kind.FILE, text, 0);
-        }
+        /** --filter and --dst-filter specs, in the order given: the first is nearest the copy. */
+        final List<String> sourceFilters = new ArrayList<>();
+        final List<String> destinationFilters = new ArrayList<>();
     }
 
     /** EVICT leaves the page cache as it found it; without the native library, the buffered default. */
@@ -94,231 +85,84 @@ public final class CopyCommand {
         return CacheMode.EVICT.isAvailable() ? CacheMode.EVICT : CacheMode.WRITEBACK;
     }
 
-    /** Runs {@code copy} with the arguments after the command name; returns the exit status. */
+    /**
+     * Runs {@code copy} with the arguments after the command name, and this process's standard input for SRC
+     * {@code -}; out takes the help and DST {@code -}.
+     *
+     * @param args the arguments
+     * @param out  where the help and DST {@code -} go
+     * @param err  messages
+     * @return the exit status
+     */
     public static int run(List<String> args, PrintStream out, PrintStream err) {
+        return run(args, System.in, out, out, err);
+    }
+
+    /**
+     * Runs {@code copy} with the arguments after the command name; returns the exit status.
+     *
+     * @param args the arguments
+     * @param in   what SRC {@code -} reads
+     * @param data where DST {@code -} writes
+     * @param out  where the help goes
+     * @param err  messages
+     * @return the exit status
+     */
+    public static int run(List<String> args, InputStream in, OutputStream data, PrintStream out, PrintStream err) {
         Options options;
         try {
             options = parse(args);
         } catch (UsageException | IllegalArgumentException e) {
-            err.println("pagewise copy: " + e.getMessage());
-            err.println("usage: pagewise copy [OPTIONS] SRC DST   (pagewise copy --help for the options)");
-            return 2;
+            return usageError(err, e.getMessage());
         }
         if (options == null) {
             out.println(USAGE);
             return 0;
         }
-        return new Copying(options, err).run();
+        return new Copying(options, in, data, err).run();
+    }
+
+    static int usageError(PrintStream err, String message) {
+        err.println("pagewise copy: " + message);
+        err.println(TABLE.synopsis() + "   (pagewise copy --help for the options)");
+        return 2;
     }
 
     static Options parse(List<String> args) throws UsageException {
         Options o = new Options();
-        boolean positionalOnly = false;
-        for (int i = 0; i < args.size(); i++) {
-            String arg = args.get(i);
-            if (positionalOnly || !arg.startsWith("-") || arg.equals("-")) {
-                if (o.source == null) o.source = Endpoint.parse(arg, true);
-                else if (o.destination == null) o.destination = Endpoint.parse(arg, false);
-                else throw new UsageException("more than SRC and DST given ('" + arg + "')");
-                continue;
-            }
-            switch (arg) {
-                case "--": positionalOnly = true; continue;
-                case "-h": case "--help": return null;
-                case "-v": case "--verbose": o.verbose = true; continue;
-                case "--progress": o.progress = true; continue;
-                case "--flush": o.copy.flush(true); continue;
-                case "--allocated": o.copy.allocated(true); continue;
-                case "--destination-is-zero": case "--target-is-zero": o.copy.destinationIsZero(true); continue;
-                default: break;
-            }
-            Arguments.Option option = Arguments.option(args, i, CopyCommand::takesValue);
-            i = option.next();
-            String name = option.name();
-            String value = option.value();
-            switch (name) {
-                case "--src-cache": o.srcCache = Arguments.cacheMode(name, value); break;
-                case "--dst-cache": o.dstCache = Arguments.cacheMode(name, value); break;
-                case "--connections": o.connections = Arguments.integer(name, value, 1, 64); break;
-                case "--requests": o.copy.requests(Arguments.integer(name, value, 1, 1024)); break;
-                case "--request-size": o.copy.requestSize(boundedSize(name, value, 512, 64 << 20)); break;
-                case "--sparse": {
-                    int block = boundedSize(name, value, 0, 64 << 20);
-                    if (block != 0 && block < 512) throw new UsageException(name + "=" + value + ": expected 0 or at least 512");
-                    o.copy.sparseBlock(block);
-                    break;
-                }
-                case "--progress":
-                    o.progress = true;
-                    o.progressFd = Arguments.integer(name, value, 0, 1 << 20);
-                    if (!Files.exists(Path.of("/proc/self/fd/" + o.progressFd))) {
-                        throw new UsageException(name + "=" + value + ": file descriptor " + value + " is not open");
-                    }
-                    break;
-                default:
-                    throw new UsageException("unknown option '" + name + "'");
-            }
-        }
+        if (!TABLE.parse(args, o)) return null;
         if (o.source == null || o.destination == null) throw new UsageException("SRC and DST are both needed");
+        if (o.source.isStream() && o.destination.isStream()) {
+            throw new UsageException("SRC and DST are both - : one of them must be a file, device or NBD export");
+        }
+        if (o.source.isStream() && !o.sourceFilters.isEmpty()) {
+            throw new UsageException("--filter applies to a source device, and SRC is - (standard input)");
+        }
+        if (o.destination.isStream() && !o.destinationFilters.isEmpty()) {
+            throw new UsageException("--dst-filter applies to a destination device, and DST is - (standard output)");
+        }
         return o;
     }
 
-    private static boolean takesValue(String option) {
-        switch (option) {
-            case "--src-cache": case "--dst-cache": case "--connections": case "--requests": case "--request-size":
-            case "--sparse":
-                return true;
-            default:
-                return false;
+    private static void operand(Options o, String arg, boolean afterEnd) throws UsageException {
+        if (o.source == null) o.source = Endpoint.parse(arg, true);
+        else if (o.destination == null) o.destination = Endpoint.parse(arg, false);
+        else throw new UsageException("more than SRC and DST given ('" + arg + "')");
+    }
+
+    private static int progressFd(String name, String value) throws UsageException {
+        int fd = Arguments.integer(name, value, 0, 1 << 20);
+        if (!Files.exists(Path.of("/proc/self/fd/" + fd))) {
+            throw new UsageException(Arguments.shown(name, value) + ": file descriptor " + value + " is not open");
         }
+        return fd;
     }
 
     private static int boundedSize(String name, String value, int min, int max) throws UsageException {
         long size = Arguments.size(name, value);
         if (size < min || size > max) {
-            throw new UsageException(name + "=" + value + ": expected " + Main.bytes(min) + " to " + Main.bytes(max));
+            throw new UsageException(Arguments.shown(name, value) + ": expected " + Main.bytes(min) + " to " + Main.bytes(max));
         }
         return (int) size;
-    }
-
-    /** One run of the command: opens the endpoints, copies, reports. */
-    private static final class Copying {
-        private final Options options;
-        private final PrintStream err;
-        private final Copier copier;
-        private final CountDownLatch finished = new CountDownLatch(1);
-        private ProgressReporter reporter;
-        /** The destination when it is a file, for the clean-up after a failure. */
-        private FileDevice destinationFile;
-
-        Copying(Options options, PrintStream err) {
-            this.options = options;
-            this.err = err;
-            this.copier = new Copier(options.copy);
-        }
-
-        int run() {
-            Thread stopOnSignal = new Thread(this::stopAndWait, "pagewise-copy-interrupt");
-            Runtime.getRuntime().addShutdownHook(stopOnSignal);
-            try {
-                return copy();
-            } finally {
-                finished.countDown();
-                try {
-                    Runtime.getRuntime().removeShutdownHook(stopOnSignal);
-                } catch (IllegalStateException shuttingDown) {
-                    // the hook is running: it waited for the latch above
-                }
-            }
-        }
-
-        /** Ctrl-C: stop queueing, let requests in flight finish, close the endpoints. */
-        private void stopAndWait() {
-            copier.cancel();
-            try {
-                finished.await(30, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
-
-        private int copy() {
-            BlockDevice source;
-            try {
-                source = openSource(options.source);
-            } catch (IOException | IllegalArgumentException e) {
-                err.println("pagewise copy: cannot open source " + options.source.text() + ": " + message(e));
-                return 1;
-            }
-            try (BlockDevice src = source) {
-                BlockDevice destination;
-                try {
-                    destination = openDestination(options.destination, src.size());
-                } catch (IOException | IllegalArgumentException e) {
-                    err.println("pagewise copy: cannot open destination " + options.destination.text() + ": " + message(e));
-                    return 1;
-                }
-                destinationFile = destination instanceof FileDevice ? (FileDevice) destination : null;
-                try (BlockDevice dst = destination) {
-                    if (options.verbose) {
-                        err.printf(Locale.ROOT, "pagewise copy: %s -> %s, %s, %d requests of %s%n", src.name(), dst.name(),
-                                Main.bytes(src.size()), options.copy.requests(), Main.bytes(options.copy.requestSize()));
-                    }
-                    if (options.progress) {
-                        reporter = ProgressReporter.open(options.progressFd, err);
-                        options.copy.progress(reporter);
-                    }
-                    CopyResult result = copier.copy(src, dst);
-                    if (reporter != null) reporter.finish();
-                    if (options.verbose) report(result);
-                    return 0;
-                }
-            } catch (Copier.CopyCancelledException e) {
-                if (reporter != null) reporter.finish();
-                err.println("pagewise copy: interrupted: " + e.getMessage());
-                discardUnfinishedDestination();
-                return 130;
-            } catch (IOException | RuntimeException e) {
-                if (reporter != null) reporter.finish();
-                err.println("pagewise copy: " + message(e));
-                discardUnfinishedDestination();
-                return 1;
-            }
-        }
-
-        /**
-         * After a failed or interrupted copy (the destination is closed by then): a file this copy created is
-         * removed, so that nothing that looks like a finished image is left; a file that existed is kept.
-         */
-        private void discardUnfinishedDestination() {
-            if (destinationFile == null) return;
-            Path path = destinationFile.file().path();
-            if (!destinationFile.created()) {
-                err.println("pagewise copy: kept " + path + ", which existed before the copy: it is only partly copied");
-                return;
-            }
-            try {
-                Files.deleteIfExists(path);
-                err.println("pagewise copy: removed " + path + ", which this copy had created");
-            } catch (IOException e) {
-                err.println("pagewise copy: could not remove the unfinished " + path + ": " + message(e));
-            }
-        }
-
-        private BlockDevice openSource(Endpoint source) throws IOException {
-            switch (source.kind()) {
-                case PATTERN: return SyntheticDevices.pattern(source.size());
-                case ZERO: return SyntheticDevices.zero(source.size());
-                case NBD: return NbdDevice.connect(source.text(), options.connections);
-                case FILE: return FileDevice.open(Path.of(source.text()), options.srcCache, StandardOpenOption.READ);
-                default: throw new IllegalStateException(source.kind() + " is not a source");
-            }
-        }
-
-        private BlockDevice openDestination(Endpoint destination, long sourceSize) throws IOException {
-            switch (destination.kind()) {
-                case DISCARD: return SyntheticDevices.discard();
-                case NBD: return NbdDevice.connect(destination.text(), options.connections);
-                case FILE:
-                    // A missing file is created, sparse and as large as the source, and then known to read as zeros.
-                    return FileDevice.openOrCreate(Path.of(destination.text()), options.dstCache, sourceSize);
-                default: throw new IllegalStateException(destination.kind() + " is not a destination");
-            }
-        }
-
-        private void report(CopyResult r) {
-            double seconds = r.nanos() / 1e9;
-            err.printf(Locale.ROOT, "pagewise copy: %s in %.2f s (%s/s): %s written, %s zeroed, %s already zero%n",
-                    Main.bytes(r.size()), seconds, Main.bytes((long) (r.size() / Math.max(seconds, 1e-9))),
-                    Main.bytes(r.dataBytes()), Main.bytes(r.zeroedBytes()), Main.bytes(r.skippedBytes()));
-        }
-    }
-
-    private static String message(Throwable e) {
-        String text = e.getMessage();
-        if (e instanceof java.nio.file.NoSuchFileException && text != null && !text.contains(":")) {
-            return text + ": no such file";
-        }
-        return text == null ? e.toString() : text;
     }
 }

@@ -3,8 +3,12 @@ package io.pagewise.cli;
 import io.pagewise.Native;
 import io.pagewise.PageCache;
 import io.pagewise.Residency;
+import java.io.FileDescriptor;
+import java.io.FileInputStream;
+import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -15,40 +19,77 @@ import java.util.Properties;
 
 /** {@code pagewise} command line: a thin layer over the public API. */
 public final class Main {
-    private static final String USAGE = String.join("\n",
-            "usage: pagewise COMMAND [ARGS]",
-            "",
+    /** What the options before a command ask for. */
+    static final class Options {
+        boolean version;
+    }
+
+    /** pagewise's own options, before the command: the usage and (checked by a test) README.md come from it. */
+    static final OptionTable<Options> TABLE = new OptionTable<>("usage: pagewise COMMAND [ARGS]", String.join("\n",
             "commands:",
             "  cachestats FILE...   show how much of each file is in the page cache (like vmtouch)",
             "  evict FILE...        write back and drop each file from the page cache",
             "  serve [OPTIONS] [FILE]  serve FILE over NBD (pagewise serve --help)",
             "  copy [OPTIONS] SRC DST  copy files and NBD exports, sparse and cache-friendly (pagewise copy --help)",
             "",
-            "options:",
-            "  -h, --help           show this help",
-            "  -V, --version        show the version and whether the native library is loaded");
+            "options:"), List.of(
+            CliOption.flag("-V, --version", "show the version and whether the native library is loaded",
+                    (o, name, value) -> o.version = true)),
+            (o, operand, afterEnd) -> { throw new UsageException("unknown command '" + operand + "'"); }, "");
+
+    /** The options of cachestats and evict: none but help; FILE... are their operands. */
+    static OptionTable<List<String>> fileCommandTable(String command) {
+        return new OptionTable<>("usage: pagewise " + command + " [--] FILE...", "", List.of(),
+                (files, operand, afterEnd) -> files.add(operand), " (use -- before a FILE that starts with -)");
+    }
+
+    static final String USAGE = TABLE.usage();
 
     private Main() {}
 
+    /**
+     * Runs the command line and exits with its status.
+     *
+     * @param args the command line
+     */
     public static void main(String[] args) {
-        System.exit(run(args, System.out, System.err));
+        // copy's - reads file descriptor 0 and writes 1 through their FileChannels: no copies, no buffer that hides a
+        // failed write.
+        System.exit(run(args, new FileInputStream(FileDescriptor.in), new FileOutputStream(FileDescriptor.out),
+                System.out, System.err));
     }
 
-    /** Runs a command line; returns the exit status. */
+    /**
+     * Runs a command line with standard input and output for copy's {@code -} as they are; returns the exit status.
+     *
+     * @param args the command line
+     * @param out  text output
+     * @param err  messages
+     * @return the exit status
+     */
     public static int run(String[] args, PrintStream out, PrintStream err) {
+        return run(args, System.in, out, out, err);
+    }
+
+    /**
+     * Runs a command line; returns the exit status.
+     *
+     * @param args the command line
+     * @param in   what {@code copy - DST} reads
+     * @param data where {@code copy SRC -} writes
+     * @param out  text output
+     * @param err  messages
+     * @return the exit status
+     */
+    public static int run(String[] args, InputStream in, OutputStream data, PrintStream out, PrintStream err) {
         if (args.length == 0) {
             err.println(USAGE);
             return 2;
         }
         List<String> rest = Arrays.asList(args).subList(1, args.length);
         switch (args[0]) {
-            case "-h": case "--help": case "help":
+            case "help":
                 out.println(USAGE);
-                return 0;
-            case "-V": case "--version":
-                out.println("pagewise " + version() + " (native library: "
-                        + (Native.isAvailable() ? "loaded, " + Native.platform() + ", " + Native.binding() : Native.loadError().getMessage())
-                        + ")");
                 return 0;
             case "cachestats":
                 return forEachFile("cachestats", rest, out, err, Main::cachestats);
@@ -60,11 +101,32 @@ public final class Main {
             case "serve":
                 return ServeCommand.run(rest, out, err);
             case "copy":
-                return CopyCommand.run(rest, out, err);
+                return CopyCommand.run(rest, in, data, out, err);
             default:
-                err.println("pagewise: unknown command '" + args[0] + "'\n" + USAGE);
-                return 2;
+                return options(args[0], out, err);
         }
+    }
+
+    /** Not a command: -h, -V and their long names (what follows them is ignored), or a mistake. */
+    private static int options(String arg, PrintStream out, PrintStream err) {
+        Options options = new Options();
+        try {
+            if (!TABLE.parse(List.of(arg), options)) {
+                out.println(USAGE);
+                return 0;
+            }
+        } catch (UsageException e) {
+            err.println("pagewise: " + e.getMessage() + "\n" + USAGE);
+            return 2;
+        }
+        if (!options.version) {
+            err.println("pagewise: no COMMAND given\n" + USAGE);
+            return 2;
+        }
+        out.println("pagewise " + version() + " (native library: "
+                + (Native.isAvailable() ? "loaded, " + Native.platform() + ", " + Native.binding() : Native.loadError().getMessage())
+                + ")");
+        return 0;
     }
 
     private interface FileAction {
@@ -72,25 +134,19 @@ public final class Main {
     }
 
     private static int forEachFile(String command, List<String> args, PrintStream out, PrintStream err, FileAction action) {
-        String usage = "usage: pagewise " + command + " [--] FILE...";
+        OptionTable<List<String>> table = fileCommandTable(command);
         List<String> files = new ArrayList<>();
-        boolean positionalOnly = false;
-        for (String arg : args) {
-            if (positionalOnly || !arg.startsWith("-") || arg.equals("-")) {
-                files.add(arg);
-            } else if (arg.equals("--")) {
-                positionalOnly = true;
-            } else if (arg.equals("-h") || arg.equals("--help")) {
-                out.println(usage);
+        try {
+            if (!table.parse(args, files)) {
+                out.println(table.usage());
                 return 0;
-            } else {
-                err.println("pagewise " + command + ": unknown option '" + arg + "' (use -- before a FILE that starts with -)\n"
-                        + usage);
-                return 2;
             }
+        } catch (UsageException e) {
+            err.println("pagewise " + command + ": " + e.getMessage() + "\n" + table.synopsis());
+            return 2;
         }
         if (files.isEmpty()) {
-            err.println("pagewise " + command + ": no FILE given\n" + usage);
+            err.println("pagewise " + command + ": no FILE given\n" + table.synopsis());
             return 2;
         }
         if (!Native.isAvailable()) {

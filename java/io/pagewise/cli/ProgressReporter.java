@@ -20,6 +20,7 @@ final class ProgressReporter implements CopyProgress {
     private final long started = System.nanoTime();
     private int lastPercent = -1;
     private long lastDrawn;
+    private long lastStreamed;
 
     private ProgressReporter(OutputStream fd, PrintStream terminal) {
         this.fd = fd;
@@ -49,6 +50,10 @@ final class ProgressReporter implements CopyProgress {
 
     @Override
     public synchronized void progress(long done, long total) {
+        if (total < 0) {
+            unknownTotal(done);
+            return;
+        }
         int percent = total == 0 ? 100 : (int) (done * 100 / total);
         if (fd != null) {
             if (percent == lastPercent) return;
@@ -71,6 +76,29 @@ final class ProgressReporter implements CopyProgress {
         }
         lastPercent = percent;
         terminal.flush();
+    }
+
+    /**
+     * A copy from a stream, whose end is not known: bytes and rate, on a terminal redrawn, else a line every 64 MiB;
+     * nothing on the file descriptor, whose N/100 lines need the total (100/100 comes at the end).
+     */
+    private void unknownTotal(long done) {
+        if (fd != null) return;
+        long now = System.nanoTime();
+        if (isTerminal) {
+            if (now - lastDrawn < 200_000_000L) return;
+            lastDrawn = now;
+            terminal.print("\r" + streamed(done, now) + "\u001b[K");
+        } else if (done >> 26 != lastStreamed >> 26) {
+            terminal.println(streamed(done, now));
+        }
+        lastStreamed = done;
+        terminal.flush();
+    }
+
+    private String streamed(long done, long now) {
+        double seconds = Math.max((now - started) / 1e9, 1e-3);
+        return String.format(Locale.ROOT, "%s of the input, %s/s", Main.bytes(done), Main.bytes((long) (done / seconds)));
     }
 
     private String bar(long done, long total, long now) {

@@ -2,6 +2,7 @@ package io.pagewise.cli;
 
 import io.pagewise.AccessHint;
 import io.pagewise.CacheMode;
+import io.pagewise.filters.Filters;
 import io.pagewise.nbd.server.NbdServer;
 import io.pagewise.nbd.NbdUri;
 import io.pagewise.nbd.TlsMode;
@@ -11,47 +12,81 @@ import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
 /** {@code pagewise serve}: serves a file (or a scratch demo image, or another NBD server's export) with {@link NbdServer}. */
 public final class ServeCommand {
-    static final String USAGE = String.join("\n",
-            "usage: pagewise serve [OPTIONS] [FILE | NBD-URI]",
-            "",
+    private static final String DESCRIPTION = String.join("\n",
             "Serves FILE over NBD; without FILE, serves a sparse 1 GiB scratch image that is removed at exit.",
-            "With an NBD URI (nbd://HOST[:PORT]/EXPORT, nbd+unix:///EXPORT?socket=PATH), proxies that export.",
-            "",
-            "  --cache=MODE              writeback (default), writethrough, unsafe, direct, directsync, evict, dontcache",
-            "  --hint=HINT               normal (default), sequential, random",
-            "  -r, --read-only           refuse writes, trims and zeroes",
-            "  --socket=PATH             listen on a Unix socket",
-            "  --port=N                  listen on TCP port N (default 10809)",
-            "  --bind=ADDR               TCP address to listen on (default 127.0.0.1; 0.0.0.0 or :: for all)",
-            "  --export-name=NAME        export name (default: empty)",
-            "  --description=TEXT        export description shown by clients",
-            "  --run=CMD                 run CMD with sh -c ($uri, $nbd, $exportname, and $unixsocket or $port set),",
-            "                            stop when it exits and exit with its status",
-            "  --stats[=FILE]            at exit, print request statistics and page-cache residency (default stderr)",
-            "  --threads=N               threads serving each connection: its requests run at once (default 16)",
-            "  --max-connections=N       connections in transmission at once (default 64); a client that",
-            "                            completes its handshake beyond it is refused",
-            "  --max-handshakes=N        connections in the handshake at once (default 64); beyond it the",
-            "                            oldest pending handshake is dropped to make room",
-            "  --max-inflight-bytes=SIZE payload bytes buffered at once (default 64M; K, M, G suffixes);",
-            "                            one connection may hold a quarter of it",
-            "  --handshake-timeout=SECONDS  drop clients that have not finished the handshake by then",
-            "                            (default 10; 0 for no limit)",
-            "  --idle-timeout=SECONDS    close connections with no request in flight and nothing received",
-            "                            for that long (default 0: no limit)",
-            "  --shutdown-grace=SECONDS  at exit, time left to connections to send the replies they owe",
-            "                            before they are cut (default 5)",
-            "  --create=SIZE             create FILE (sparse) or extend it to SIZE",
-            "  --tls=MODE                off (default), on (offer TLS), require (refuse clients until they start TLS)",
-            "  --tls-certificates=DIR    ca-cert.pem, server-cert.pem and server-key.pem, as nbdkit and qemu use them",
-            "  --tls-verify-peer         clients must present a certificate that chains to DIR/ca-cert.pem",
-            "  --tls-psk=FILE            not supported: the JDK's TLS has no pre-shared keys (use --tls-certificates)",
-            "  -v, --verbose             log every request");
+            "With an NBD URI (nbd://HOST[:PORT]/EXPORT, nbd+unix:///EXPORT?socket=PATH), proxies that export.");
+
+    /** Every option of serve, once: the usage, the parsing and (checked by a test) docs/SERVER.md come from it. */
+    static final OptionTable<Options> TABLE = new OptionTable<>("usage: pagewise serve [OPTIONS] [FILE | NBD-URI]",
+            DESCRIPTION, List.of(
+            CliOption.value("--cache", "MODE", "writeback (default), writethrough, unsafe, direct, directsync, evict, dontcache",
+                    (o, name, value) -> { o.cache = Arguments.cacheMode(name, value); o.cacheGiven = true; }),
+            CliOption.value("--hint", "HINT", "normal (default), sequential, random",
+                    (o, name, value) -> o.hint = hint(name, value)),
+            CliOption.flag("-r, --read-only", "refuse writes, trims and zeroes", (o, name, value) -> o.readOnly = true),
+            CliOption.value("--filter", "NAME[:KEY=VALUE,...]", "wrap the served device in a filter ("
+                    + String.join(", ", Filters.names()) + "); repeatable, the first given is nearest the client",
+                    (o, name, value) -> o.filters.add(Arguments.filter(name, value))),
+            CliOption.value("--socket", "PATH", "listen on a Unix socket",
+                    (o, name, value) -> o.socket = Path.of(nonEmpty(name, value))),
+            CliOption.value("--port", "N", "listen on TCP port N (default 10809)",
+                    (o, name, value) -> o.port = Arguments.integer(name, value, 0, 65535)),
+            CliOption.value("--bind", "ADDR", "TCP address to listen on (default 127.0.0.1; 0.0.0.0 or :: for all)",
+                    (o, name, value) -> o.bind = address(name, nonEmpty(name, value))),
+            CliOption.value("--export-name", "NAME", "export name (default: empty)",
+                    (o, name, value) -> o.exportName = nbdString(name, value)),
+            CliOption.value("--description", "TEXT", "export description shown by clients",
+                    (o, name, value) -> o.description = nbdString(name, value)),
+            CliOption.value("--run", "CMD", "run CMD with sh -c ($uri, $nbd, $exportname, and $unixsocket or $port set),"
+                    + " stop when it exits and exit with its status", (o, name, value) -> o.run = nonEmpty(name, value)),
+            CliOption.optionalValue("--stats", "FILE", "at exit, print request statistics and page-cache residency"
+                    + " (default stderr)", (o, name, value) -> {
+                        o.stats = true;
+                        if (value != null) o.statsFile = Path.of(nonEmpty(name, value));
+                    }),
+            CliOption.value("--threads", "N", "threads serving each connection: its requests run at once (default 16)",
+                    (o, name, value) -> o.threads = Arguments.integer(name, value, 1, 1024)),
+            CliOption.value("--max-connections", "N", "connections in transmission at once (default 64); a client that"
+                    + " completes its handshake beyond it is refused",
+                    (o, name, value) -> o.maxConnections = Arguments.integer(name, value, 1, 65536)),
+            CliOption.value("--max-handshakes", "N", "connections in the handshake at once (default 64); beyond it the"
+                    + " oldest pending handshake is dropped to make room",
+                    (o, name, value) -> o.maxHandshakes = Arguments.integer(name, value, 1, 65536)),
+            CliOption.value("--max-inflight-bytes", "SIZE", "payload bytes buffered at once (default 64M; K, M, G"
+                    + " suffixes); one connection may hold a quarter of it",
+                    (o, name, value) -> o.maxInflightBytes = Arguments.size(name, value)),
+            CliOption.value("--handshake-timeout", "SECONDS", "drop clients that have not finished the handshake by then"
+                    + " (default 10; 0 for no limit)",
+                    (o, name, value) -> o.handshakeTimeoutSeconds = Arguments.integer(name, value, 0, 86400)),
+            CliOption.value("--idle-timeout", "SECONDS", "close connections with no request in flight and nothing"
+                    + " received for that long (default 0: no limit)",
+                    (o, name, value) -> o.idleTimeoutSeconds = Arguments.integer(name, value, 0, 864000)),
+            CliOption.value("--shutdown-grace", "SECONDS", "at exit, time left to connections to send the replies they"
+                    + " owe before they are cut (default 5)",
+                    (o, name, value) -> o.shutdownGraceSeconds = Arguments.integer(name, value, 0, 3600)),
+            CliOption.value("--create", "SIZE", "create FILE (sparse) or extend it to SIZE",
+                    (o, name, value) -> o.create = Arguments.size(name, value)),
+            CliOption.value("--tls", "MODE", "off (default), on (offer TLS), require (refuse clients until they start TLS)",
+                    (o, name, value) -> o.tls = tlsMode(name, value)),
+            CliOption.value("--tls-certificates", "DIR", "ca-cert.pem, server-cert.pem and server-key.pem, as nbdkit and"
+                    + " qemu use them", (o, name, value) -> o.tlsCertificates = Path.of(nonEmpty(name, value))),
+            CliOption.flag("--tls-verify-peer", "clients must present a certificate that chains to DIR/ca-cert.pem",
+                    (o, name, value) -> o.tlsVerifyPeer = true),
+            CliOption.value("--tls-psk", "FILE", "not supported: the JDK's TLS has no pre-shared keys (use"
+                    + " --tls-certificates)", (o, name, value) -> {
+                        throw new UsageException("--tls-psk is not supported: the JDK's TLS has no pre-shared keys "
+                                + "(see docs/SERVER.md); use --tls-certificates=DIR");
+                    }),
+            CliOption.flag("-v, --verbose", "log every request", (o, name, value) -> o.verbose = true)),
+            ServeCommand::operand, "");
+
+    static final String USAGE = TABLE.usage();
 
     static final long DEMO_SIZE = 1L << 30;
 
@@ -85,6 +120,8 @@ public final class ServeCommand {
         TlsMode tls = TlsMode.OFF;
         Path tlsCertificates;
         boolean tlsVerifyPeer;
+        /** --filter specs, in the order given: the first is nearest the client. */
+        final List<String> filters = new ArrayList<>();
     }
 
     /** Runs {@code serve} with the arguments after the command name; returns the exit status. */
@@ -94,7 +131,7 @@ public final class ServeCommand {
             options = parse(args);
         } catch (UsageException e) {
             err.println("pagewise serve: " + e.getMessage());
-            err.println("usage: pagewise serve [OPTIONS] [FILE | NBD-URI]   (pagewise serve --help for the options)");
+            err.println(TABLE.synopsis() + "   (pagewise serve --help for the options)");
             return 2;
         }
         if (options == null) {
@@ -103,6 +140,10 @@ public final class ServeCommand {
         }
         try {
             return new Serving(options, out, err).serve();
+        } catch (Serving.FilterSpecException e) {
+            err.println("pagewise serve: " + e.getMessage());
+            err.println(TABLE.synopsis() + "   (pagewise serve --help for the options)");
+            return 2;
         } catch (IOException | RuntimeException e) {
             err.println("pagewise serve: " + e.getMessage());
             return 1;
@@ -111,63 +152,7 @@ public final class ServeCommand {
 
     static Options parse(List<String> args) throws UsageException {
         Options o = new Options();
-        for (int i = 0; i < args.size(); i++) {
-            String arg = args.get(i);
-            if (arg.equals("-h") || arg.equals("--help")) return null;
-            if (arg.equals("-r") || arg.equals("--read-only")) { o.readOnly = true; continue; }
-            if (arg.equals("-v") || arg.equals("--verbose")) { o.verbose = true; continue; }
-            if (arg.equals("--stats")) { o.stats = true; continue; }
-            if (arg.equals("--tls-verify-peer")) { o.tlsVerifyPeer = true; continue; }
-            if (!arg.startsWith("-") || arg.equals("-")) {
-                if (o.file != null || o.upstream != null) {
-                    throw new UsageException("more than one FILE given ('" + (o.file != null ? o.file : o.upstream)
-                            + "' and '" + arg + "')");
-                }
-                if (NbdUri.looksLikeUri(arg)) {
-                    o.upstream = arg;
-                } else {
-                    o.file = Path.of(arg);
-                }
-                continue;
-            }
-            if (arg.equals("--")) {
-                if (i + 2 < args.size()) throw new UsageException("more than one FILE given");
-                if (i + 1 < args.size()) o.file = Path.of(args.get(i + 1));
-                break;
-            }
-            Arguments.Option option = Arguments.option(args, i, ServeCommand::takesValue);
-            i = option.next();
-            String name = option.name();
-            String value = option.value();
-            switch (name) {
-                case "--cache": o.cache = Arguments.cacheMode(name, value); o.cacheGiven = true; break;
-                case "--hint": o.hint = hint(value); break;
-                case "--socket": o.socket = Path.of(nonEmpty(name, value)); break;
-                case "--port": o.port = Arguments.integer(name, value, 0, 65535); break;
-                case "--bind": o.bind = address(name, nonEmpty(name, value)); break;
-                case "--export-name": o.exportName = nbdString(name, value); break;
-                case "--description": o.description = nbdString(name, value); break;
-                case "--run": o.run = nonEmpty(name, value); break;
-                case "--stats": o.stats = true; o.statsFile = Path.of(nonEmpty(name, value)); break;
-                case "--threads": o.threads = Arguments.integer(name, value, 1, 1024); break;
-                case "--max-connections": o.maxConnections = Arguments.integer(name, value, 1, 65536); break;
-                case "--max-inflight-bytes": o.maxInflightBytes = Arguments.size(name, value); break;
-                case "--handshake-timeout": o.handshakeTimeoutSeconds = Arguments.integer(name, value, 0, 86400); break;
-                case "--max-handshakes": o.maxHandshakes = Arguments.integer(name, value, 1, 65536); break;
-                case "--idle-timeout": o.idleTimeoutSeconds = Arguments.integer(name, value, 0, 864000); break;
-                case "--shutdown-grace": o.shutdownGraceSeconds = Arguments.integer(name, value, 0, 3600); break;
-                case "--create": o.create = Arguments.size(name, value); break;
-                case "--tls": o.tls = tlsMode(value); break;
-                case "--tls-certificates": o.tlsCertificates = Path.of(nonEmpty(name, value)); break;
-                case "--tls-psk":
-                    throw new UsageException("--tls-psk is not supported: the JDK's TLS has no pre-shared keys "
-                            + "(see docs/SERVER.md); use --tls-certificates=DIR");
-                case "--read-only": case "--verbose": case "--tls-verify-peer":
-                    throw new UsageException("option " + name + " takes no value");
-                default:
-                    throw new UsageException("unknown option '" + name + "'");
-            }
-        }
+        if (!TABLE.parse(args, o)) return null;
         if (o.socket != null && (o.port != null || o.bind != null)) {
             throw new UsageException("--socket cannot be combined with --port or --bind");
         }
@@ -189,33 +174,34 @@ public final class ServeCommand {
         return o;
     }
 
-    private static boolean takesValue(String option) {
-        switch (option) {
-            case "--cache": case "--hint": case "--socket": case "--port": case "--bind": case "--export-name":
-            case "--description": case "--run": case "--threads": case "--max-connections":
-            case "--max-inflight-bytes": case "--handshake-timeout": case "--create": case "--max-handshakes":
-            case "--idle-timeout": case "--shutdown-grace": case "--tls": case "--tls-certificates": case "--tls-psk":
-                return true;
-            default:
-                return false;
+    /** FILE or NBD-URI; after --, always a FILE. */
+    private static void operand(Options o, String arg, boolean afterEnd) throws UsageException {
+        if (o.file != null || o.upstream != null) {
+            throw new UsageException("more than one FILE given ('" + (o.file != null ? o.file : o.upstream)
+                    + "' and '" + arg + "')");
+        }
+        if (!afterEnd && NbdUri.looksLikeUri(arg)) {
+            o.upstream = arg;
+        } else {
+            o.file = Path.of(arg);
         }
     }
 
-    private static AccessHint hint(String value) throws UsageException {
+    private static AccessHint hint(String name, String value) throws UsageException {
         switch (value.toLowerCase(Locale.ROOT)) {
             case "normal": return AccessHint.NORMAL;
             case "sequential": return AccessHint.SEQUENTIAL;
             case "random": return AccessHint.RANDOM;
-            default: throw new UsageException("--hint=" + value + ": expected normal, sequential or random");
+            default: throw new UsageException(Arguments.shown(name, value) + ": expected normal, sequential or random");
         }
     }
 
-    private static TlsMode tlsMode(String value) throws UsageException {
+    private static TlsMode tlsMode(String name, String value) throws UsageException {
         switch (value) {
             case "off": return TlsMode.OFF;
             case "on": return TlsMode.ON;
             case "require": return TlsMode.REQUIRE;
-            default: throw new UsageException("--tls=" + value + ": expected off, on or require");
+            default: throw new UsageException(Arguments.shown(name, value) + ": expected off, on or require");
         }
     }
 

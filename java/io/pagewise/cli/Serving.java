@@ -8,6 +8,7 @@ import io.pagewise.StorageFile;
 import io.pagewise.device.BlockDevice;
 import io.pagewise.devices.FileDevice;
 import io.pagewise.devices.NbdDevice;
+import io.pagewise.filters.Filters;
 import io.pagewise.filters.ReadOnlyFilter;
 import io.pagewise.nbd.server.NbdServer;
 import io.pagewise.nbd.TlsCertificates;
@@ -36,7 +37,7 @@ final class Serving {
     private Path file;
     /** The file served, or null when proxying. */
     private FileDevice export;
-    /** What the server serves: the file, or the proxied export (behind the read-only filter with -r). */
+    /** What the server serves: the file or the proxied export (behind the read-only filter with -r), under --filter. */
     private BlockDevice device;
     private NbdServer server;
     private Thread hook;
@@ -70,6 +71,7 @@ final class Serving {
                 if (options.hint != AccessHint.NORMAL) export.file().advise(options.hint);
                 device = export;
             }
+            device = filtered(device);
             server = startServer();
             if (options.run != null) return runCaptive();
             announce();
@@ -89,6 +91,26 @@ final class Serving {
                     // the JVM is already shutting down; the hook is running
                 }
             }
+        }
+    }
+
+    /**
+     * The --filter stack over the device, so that closing what is served at exit closes the filters and the device.
+     * A filter that refuses its parameters is a usage mistake; the device is closed (by finish) and nothing served.
+     */
+    private BlockDevice filtered(BlockDevice base) throws IOException {
+        if (options.filters.isEmpty()) return base;
+        try {
+            return Filters.apply(base, options.filters);
+        } catch (IllegalArgumentException e) {
+            throw new FilterSpecException("--filter: " + e.getMessage());
+        }
+    }
+
+    /** A --filter the filters refused once applied: exit status 2, as for any other usage mistake. */
+    static final class FilterSpecException extends IOException {
+        FilterSpecException(String message) {
+            super(message);
         }
     }
 

@@ -409,5 +409,14 @@ public final class Copier {
         public CopyCancelledException(long done, long total) {
             super("copy cancelled after " + done + " of " + total + " bytes");
         }
+
+        /**
+         * A cancelled copy of a stream, whose length is not known.
+         *
+         * @param done bytes finished when it stopped
+         */
+        public CopyCancelledException(long done) {
+            super("copy cancelled after " + done + " bytes");
+        }
     }
 }

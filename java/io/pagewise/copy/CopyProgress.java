@@ -15,7 +15,8 @@ public interface CopyProgress {
      * succeeded.
      *
      * @param done  bytes finished so far
-     * @param total the bytes of the whole copy
+     * @param total the bytes of the whole copy, or -1 while a copy from a stream ({@link StreamCopier}) does not
+     *              know it yet
      */
     void progress(long done, long total);
 }

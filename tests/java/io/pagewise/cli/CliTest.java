@@ -70,30 +70,9 @@ class CliTest {
         assertTrue(r.out.startsWith(a + ": "), r.out);
     }
 
-    /** Every option the help of serve and copy names is in their docs, and every option the docs name is in the help. */
+    /** The usage made from the tables keeps the details the hand-written one had (the docs: OptionDocsTest). */
     @Test
-    void helpAndDocsNameTheSameOptions() throws Exception {
-        java.util.regex.Pattern option = java.util.regex.Pattern.compile("(?<![\\w-])(--?[a-zA-Z][\\w-]*)");
-        String[][] pairs = {{ServeCommand.USAGE, "docs/SERVER.md"}, {CopyCommand.USAGE, "docs/COPY.md"}};
-        for (String[] pair : pairs) {
-            String doc = Files.readString(Path.of(System.getProperty("user.dir"), pair[1]));
-            String table = doc.substring(doc.indexOf("## Options"), doc.indexOf("\n## ", doc.indexOf("## Options") + 1));
-            java.util.Set<String> inHelp = new java.util.TreeSet<>();
-            java.util.Set<String> inDoc = new java.util.TreeSet<>();
-            for (String line : pair[0].split("\n")) {
-                // An option line starts with its options: "  -r, --read-only   refuse ..."
-                for (String word : line.trim().split("\\s+")) {
-                    java.util.regex.Matcher m = option.matcher(word);
-                    if (!line.startsWith("  -") || !m.lookingAt()) break;
-                    inHelp.add(m.group(1));
-                }
-            }
-            for (String line : table.split("\n")) {
-                if (!line.startsWith("| `-")) continue;
-                option.matcher(line.substring(0, line.indexOf(" |", 2))).results().forEach(m -> inDoc.add(m.group(1)));
-            }
-            assertEquals(inHelp, inDoc, pair[1] + "'s option table against the help");
-        }
+    void usageKeepsItsDetails() {
         assertTrue(ServeCommand.USAGE.contains("$exportname"), ServeCommand.USAGE);
         assertTrue(CopyCommand.USAGE.contains("at least 512"), CopyCommand.USAGE);
     }

@@ -58,6 +58,11 @@ class LauncherIT {
         assertNoWarnings(ExternalTools.run(env, 60, launcher.toString(), "--version"), "bin/pagewise --version");
         assertNoWarnings(ExternalTools.run(env, 60, launcher.toString(), "copy", "pattern:4M", "null:"),
                 "bin/pagewise copy pattern:4M null:");
+        // copy SRC - writes the bytes to the launcher's standard output, a pipe here.
+        ExternalTools.Result streamed = ExternalTools.run(env, 60, "bash", "-c",
+                "set -o pipefail; \"$0\" copy pattern:4M - | wc -c", launcher.toString());
+        assertNoWarnings(streamed, "bin/pagewise copy pattern:4M - | wc -c");
+        assertEquals("4194304", streamed.stdout().strip());
     }
 
     /**

@@ -1,0 +1,303 @@
+package io.pagewise.cli;
+
+import io.pagewise.StorageFile;
+import io.pagewise.copy.Copier;
+import io.pagewise.copy.CopyException;
+import io.pagewise.copy.CopyResult;
+import io.pagewise.copy.StreamCopier;
+import io.pagewise.device.BlockDevice;
+import io.pagewise.devices.FileDevice;
+import io.pagewise.devices.NbdDevice;
+import io.pagewise.devices.SyntheticDevices;
+import io.pagewise.filters.Filters;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.channels.Channels;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+
+/** One run of {@code copy}: opens the endpoints, copies, reports, and cleans up after a failure. */
+final class Copying {
+    /** A copy between the opened endpoints. */
+    @FunctionalInterface
+    private interface Body {
+        CopyResult run() throws IOException;
+    }
+
+    /** A --filter or --dst-filter that the filters refused once applied: exit status 2. */
+    private static final class FilterRefused extends Exception {
+        FilterRefused(String message) {
+            super(message);
+        }
+    }
+
+    private final CopyCommand.Options options;
+    private final InputStream in;
+    private final OutputStream data;
+    private final PrintStream err;
+    private final CountDownLatch finished = new CountDownLatch(1);
+    /** Stops the copy that runs; set before it starts. */
+    private volatile Runnable cancel = () -> {};
+    /** How far the copy that runs has come. */
+    private LongSupplier bytesDone = () -> 0;
+    private ProgressReporter reporter;
+    /** The destination when it is a file, for the clean-up after a failure. */
+    private Path destinationFile;
+    private boolean destinationCreated;
+    private boolean discarded;
+
+    Copying(CopyCommand.Options options, InputStream in, OutputStream data, PrintStream err) {
+        this.options = options;
+        this.in = in;
+        this.data = data;
+        this.err = err;
+    }
+
+    int run() {
+        Thread stopOnSignal = new Thread(this::stopAndWait, "pagewise-copy-interrupt");
+        Runtime.getRuntime().addShutdownHook(stopOnSignal);
+        try {
+            return copy();
+        } catch (FilterRefused e) {
+            return CopyCommand.usageError(err, e.getMessage());
+        } finally {
+            finished.countDown();
+            try {
+                Runtime.getRuntime().removeShutdownHook(stopOnSignal);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook is running: it waited for the latch above
+            }
+        }
+    }
+
+    /** Ctrl-C: stop queueing, let requests in flight finish, close the endpoints. */
+    private void stopAndWait() {
+        cancel.run();
+        try {
+            finished.await(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private int copy() throws FilterRefused {
+        if (options.source.isStream()) return fromInput();
+        BlockDevice source;
+        try {
+            source = openSource(options.source);
+        } catch (IOException | IllegalArgumentException e) {
+            err.println("pagewise copy: cannot open source " + options.source.text() + ": " + message(e));
+            return 1;
+        }
+        BlockDevice src = filtered(source, "--filter", options.sourceFilters);
+        try (src) {
+            if (options.destination.isStream()) {
+                StreamCopier copier = streamCopier();
+                return guarded(src.name(), "-", src.size(), () -> copier.copy(src, Channels.newChannel(data)));
+            }
+            BlockDevice destination;
+            try {
+                destination = openDestination(options.destination, src.size());
+            } catch (IOException | IllegalArgumentException e) {
+                err.println("pagewise copy: cannot open destination " + options.destination.text() + ": " + message(e));
+                return 1;
+            }
+            BlockDevice filtered;
+            try {
+                filtered = filtered(destination, "--dst-filter", options.destinationFilters);
+            } catch (FilterRefused e) {
+                // A usage mistake leaves nothing behind: not the file that opening the destination created.
+                if (destinationCreated) Files.deleteIfExists(destinationFile);
+                throw e;
+            }
+            try (BlockDevice dst = filtered) {
+                Copier copier = new Copier(options.copy);
+                cancel = copier::cancel;
+                bytesDone = copier::bytesDone;
+                return guarded(src.name(), dst.name(), src.size(), () -> copier.copy(src, dst));
+            }
+        } catch (IOException e) {
+            return closeFailed(e);
+        }
+    }
+
+    /**
+     * SRC is -: a destination that exists keeps its size (the input may not be longer); a missing file is created
+     * and grows with the input, so it has no fixed size for --dst-filter to work on.
+     */
+    private int fromInput() throws FilterRefused {
+        StreamCopier copier = streamCopier();
+        String target = options.destination.text();
+        if (options.destination.kind() == Endpoint.Kind.FILE && !Files.exists(Path.of(target))) {
+            if (!options.destinationFilters.isEmpty()) {
+                throw new FilterRefused("--dst-filter needs a destination of fixed size, and " + target + " does not"
+                        + " exist: with SRC - it would grow as the input is read (create it first, or drop --dst-filter)");
+            }
+            StorageFile file;
+            try {
+                file = StorageFile.open(Path.of(target), options.dstCache, StandardOpenOption.READ,
+                        StandardOpenOption.WRITE, StandardOpenOption.CREATE_NEW);
+            } catch (IOException | RuntimeException e) {
+                err.println("pagewise copy: cannot open destination " + target + ": " + message(e));
+                return 1;
+            }
+            destinationFile = file.path();
+            destinationCreated = true;
+            try (file) {
+                return guarded("-", target, -1, () -> copier.copy(Channels.newChannel(in), file));
+            } catch (IOException e) {
+                return closeFailed(e);
+            }
+        }
+        BlockDevice destination;
+        try {
+            if (options.destination.kind() == Endpoint.Kind.FILE) {
+                destination = FileDevice.open(Path.of(target), options.dstCache, StandardOpenOption.READ,
+                        StandardOpenOption.WRITE);
+                destinationFile = Path.of(target);
+            } else {
+                destination = openDestination(options.destination, 0);
+            }
+        } catch (IOException | IllegalArgumentException e) {
+            err.println("pagewise copy: cannot open destination " + target + ": " + message(e));
+            return 1;
+        }
+        try (BlockDevice dst = filtered(destination, "--dst-filter", options.destinationFilters)) {
+            return guarded("-", dst.name(), -1, () -> copier.copy(Channels.newChannel(in), dst));
+        } catch (IOException e) {
+            return closeFailed(e);
+        }
+    }
+
+    /** Closing an end failed (its last writes may not have reached it): a failed copy. */
+    private int closeFailed(IOException e) {
+        err.println("pagewise copy: " + message(e));
+        discardUnfinishedDestination(false);
+        return 1;
+    }
+
+    private StreamCopier streamCopier() {
+        StreamCopier copier = new StreamCopier(options.copy);
+        cancel = copier::cancel;
+        bytesDone = copier::bytesDone;
+        return copier;
+    }
+
+    /** The filters over a device just opened; when they refuse their parameters the device is closed. */
+    private static BlockDevice filtered(BlockDevice device, String option, List<String> specs) throws FilterRefused {
+        if (specs.isEmpty()) return device;
+        try {
+            return Filters.apply(device, specs);
+        } catch (IllegalArgumentException | IOException e) {
+            try {
+                device.close();
+            } catch (IOException | RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw new FilterRefused(option + ": " + message(e));
+        }
+    }
+
+    /** Runs the copy with progress and the report; a failure or Ctrl-C removes a destination file it created. */
+    private int guarded(String from, String to, long size, Body body) {
+        try {
+            if (options.verbose) {
+                boolean stream = options.source.isStream() || options.destination.isStream();
+                err.printf(Locale.ROOT, "pagewise copy: %s -> %s, %s, %s of %s%n", from, to,
+                        size < 0 ? "size unknown until the input ends" : Main.bytes(size),
+                        stream ? "one request at a time" : options.copy.requests() + " requests",
+                        Main.bytes(options.copy.requestSize()));
+            }
+            if (options.progress) {
+                reporter = ProgressReporter.open(options.progressFd, err);
+                options.copy.progress(reporter);
+            }
+            CopyResult result = body.run();
+            data.flush();
+            if (reporter != null) reporter.finish();
+            if (options.verbose) report(result);
+            return 0;
+        } catch (Copier.CopyCancelledException e) {
+            if (reporter != null) reporter.finish();
+            err.println("pagewise copy: interrupted: " + e.getMessage());
+            discardUnfinishedDestination(false);
+            return 130;
+        } catch (IOException | RuntimeException e) {
+            if (reporter != null) reporter.finish();
+            err.println("pagewise copy: " + message(e));
+            // The size and read-only checks fail before any request: the destination is as it was.
+            discardUnfinishedDestination(e instanceof CopyException && ((CopyException) e).offset() < 0
+                    && bytesDone.getAsLong() == 0);
+            return 1;
+        }
+    }
+
+    /**
+     * After a failed or interrupted copy (the destination is closed by then): a file this copy created is
+     * removed, so that nothing that looks like a finished image is left; a file that existed is kept.
+     */
+    private void discardUnfinishedDestination(boolean untouched) {
+        if (destinationFile == null || discarded) return;
+        discarded = true;
+        if (!destinationCreated) {
+            err.println("pagewise copy: kept " + destinationFile + ", which existed before the copy: "
+                    + (untouched ? "the copy stopped before writing to it" : "it is only partly copied"));
+            return;
+        }
+        try {
+            Files.deleteIfExists(destinationFile);
+            err.println("pagewise copy: removed " + destinationFile + ", which this copy had created");
+        } catch (IOException e) {
+            err.println("pagewise copy: could not remove the unfinished " + destinationFile + ": " + message(e));
+        }
+    }
+
+    private BlockDevice openSource(Endpoint source) throws IOException {
+        switch (source.kind()) {
+            case PATTERN: return SyntheticDevices.pattern(source.size());
+            case ZERO: return SyntheticDevices.zero(source.size());
+            case NBD: return NbdDevice.connect(source.text(), options.connections);
+            case FILE: return FileDevice.open(Path.of(source.text()), options.srcCache, StandardOpenOption.READ);
+            default: throw new IllegalStateException(source.kind() + " is not a source");
+        }
+    }
+
+    private BlockDevice openDestination(Endpoint destination, long sourceSize) throws IOException {
+        switch (destination.kind()) {
+            case DISCARD: return SyntheticDevices.discard();
+            case NBD: return NbdDevice.connect(destination.text(), options.connections);
+            case FILE: {
+                // A missing file is created, sparse and as large as the source, and then known to read as zeros.
+                FileDevice file = FileDevice.openOrCreate(Path.of(destination.text()), options.dstCache, sourceSize);
+                destinationFile = file.file().path();
+                destinationCreated = file.created();
+                return file;
+            }
+            default: throw new IllegalStateException(destination.kind() + " is not a destination");
+        }
+    }
+
+    private void report(CopyResult r) {
+        double seconds = r.nanos() / 1e9;
+        err.printf(Locale.ROOT, "pagewise copy: %s in %.2f s (%s/s): %s written, %s zeroed, %s already zero%n",
+                Main.bytes(r.size()), seconds, Main.bytes((long) (r.size() / Math.max(seconds, 1e-9))),
+                Main.bytes(r.dataBytes()), Main.bytes(r.zeroedBytes()), Main.bytes(r.skippedBytes()));
+    }
+
+    static String message(Throwable e) {
+        String text = e.getMessage();
+        if (e instanceof NoSuchFileException && text != null && !text.contains(":")) {
+            return text + ": no such file";
+        }
+        return text == null ? e.toString() : text;
+    }
+}

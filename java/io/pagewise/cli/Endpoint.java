@@ -1,0 +1,42 @@
+package io.pagewise.cli;
+
+import io.pagewise.nbd.NbdUri;
+import java.util.Locale;
+
+/** What a SRC or DST argument of copy names, checked while parsing so that a mistake in it is a usage error. */
+record Endpoint(Endpoint.Kind kind, String text, long size) {
+    /** The kinds of SRC and DST. */
+    enum Kind { FILE, NBD, PATTERN, ZERO, DISCARD, STREAM }
+
+    static Endpoint parse(String text, boolean source) throws UsageException {
+        String role = source ? "SRC" : "DST";
+        if (text.equals("-")) return new Endpoint(Kind.STREAM, source ? "- (standard input)" : "- (standard output)", 0);
+        if (text.equals("null:")) {
+            if (source) throw new UsageException("null: can only be a destination (DST), not SRC");
+            return new Endpoint(Kind.DISCARD, text, 0);
+        }
+        for (Kind synthetic : new Kind[] {Kind.PATTERN, Kind.ZERO}) {
+            String prefix = synthetic.name().toLowerCase(Locale.ROOT) + ":";
+            if (!text.startsWith(prefix)) continue;
+            if (!source) throw new UsageException(prefix + "SIZE can only be a source (SRC), not DST");
+            try {
+                return new Endpoint(synthetic, text, Arguments.size(prefix, text.substring(prefix.length())));
+            } catch (UsageException e) {
+                throw new UsageException(role + " " + text + ": expected " + prefix + "SIZE, a size such as 64K, 512M or 1G");
+            }
+        }
+        if (NbdUri.looksLikeUri(text)) {
+            try {
+                NbdUri.parse(text);
+            } catch (IllegalArgumentException e) {
+                throw new UsageException(role + ": " + e.getMessage());
+            }
+            return new Endpoint(Kind.NBD, text, 0);
+        }
+        return new Endpoint(Kind.FILE, text, 0);
+    }
+
+    boolean isStream() {
+        return kind == Kind.STREAM;
+    }
+}

@@ -1,0 +1,135 @@
+package io.pagewise.cli;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.pagewise.testing.ExternalTools;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code --filter} on serve and copy and {@code --dst-filter} on copy, end to end. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class FilterOptionsTest {
+    @TempDir
+    Path dir;
+
+    private record Outcome(int status, String out, String err) {}
+
+    private static Outcome pagewise(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int status = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        return new Outcome(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    private Path randomFile(String name, int size) throws IOException {
+        byte[] data = new byte[size];
+        new Random(size).nextBytes(data);
+        return Files.write(dir.resolve(name), data);
+    }
+
+    /** A client's write through {@code serve --filter=readonly} is refused with EPERM and the file is unchanged. */
+    @Test
+    void serveWithTheReadonlyFilterRefusesAClientsWrite() throws Exception {
+        Path file = randomFile("disk.img", 1 << 20);
+        byte[] before = Files.readAllBytes(file);
+        String python = ExternalTools.python();
+        Path script = dir.resolve("write.py");
+        Files.writeString(script, String.join("\n",
+                "import errno, os, nbd",
+                "h = nbd.NBD()",
+                "h.connect_uri(os.environ['uri'])",
+                "assert h.is_read_only(), 'the export is not advertised read-only'",
+                "h.set_strict_mode(0)",
+                "try:",
+                "    h.pwrite(b'x' * 4096, 0)",
+                "    raise SystemExit(5)",
+                "except nbd.Error as e:",
+                "    assert e.errno in (errno.EPERM, 'EPERM'), e.errno",
+                ""));
+        Outcome outcome = pagewise("serve", "--filter=readonly", "--run", python + " " + script, file.toString());
+        assertEquals(0, outcome.status(), outcome.out() + outcome.err());
+        assertArrayEquals(before, Files.readAllBytes(file));
+
+        Outcome unfiltered = pagewise("serve", "--run", python + " " + script, file.toString());
+        assertTrue(unfiltered.status() != 0, "without the filter the write goes through: " + unfiltered.err());
+    }
+
+    @Test
+    void serveRefusesAnUnknownFilterAndParametersAFilterDoesNotTake() {
+        Path never = dir.resolve("never.img");
+        Outcome unknown = pagewise("serve", "--filter=frob", "--create=1M", never.toString());
+        assertEquals(2, unknown.status(), unknown.err());
+        assertTrue(unknown.err().contains("pagewise serve: --filter=frob: unknown filter 'frob': expected one of readonly"),
+                unknown.err());
+        assertFalse(Files.exists(never), "a usage error must not create the file");
+
+        Outcome parameters = pagewise("serve", "--filter=readonly:speed=1", "--run", "exit 7", "--create=1M",
+                never.toString());
+        assertEquals(2, parameters.status(), parameters.err());
+        assertTrue(parameters.err().contains("pagewise serve: --filter: filter readonly takes no parameters, got speed"),
+                parameters.err());
+        assertTrue(parameters.err().contains("usage: pagewise serve"), parameters.err());
+    }
+
+    private static Outcome copy(String... args) {
+        List<String> all = new ArrayList<>(List.of("copy"));
+        all.addAll(List.of(args));
+        return pagewise(all.toArray(String[]::new));
+    }
+
+    @Test
+    void copyWithAReadonlyDestinationFilterIsRefusedBeforeCopying() throws Exception {
+        Path src = randomFile("src.img", 1 << 20);
+        Path created = dir.resolve("new.img");
+        Outcome toNew = copy("--dst-filter=readonly", src.toString(), created.toString());
+        assertEquals(1, toNew.status(), toNew.err());
+        assertTrue(toNew.err().contains("pagewise copy: destination " + created + " is read-only"), toNew.err());
+        assertFalse(Files.exists(created), "the file the refused copy created is removed: " + toNew.err());
+
+        Path existing = dir.resolve("old.img");
+        Files.write(existing, new byte[1 << 20]);
+        Outcome toOld = copy("--dst-filter", "readonly", src.toString(), existing.toString());
+        assertEquals(1, toOld.status(), toOld.err());
+        assertArrayEquals(new byte[1 << 20], Files.readAllBytes(existing), "nothing was written");
+        assertTrue(toOld.err().contains("kept " + existing + ", which existed before the copy: the copy stopped before"
+                + " writing to it"), toOld.err());
+
+        Outcome fromFiltered = copy("--filter=readonly", src.toString(), existing.toString());
+        assertEquals(0, fromFiltered.status(), "a read-only source copies: " + fromFiltered.err());
+        assertArrayEquals(Files.readAllBytes(src), Files.readAllBytes(existing));
+    }
+
+    @Test
+    void copyRefusesAnUnknownFilterAndBadParametersNamingTheOption() throws Exception {
+        Path src = randomFile("src.img", 4096);
+        Path dst = dir.resolve("dst.img");
+        Outcome unknown = copy("--dst-filter=frob", src.toString(), dst.toString());
+        assertEquals(2, unknown.status(), unknown.err());
+        assertTrue(unknown.err().contains("--dst-filter=frob: unknown filter 'frob'"), unknown.err());
+        Outcome parameters = copy("--filter=readonly:x=1", src.toString(), dst.toString());
+        assertEquals(2, parameters.status(), parameters.err());
+        assertTrue(parameters.err().contains("pagewise copy: --filter: filter readonly takes no parameters, got x"),
+                parameters.err());
+        assertFalse(Files.exists(dst), "the source's filter is refused before the destination is opened");
+        Outcome dstParameters = copy("--dst-filter=readonly:x=1", src.toString(), dst.toString());
+        assertEquals(2, dstParameters.status(), dstParameters.err());
+        assertTrue(dstParameters.err().contains("pagewise copy: --dst-filter: filter readonly takes no parameters"),
+                dstParameters.err());
+        assertFalse(Files.exists(dst), "a refused --dst-filter leaves no file behind");
+    }
+}
