@@ -59,7 +59,7 @@ import io.pagewise.nbd.TlsMode;
  * Each connection has a thread of its own in the handshake, and {@link Builder#threads} in transmission.
  *
  * <p>With {@link Builder#tls} the server speaks TLS after the client's STARTTLS, on TCP and Unix sockets alike;
- * {@link TlsCertificates} makes the context from an nbdkit-style certificates directory.
+ * {@link io.pagewise.nbd.TlsCertificates} makes the context from an nbdkit-style certificates directory.
  */
 public final class NbdServer implements Closeable {
     /** The port a server listens on when no address is given: 10809, NBD's registered port, on the loopback address. */
@@ -440,7 +440,7 @@ public final class NbdServer implements Closeable {
 
         /**
          * Serves TLS (NBD's STARTTLS) with sessions from context: {@link TlsMode#ON} offers it,
-         * {@link TlsMode#REQUIRE} refuses everything else before it. {@link TlsCertificates#serverContext} makes a
+         * {@link TlsMode#REQUIRE} refuses everything else before it. {@link io.pagewise.nbd.TlsCertificates#serverContext} makes a
          * context from a certificates directory.
          *
          * @param context where the server's certificate and key (and, for {@link #tlsVerifyPeer}, the trusted CAs)
@@ -459,7 +459,7 @@ public final class NbdServer implements Closeable {
 
         /**
          * Requires TLS clients to present a certificate that the context's trust managers accept (with
-         * {@link TlsCertificates#serverContext}, one that chains to {@code ca-cert.pem}); default false.
+         * {@link io.pagewise.nbd.TlsCertificates#serverContext}, one that chains to {@code ca-cert.pem}); default false.
          *
          * @param verifyPeer true to require and verify client certificates
          * @return this builder
