@@ -241,8 +241,9 @@ public final class CopyCommand {
                 destinationFile = destination instanceof FileDevice ? (FileDevice) destination : null;
                 try (BlockDevice dst = destination) {
                     if (options.verbose) {
-                        err.printf(Locale.ROOT, "pagewise copy: %s -> %s, %s, %d requests of %s%n", src.name(), dst.name(),
-                                Main.bytes(src.size()), options.copy.requests(), Main.bytes(options.copy.requestSize()));
+                        // The devices' own descriptions: an NBD export's says how many connections it got.
+                        err.printf(Locale.ROOT, "pagewise copy: %s -> %s, %s, %d requests of %s%n", src, dst,
+                                Main.bytes(src.size()), options.copy.requests(), Main.bytes(copier.requestSize(src, dst)));
                     }
                     if (options.progress) {
                         reporter = ProgressReporter.open(options.progressFd, err);
