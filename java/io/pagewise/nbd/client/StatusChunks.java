@@ -17,8 +17,8 @@ import java.nio.channels.ByteChannel;
  * than any honest reply ends the connection, as libnbd does.
  */
 final class StatusChunks {
-    /** The longest BLOCK_STATUS chunk taken, libnbd's limit on any reply chunk: 64 MiB of descriptors. */
-    static final long MAX_CHUNK = (64L << 20) + 8;
+    /** The most descriptor bytes in a chunk taken, libnbd's limit on any reply chunk: 64 MiB of descriptors. */
+    static final long MAX_DESCRIPTOR_BYTES = 64L << 20;
 
     private StatusChunks() {}
 
@@ -31,9 +31,10 @@ final class StatusChunks {
         if (length < prefix + size || (length - prefix) % size != 0) {
             throw new IOException(type + " chunk of " + length + " bytes");
         }
-        if (length > MAX_CHUNK) {
+        if (length > MAX_DESCRIPTOR_BYTES + prefix) {
             throw new IOException(type + " chunk of " + length + " bytes (" + (length - prefix) / size + " descriptors) to "
-                    + request.describe() + " is longer than the " + MAX_CHUNK + " bytes any reply needs");
+                    + request.describe() + " is longer than the " + (MAX_DESCRIPTOR_BYTES + prefix)
+                    + " bytes any reply needs");
         }
         // The context id, and a wide chunk's descriptor count, which may be 0 and is not needed: the length says it.
         scratch.clear().limit(prefix);
