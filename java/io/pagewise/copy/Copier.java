@@ -44,7 +44,7 @@ public final class Copier {
     public static final String LOGGER_NAME = "io.pagewise.copy";
     static final System.Logger LOG = System.getLogger(LOGGER_NAME);
 
-    /** Zero ranges are sent in pieces no longer than this (NBD lengths are 32-bit). */
+    /** Zero ranges are handed to the workers in pieces no longer than this, so that several zero at once. */
     private static final long MAX_ZERO_REQUEST = 1L << 30;
     /** Runs asked of the source's map at once: enough to keep the queue fed, few enough to bound the list. */
     private static final int MAX_EXTENTS = 4096;

@@ -21,7 +21,7 @@ import java.util.Set;
  */
 public final class NbdDevice implements BlockDevice {
     private static final ByteBuffer ZEROES = ByteBuffer.allocateDirect(1 << 20).asReadOnlyBuffer();
-    /** NBD request lengths are 32-bit; longer ranges are sent in pieces of this. */
+    /** Compact NBD request lengths are 32-bit: without extended headers longer ranges are sent in pieces of this. */
     private static final long MAX_RANGE = 1L << 30;
     /** The longest zero, trim or map request: MAX_RANGE with compact headers, any length with extended ones. */
     private final long maxRange;
