@@ -162,6 +162,20 @@ class ExtendedHeadersTest {
         }
     }
 
+    /** An option the server does not take is refused by name, or by number when the spec gives it none. */
+    @Test
+    void refusalsNameTheOption() throws Exception {
+        try (Client client = new Client()) {
+            ByteBuffer[] message = new ByteBuffer[1];
+            client.option(OPT_PEEK_EXPORT, new byte[0]);
+            assertEquals(REP_ERR_UNSUP, client.optionReply(OPT_PEEK_EXPORT, message));
+            assertEquals("option PEEK_EXPORT is not supported", StandardCharsets.UTF_8.decode(message[0]).toString());
+            client.option(12, new byte[0]);
+            assertEquals(REP_ERR_UNSUP, client.optionReply(12, message));
+            assertEquals("option OPT_12 is not supported", StandardCharsets.UTF_8.decode(message[0]).toString());
+        }
+    }
+
     @Test
     void extendedHeadersAloneAllowMetaContextsAndDf() throws Exception {
         try (Client client = new Client()) {
