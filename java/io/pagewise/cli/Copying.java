@@ -102,7 +102,8 @@ final class Copying {
         try (src) {
             if (options.destination.isStream()) {
                 StreamCopier copier = streamCopier();
-                return guarded(src.name(), "-", src.size(), () -> copier.copy(src, Channels.newChannel(data)));
+                return guarded(src.toString(), "-", src.size(), options.copy.requestSize(),
+                        () -> copier.copy(src, Channels.newChannel(data)));
             }
             BlockDevice destination;
             try {
@@ -123,7 +124,9 @@ final class Copying {
                 Copier copier = new Copier(options.copy);
                 cancel = copier::cancel;
                 bytesDone = copier::bytesDone;
-                return guarded(src.name(), dst.name(), src.size(), () -> copier.copy(src, dst));
+                // The devices' own descriptions: an NBD export's says how many connections it got and their headers.
+                return guarded(src.toString(), dst.toString(), src.size(), copier.requestSize(src, dst),
+                        () -> copier.copy(src, dst));
             }
         } catch (IOException e) {
             return closeFailed(e);
@@ -153,7 +156,8 @@ final class Copying {
             destinationFile = file.path();
             destinationCreated = true;
             try (file) {
-                return guarded("-", target, -1, () -> copier.copy(Channels.newChannel(in), file));
+                return guarded("-", target, -1, options.copy.requestSize(),
+                        () -> copier.copy(Channels.newChannel(in), file));
             } catch (IOException e) {
                 return closeFailed(e);
             }
@@ -172,7 +176,8 @@ final class Copying {
             return 1;
         }
         try (BlockDevice dst = filtered(destination, "--dst-filter", options.destinationFilters)) {
-            return guarded("-", dst.name(), -1, () -> copier.copy(Channels.newChannel(in), dst));
+            return guarded("-", dst.toString(), -1, options.copy.requestSize(),
+                    () -> copier.copy(Channels.newChannel(in), dst));
         } catch (IOException e) {
             return closeFailed(e);
         }
@@ -208,14 +213,14 @@ final class Copying {
     }
 
     /** Runs the copy with progress and the report; a failure or Ctrl-C removes a destination file it created. */
-    private int guarded(String from, String to, long size, Body body) {
+    private int guarded(String from, String to, long size, int requestSize, Body body) {
         try {
             if (options.verbose) {
                 boolean stream = options.source.isStream() || options.destination.isStream();
                 err.printf(Locale.ROOT, "pagewise copy: %s -> %s, %s, %s of %s%n", from, to,
                         size < 0 ? "size unknown until the input ends" : Main.bytes(size),
                         stream ? "one request at a time" : options.copy.requests() + " requests",
-                        Main.bytes(options.copy.requestSize()));
+                        Main.bytes(requestSize));
             }
             if (options.progress) {
                 reporter = ProgressReporter.open(options.progressFd, err);

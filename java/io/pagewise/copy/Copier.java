@@ -44,10 +44,15 @@ public final class Copier {
     public static final String LOGGER_NAME = "io.pagewise.copy";
     static final System.Logger LOG = System.getLogger(LOGGER_NAME);
 
-    /** Zero ranges are sent in pieces no longer than this (NBD lengths are 32-bit). */
+    /** Zero ranges are handed to the workers in pieces no longer than this, so that several zero at once. */
     private static final long MAX_ZERO_REQUEST = 1L << 30;
     /** Runs asked of the source's map at once: enough to keep the queue fed, few enough to bound the list. */
     private static final int MAX_EXTENTS = 4096;
+    /**
+     * The most of the source's map asked for at once; a device answers less when it must (an NBD server with compact
+     * headers 1 GiB), and with 64-bit lengths a sparse image's map is a few requests instead of one per GiB.
+     */
+    private static final long MAP_WINDOW = 1L << 50;
     private static final Work END = new Work(-1, 0, false);
 
     private final CopyOptions options;
@@ -108,9 +113,7 @@ public final class Copier {
         describe("source", source);
         describe("destination", destination);
         int block = lcm(source.minimumBlockSize(), destination.minimumBlockSize());
-        int requestSize = Math.min(options.requestSize(), Math.min(source.maximumBlockSize(),
-                destination.maximumBlockSize()));
-        requestSize = Math.max(block, requestSize / block * block);
+        int requestSize = requestSize(source, destination);
         // allocated() promises every byte allocated, so zero ranges are written even where they already read as zeros.
         boolean skipZeros = !options.allocated() && (options.destinationIsZero() || destination.startsZeroed());
         if (LOG.isLoggable(Level.DEBUG)) {
@@ -167,6 +170,20 @@ public final class Copier {
         return result;
     }
 
+    /**
+     * The size of the read and write requests a copy between these devices uses: the options' size, capped by both
+     * devices' maximum block size and aligned to both minimums.
+     *
+     * @param source      what would be copied
+     * @param destination where it would go
+     * @return the request size in bytes
+     */
+    public int requestSize(BlockDevice source, BlockDevice destination) {
+        int block = lcm(source.minimumBlockSize(), destination.minimumBlockSize());
+        int size = Math.min(options.requestSize(), Math.min(source.maximumBlockSize(), destination.maximumBlockSize()));
+        return Math.max(block, size / block * block);
+    }
+
     private void queueWork(BlockDevice source, BlockingQueue<Work> queue, int requestSize)
             throws IOException, InterruptedException {
         long position = 0;
@@ -174,7 +191,7 @@ public final class Copier {
             long mapped = position;
             List<Extent> extents;
             try {
-                extents = source.extents(position, Math.min(total - position, 1L << 30), MAX_EXTENTS);
+                extents = source.extents(position, Math.min(total - position, MAP_WINDOW), MAX_EXTENTS);
             } catch (IOException e) {
                 throw new CopyException("reading the allocation map of " + source.name() + " at offset " + position
                         + " failed: " + e.getMessage(), position, e);

@@ -21,8 +21,10 @@ import java.util.Set;
  */
 public final class NbdDevice implements BlockDevice {
     private static final ByteBuffer ZEROES = ByteBuffer.allocateDirect(1 << 20).asReadOnlyBuffer();
-    /** NBD request lengths are 32-bit; longer ranges are sent in pieces of this. */
+    /** Compact NBD request lengths are 32-bit: without extended headers longer ranges are sent in pieces of this. */
     private static final long MAX_RANGE = 1L << 30;
+    /** The longest zero, trim or map request: MAX_RANGE with compact headers, any length with extended ones. */
+    private final long maxRange;
 
     private final NbdClient client;
     private final ExportInfo info;
@@ -35,6 +37,7 @@ public final class NbdDevice implements BlockDevice {
     public NbdDevice(NbdClient client) {
         this.client = client;
         this.info = client.info();
+        this.maxRange = info.extendedHeaders() ? Long.MAX_VALUE : MAX_RANGE;
     }
 
     /**
@@ -74,7 +77,7 @@ public final class NbdDevice implements BlockDevice {
     public void zero(long offset, long length, Set<ZeroFlag> flags) throws IOException {
         if (info.canZero()) {
             for (long at = offset, end = offset + length; at < end; ) {
-                long n = Math.min(end - at, MAX_RANGE);
+                long n = Math.min(end - at, maxRange);
                 client.zero(at, n, flags);
                 at += n;
             }
@@ -94,7 +97,7 @@ public final class NbdDevice implements BlockDevice {
     @Override
     public void trim(long offset, long length, boolean fua) throws IOException {
         for (long at = offset, end = offset + length; at < end; ) {
-            long n = Math.min(end - at, MAX_RANGE);
+            long n = Math.min(end - at, maxRange);
             client.trim(at, n);
             at += n;
         }
@@ -106,10 +109,10 @@ public final class NbdDevice implements BlockDevice {
         client.flush();
     }
 
-    /** One BLOCK_STATUS of at most 1 GiB, clipped to the range asked for. */
+    /** One BLOCK_STATUS of at most 1 GiB (of any length with extended headers), clipped to the range asked for. */
     @Override
     public List<Extent> extents(long offset, long length, int maxExtents) throws IOException {
-        long asked = Math.min(length, MAX_RANGE);
+        long asked = Math.min(length, maxRange);
         List<Extent> clipped = new ArrayList<>();
         for (Extent e : client.extents(offset, asked)) {
             long start = Math.max(e.offset(), offset);
@@ -159,10 +162,14 @@ public final class NbdDevice implements BlockDevice {
         client.close();
     }
 
-    /** The URI and the connections in use, with why there is only one when the server forbids more. */
+    /**
+     * The URI and the connections in use, with why there is only one when the server forbids more, and whether they
+     * have extended headers.
+     */
     @Override
     public String toString() {
         return name() + " (" + client.connectionCount() + (client.connectionCount() == 1 ? " connection" : " connections")
-                + (info.canMultiConn() ? "" : ", no multi-conn") + ")";
+                + (info.canMultiConn() ? "" : ", no multi-conn") + (info.extendedHeaders() ? ", extended headers" : "")
+                + ")";
     }
 }

@@ -152,9 +152,9 @@ class ApplicationLoggingTest {
         }
         String name = Copier.LOGGER_NAME;
         String uri = "nbd+unix:///?socket=" + socket;
-        assertEquals(1, logged(name, Level.FINE, "destination " + uri + " (2 connections): 1048576 bytes, requests of 1 to ")
+        assertEquals(1, logged(name, Level.FINE, "destination " + uri + " (2 connections, extended headers): 1048576 bytes, requests of 1 to ")
                 .size(), all());
-        assertEquals(1, logged(name, Level.FINE, "source " + uri + " (1 connection): 1048576 bytes, requests of 1 to ")
+        assertEquals(1, logged(name, Level.FINE, "source " + uri + " (1 connection, extended headers): 1048576 bytes, requests of 1 to ")
                 .size(), all());
         assertEquals(1, logged(name, Level.FINE, "source pattern:1048576: 1048576 bytes, requests of 1 to 2147483647 bytes,"
                 + " no map of holes: everything is read as data").size(), all());

@@ -27,7 +27,8 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * One transmission-phase connection: any thread sends requests, one reader thread matches replies to them by
- * cookie and completes their futures.
+ * cookie and completes their futures. Requests and replies are compact, or extended (32-byte headers, 64-bit
+ * lengths) when the handshake negotiated extended headers.
  */
 final class ClientConnection {
     /** How long close() lets the goodbye to the server take before it closes the socket under it. */
@@ -37,8 +38,6 @@ final class ClientConnection {
      * about 5 MiB of Extents. A server that sends more has its extra descriptors dropped.
      */
     public static final int MAX_KEPT_EXTENTS = 1 << 17;
-    /** The longest BLOCK_STATUS chunk taken, libnbd's limit on any reply chunk: 64 MiB of descriptors. */
-    static final long MAX_BLOCK_STATUS_CHUNK = (64L << 20) + 4;
     private static final ByteBuffer ZEROES = ByteBuffer.allocateDirect(64 * 1024).asReadOnlyBuffer();
 
     /** The socket, or the TLS channel over it. */
@@ -53,7 +52,8 @@ final class ClientConnection {
     private final ReentrantLock sendLock = new ReentrantLock();
     /** The socket under channel: closing it is what unblocks a stuck send. */
     private final SocketChannel socket;
-    private final ByteBuffer requestHeader = ByteBuffer.allocateDirect(REQUEST_HEADER_SIZE);
+    private final ByteBuffer requestHeader = ByteBuffer.allocateDirect(EXTENDED_HEADER_SIZE);
+    private final boolean extended;
     private final Thread reader;
     private volatile IOException broken;
     private volatile boolean closing;
@@ -115,6 +115,7 @@ final class ClientConnection {
         this.channel = tls != null ? tls : socket;
         this.out = tls != null ? tls : socket;
         this.info = info;
+        this.extended = info.extendedHeaders();
         this.server = server;
         this.reader = new Thread(this::readReplies, "pagewise-nbd-client-" + index);
         reader.setDaemon(true);
@@ -133,9 +134,8 @@ final class ClientConnection {
         inFlight.put(cookie, request);
         sendLock.lock();
         try {
-            requestHeader.clear();
-            requestHeader.putInt(REQUEST_MAGIC).putShort((short) flags).putShort((short) request.command)
-                    .putLong(cookie).putLong(request.offset).putInt((int) request.length).flip();
+            putHeader(payload != null && extended ? flags | CMD_FLAG_PAYLOAD_LEN : flags, request.command, cookie,
+                    request.offset, request.length);
             if (payload == null) {
                 SocketIo.writeFully(channel, requestHeader);
             } else {
@@ -152,6 +152,19 @@ final class ClientConnection {
         return request.done;
     }
 
+    /** Fills requestHeader with a compact or an extended request header; the caller holds the send lock. */
+    private void putHeader(int flags, int command, long cookie, long offset, long length) {
+        requestHeader.clear();
+        requestHeader.putInt(extended ? EXTENDED_REQUEST_MAGIC : REQUEST_MAGIC).putShort((short) flags)
+                .putShort((short) command).putLong(cookie).putLong(offset);
+        if (extended) {
+            requestHeader.putLong(length);
+        } else {
+            requestHeader.putInt((int) length);
+        }
+        requestHeader.flip();
+    }
+
     private CompletableFuture<Void> failed(Request request, IOException cause) {
         request.done.completeExceptionally(new IOException(request.describe() + " to " + server + " failed: "
                 + cause.getMessage(), cause));
@@ -159,14 +172,23 @@ final class ClientConnection {
     }
 
     private void readReplies() {
-        ByteBuffer header = ByteBuffer.allocateDirect(CHUNK_HEADER_SIZE);
+        ByteBuffer header = ByteBuffer.allocateDirect(EXTENDED_HEADER_SIZE);
         ByteBuffer scratch = ByteBuffer.allocateDirect(64 * 1024);
         try {
             while (true) {
                 header.clear().limit(4);
                 if (!SocketIo.readFully(channel, header)) throw new EOFException("server closed the connection");
                 int magic = header.getInt(0);
-                if (magic == SIMPLE_REPLY_MAGIC) {
+                if (extended != (magic == EXTENDED_REPLY_MAGIC)) {
+                    throw new IOException("bad reply magic 0x" + Integer.toHexString(magic) + " (extended headers are "
+                            + (extended ? "" : "not ") + "in use)");
+                }
+                if (extended) {
+                    header.limit(EXTENDED_HEADER_SIZE);
+                    SocketIo.readExactly(channel, header);
+                    chunk(header.getShort(4) & 0xffff, header.getShort(6) & 0xffff, header.getLong(8),
+                            header.getLong(24), scratch);
+                } else if (magic == SIMPLE_REPLY_MAGIC) {
                     header.limit(SIMPLE_REPLY_HEADER_SIZE);
                     SocketIo.readExactly(channel, header);
                     simpleReply(header.getInt(4), header.getLong(8));
@@ -204,6 +226,7 @@ final class ClientConnection {
 
     private void chunk(int flags, int type, long cookie, long length, ByteBuffer scratch) throws IOException {
         Request request = lookUp(cookie);
+        if (length < 0) throw new IOException("reply chunk of " + Long.toUnsignedString(length) + " bytes");
         switch (type) {
             case REPLY_TYPE_NONE:
                 if (length != 0) throw new IOException("NONE chunk with " + length + " bytes");
@@ -234,7 +257,10 @@ final class ClientConnection {
                 break;
             }
             case REPLY_TYPE_BLOCK_STATUS:
-                blockStatusChunk(request, length, scratch);
+            case REPLY_TYPE_BLOCK_STATUS_EXT:
+                if (type == REPLY_TYPE_BLOCK_STATUS_EXT && !extended) throw new IOException("BLOCK_STATUS_EXT chunk "
+                        + "without extended headers");
+                StatusChunks.read(channel, request, length, type == REPLY_TYPE_BLOCK_STATUS_EXT, scratch);
                 break;
             default:
                 if ((type & 0x8000) != 0) {
@@ -258,39 +284,6 @@ final class ClientConnection {
             }
             inFlight.remove(cookie);
             finish(request, request.error);
-        }
-    }
-
-    /**
-     * Keeps at most {@link #MAX_KEPT_EXTENTS} descriptors of a request, and none past the end of its range: the
-     * caller asks again from where the list ends, as it must for any server that answers a prefix. The rest of the
-     * chunk is read in batches and dropped, so a hostile reply costs the client time on the wire, not memory; a
-     * chunk longer than any honest reply ends the connection, as libnbd does.
-     */
-    private void blockStatusChunk(Request request, long length, ByteBuffer scratch) throws IOException {
-        if (length < 12 || (length - 4) % 8 != 0) throw new IOException("BLOCK_STATUS chunk of " + length + " bytes");
-        if (length > MAX_BLOCK_STATUS_CHUNK) {
-            throw new IOException("BLOCK_STATUS chunk of " + length + " bytes (" + (length - 4) / 8 + " descriptors) to "
-                    + request.describe() + " is longer than the " + MAX_BLOCK_STATUS_CHUNK + " bytes any reply needs");
-        }
-        readLong(scratch, 4);
-        long position = request.offset;
-        long end = request.offset + request.length;
-        int batch = scratch.capacity() / 8;
-        for (long left = (length - 4) / 8; left > 0; ) {
-            int n = (int) Math.min(left, batch);
-            scratch.clear().limit(n * 8);
-            SocketIo.readExactly(channel, scratch);
-            for (int i = 0; i < n; i++) {
-                long extent = Integer.toUnsignedLong(scratch.getInt(8 * i));
-                int state = scratch.getInt(8 * i + 4);
-                if (request.extents != null && extent > 0 && position < end
-                        && request.extents.size() < MAX_KEPT_EXTENTS) {
-                    request.extents.add(new Extent(position, extent, (state & STATE_ZERO) != 0));
-                }
-                position += extent;
-            }
-            left -= n;
         }
     }
 
@@ -362,9 +355,7 @@ final class ClientConnection {
         try {
             if (broken == null && tryLockSend()) {
                 try {
-                    requestHeader.clear();
-                    requestHeader.putInt(REQUEST_MAGIC).putShort((short) 0).putShort((short) CMD_DISC)
-                            .putLong(cookies.incrementAndGet()).putLong(0).putInt(0).flip();
+                    putHeader(0, CMD_DISC, cookies.incrementAndGet(), 0, 0);
                     SocketIo.writeFully(channel, requestHeader);
                 } catch (IOException e) {
                     // the server hung up first, or the watchdog closed the socket: nothing left to say

@@ -13,9 +13,11 @@ import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLException;
 
 /**
- * The client side of the fixed-newstyle handshake: structured replies, {@code base:allocation}, then GO with a
- * block-size request (EXPORT_NAME when the server does not know GO). With a TLS engine, STARTTLS comes first, and
- * the connection fails when the server will not start TLS.
+ * The client side of the fixed-newstyle handshake: extended headers (structured replies when the server does not
+ * know them), {@code base:allocation}, then GO with a block-size request (EXPORT_NAME when the server does not know
+ * GO, which extended headers rule out). With a TLS engine, STARTTLS comes first, and the connection fails when the
+ * server will not start TLS. A handshake that fails after the greeting ends with ABORT, so that the server sees a
+ * client that left rather than one that vanished.
  */
 final class ClientHandshake {
     private static final long OLDSTYLE_MAGIC = 0x00420281861253L;
@@ -26,6 +28,8 @@ final class ClientHandshake {
     /** The socket, or the TLS channel over it after STARTTLS. */
     private ByteChannel channel;
     private TlsChannel tls;
+    /** Set while the TLS handshake runs: a failure then leaves nothing to say ABORT over. */
+    private boolean tlsHandshaking;
     private final String server;
     private final String exportName;
     private final byte[] exportNameBytes;
@@ -55,6 +59,27 @@ final class ClientHandshake {
 
     public ExportInfo negotiate() throws IOException {
         ByteBuffer greeting = read(18);
+        long second = greeting.getLong(8);
+        boolean fixed = second == IHAVEOPT && (greeting.getShort(16) & FLAG_FIXED_NEWSTYLE) != 0;
+        try {
+            return negotiate(greeting);
+        } catch (IOException | RuntimeException e) {
+            // After a failed TLS handshake the spec wants a hard disconnect: nothing can be said in the clear.
+            if (fixed && !tlsHandshaking) abortQuietly();
+            throw e;
+        }
+    }
+
+    /** Says goodbye with ABORT, without waiting for its ACK (the spec allows that); a broken connection says nothing. */
+    private void abortQuietly() {
+        try {
+            sendOption(OPT_ABORT, ByteBuffer.allocate(0));
+        } catch (IOException | RuntimeException e) {
+            // the server hung up already: nothing to tell it
+        }
+    }
+
+    private ExportInfo negotiate(ByteBuffer greeting) throws IOException {
         if (greeting.getLong() != NBDMAGIC) throw failure("is not an NBD server (bad greeting magic)");
         long second = greeting.getLong();
         if (second == OLDSTYLE_MAGIC) throw failure("speaks the oldstyle protocol, which is not supported");
@@ -70,7 +95,8 @@ final class ClientHandshake {
         }
         if (!fixed) return exportName(noZeroes, false, -1);
 
-        boolean structured = simpleOption(OPT_STRUCTURED_REPLY, ByteBuffer.allocate(0));
+        boolean extended = simpleOption(OPT_EXTENDED_HEADERS, ByteBuffer.allocate(0));
+        boolean structured = extended || simpleOption(OPT_STRUCTURED_REPLY, ByteBuffer.allocate(0));
         long allocation = structured ? selectAllocationContext() : -1;
 
         ByteBuffer go = ByteBuffer.allocate(4 + exportNameBytes.length + 2 + 2);
@@ -84,7 +110,7 @@ final class ClientHandshake {
         while (true) {
             Reply reply = readReply(OPT_GO);
             if (reply.type == REP_ACK) break;
-            if (reply.type == REP_ERR_UNSUP) return exportName(noZeroes, structured, allocation);
+            if (reply.type == REP_ERR_UNSUP && !extended) return exportName(noZeroes, structured, allocation);
             if (reply.type < 0) throw refused("GO", reply);
             if (reply.type != REP_INFO || reply.data.remaining() < 2) continue;
             int info = reply.data.getShort() & 0xffff;
@@ -98,16 +124,16 @@ final class ClientHandshake {
             }
         }
         if (size < 0) throw failure("accepted GO for export '" + exportName + "' without sending its size");
-        return info(size, flags, minimum, preferred, maximum, structured, allocation);
+        return info(size, flags, minimum, preferred, maximum, structured, allocation, extended);
     }
 
     private ExportInfo info(long size, int flags, int minimum, int preferred, int maximum, boolean structured,
-                            long allocation) {
+                            long allocation, boolean extended) {
         minimum = Math.max(1, minimum);
         preferred = Math.max(minimum, preferred);
         // The spec lets a server advertise a maximum above 2^31; a Java buffer cannot hold that.
         maximum = maximum <= 0 ? Integer.MAX_VALUE - 4096 : Math.max(minimum, maximum);
-        return new ExportInfo(size, flags, minimum, preferred, maximum, structured, allocation);
+        return new ExportInfo(size, flags, minimum, preferred, maximum, structured, allocation, extended);
     }
 
     private void startTls() throws IOException {
@@ -117,8 +143,10 @@ final class ClientHandshake {
             if (reply.type >= 0) throw failure("answered STARTTLS with reply type " + reply.type);
             throw failure("will not start TLS: " + describe(reply) + " (connect with nbd:// or nbd+unix:// for no TLS)");
         }
+        tlsHandshaking = true;
         try {
             tls = TlsChannel.handshake(socket, tlsEngine);
+            tlsHandshaking = false;
         } catch (SSLException e) {
             throw new SSLException("NBD server " + server + ": TLS handshake failed: " + e.getMessage(), e);
         }
@@ -138,7 +166,7 @@ final class ClientHandshake {
         }
         long size = checkedSize(reply.getLong());
         int flags = reply.getShort() & 0xffff;
-        return info(size, flags, 1, 4096, DEFAULT_MAXIMUM_PAYLOAD, structured, allocation);
+        return info(size, flags, 1, 4096, DEFAULT_MAXIMUM_PAYLOAD, structured, allocation, false);
     }
 
     /** The wire's size is unsigned; one of 2^63 bytes or more cannot be addressed with Java's long offsets. */
@@ -154,7 +182,7 @@ final class ClientHandshake {
         if (reply.type == REP_ACK) return true;
         if (reply.type == REP_ERR_TLS_REQD) throw failure("requires TLS (connect with nbds:// or nbds+unix://)");
         if (reply.type < 0) return false;
-        throw failure("answered " + optionName(option) + " with reply type " + reply.type);
+        throw failure("answered " + optionName(option) + " with reply " + replyName(reply.type));
     }
 
     private long selectAllocationContext() throws IOException {
@@ -211,7 +239,11 @@ final class ClientHandshake {
             case REP_ERR_INVALID: kind = "invalid request"; break;
             case REP_ERR_SHUTDOWN: kind = "server is shutting down"; break;
             case REP_ERR_TLS_REQD: kind = "TLS is required"; break;
-            default: kind = "error 0x" + Integer.toHexString(reply.type);
+            case REP_ERR_TOO_BIG: kind = "too big"; break;
+            case REP_ERR_BLOCK_SIZE_REQD: kind = "block sizes must be asked for"; break;
+            case REP_ERR_EXT_HEADER_REQD: kind = "extended headers are required"; break;
+            case REP_ERR_PLATFORM: kind = "not supported on the server's platform"; break;
+            default: kind = replyName(reply.type);
         }
         return kind + (message.isEmpty() ? "" : " (" + message + ")");
     }

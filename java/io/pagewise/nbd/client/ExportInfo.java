@@ -12,9 +12,28 @@ import io.pagewise.nbd.wire.Protocol;
  * @param maximumPayload    the largest READ or WRITE payload the server accepts
  * @param structuredReplies the server sends structured replies (holes in READ, BLOCK_STATUS)
  * @param allocationContext the id of {@code base:allocation}, or -1 when BLOCK_STATUS is unavailable
+ * @param extendedHeaders   the connection uses extended headers: 64-bit lengths for TRIM, WRITE_ZEROES and
+ *                          BLOCK_STATUS (structuredReplies is then true as well)
  */
 public record ExportInfo(long size, int transmissionFlags, int minimumBlock, int preferredBlock, int maximumPayload,
-                         boolean structuredReplies, long allocationContext) {
+                         boolean structuredReplies, long allocationContext, boolean extendedHeaders) {
+    /**
+     * What a server told a client that did not negotiate extended headers.
+     *
+     * @param size              export size in bytes
+     * @param transmissionFlags the NBD_FLAG_* transmission flags
+     * @param minimumBlock      requests must be aligned to this
+     * @param preferredBlock    requests of this size and alignment avoid read-modify-write on the server
+     * @param maximumPayload    the largest READ or WRITE payload the server accepts
+     * @param structuredReplies the server sends structured replies
+     * @param allocationContext the id of {@code base:allocation}, or -1
+     */
+    public ExportInfo(long size, int transmissionFlags, int minimumBlock, int preferredBlock, int maximumPayload,
+                      boolean structuredReplies, long allocationContext) {
+        this(size, transmissionFlags, minimumBlock, preferredBlock, maximumPayload, structuredReplies, allocationContext,
+                false);
+    }
+
     /** {@return true when the server refuses writes} */
     public boolean isReadOnly() { return has(Protocol.TF_READ_ONLY); }
 

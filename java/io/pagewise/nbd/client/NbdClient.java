@@ -583,7 +583,9 @@ public final class NbdClient implements Closeable {
     }
 
     private boolean inExport(long offset, long length) {
-        return offset >= 0 && length >= 0 && length <= 0xffffffffL && offset <= info.size() - length;
+        // Extended headers carry 64-bit lengths; compact ones 32 bits.
+        return offset >= 0 && length >= 0 && (info.extendedHeaders() || length <= 0xffffffffL)
+                && offset <= info.size() - length;
     }
 
     /** A range outside the export fails as an I/O error (EINVAL), as a file's device would answer it. */

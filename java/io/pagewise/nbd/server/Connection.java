@@ -58,7 +58,8 @@ final class Connection {
             session = session.forConnection();
             if (log.isLoggable(Level.DEBUG)) {
                 log.log(Level.DEBUG, who + ": serving '" + session.entry().name() + "' (" + session.entry().device()
-                        + ")" + (session.structuredReplies() ? ", structured replies" : ""));
+                        + ")" + (session.extendedHeaders() ? ", extended headers"
+                        : session.structuredReplies() ? ", structured replies" : ""));
             }
             IdleWatch idle = server.idleTimeout().isZero() ? IdleWatch.off()
                     : new IdleWatch(server.timer(), server.idleTimeout(), this::idleExpired);

@@ -38,6 +38,8 @@ final class Handshake {
     private ByteBuffer option = ByteBuffer.allocate(1024);
     private boolean noZeroes;
     private boolean structuredReplies;
+    /** EXTENDED_HEADERS was acknowledged: it takes precedence over structured replies, and rules out EXPORT_NAME. */
+    private boolean extendedHeaders;
     /** The export name SET_META_CONTEXT selected base:allocation for, or null. */
     private String allocationContextFor;
     /** Set when EXPORT_NAME was refused entry: that option has no error reply, so the handshake ends. */
@@ -126,6 +128,7 @@ final class Handshake {
     private Session handle(int code) throws IOException {
         switch (code) {
             case OPT_EXPORT_NAME: {
+                if (extendedHeaders) throw new ProtocolViolation("EXPORT_NAME after EXTENDED_HEADERS, which rules it out");
                 String name = string(option.remaining());
                 ExportEntry entry = exports.get(name);
                 if (entry == null) throw new ProtocolViolation("EXPORT_NAME asked for unknown export '" + name + "'");
@@ -163,7 +166,16 @@ final class Handshake {
                 return null;
             case OPT_STRUCTURED_REPLY:
                 if (option.hasRemaining()) return invalid(code, "STRUCTURED_REPLY takes no data");
+                if (extendedHeaders) {
+                    replyError(code, REP_ERR_EXT_HEADER_REQD, "extended headers are negotiated already and take precedence");
+                    return null;
+                }
                 structuredReplies = true;
+                reply(code, REP_ACK, null);
+                return null;
+            case OPT_EXTENDED_HEADERS:
+                if (option.hasRemaining()) return invalid(code, "EXTENDED_HEADERS takes no data");
+                extendedHeaders = true;
                 reply(code, REP_ACK, null);
                 return null;
             case OPT_INFO:
@@ -198,6 +210,7 @@ final class Handshake {
         }
         channel = tls;
         structuredReplies = false;
+        extendedHeaders = false;
         allocationContextFor = null;
     }
 
@@ -254,8 +267,8 @@ final class Handshake {
     private void metaContext(int code) throws IOException {
         boolean set = code == OPT_SET_META_CONTEXT;
         if (set) allocationContextFor = null; // a SET replaces the selection even when it fails
-        if (set && !structuredReplies) {
-            invalid(code, "SET_META_CONTEXT needs structured replies first");
+        if (set && !structuredReplies && !extendedHeaders) {
+            invalid(code, "SET_META_CONTEXT needs structured replies or extended headers first");
             return;
         }
         if (option.remaining() < 8) {
@@ -303,8 +316,9 @@ final class Handshake {
 
     private Session session(ExportEntry entry) throws IOException {
         BlockDevice export = entry.device();
-        boolean allocation = structuredReplies && entry.name().equals(allocationContextFor);
-        return new Session(entry, export.size(), transmissionFlags(export, structuredReplies), structuredReplies, allocation);
+        boolean chunks = structuredReplies || extendedHeaders;
+        boolean allocation = chunks && entry.name().equals(allocationContextFor);
+        return new Session(entry, export.size(), transmissionFlags(export, chunks), chunks, allocation, extendedHeaders);
     }
 
     /** The transmission flags an export earns from its capabilities. */

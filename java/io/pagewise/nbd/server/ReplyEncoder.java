@@ -9,8 +9,9 @@ import java.util.List;
 
 /**
  * Encodes replies into a request's segments from what the executor left in it: headers are carved from its reply
- * area, payload is sliced from its buffers, nothing is copied. Simple or structured replies, as the session
- * negotiated.
+ * area, payload is sliced from its buffers, nothing is copied. Simple, structured or extended replies, as the
+ * session negotiated: an extended chunk has a 32-byte header with the request's offset and a 64-bit length, and
+ * BLOCK_STATUS answers with 64-bit extents (BLOCK_STATUS_EXT).
  */
 final class ReplyEncoder {
     /** Descriptors in one BLOCK_STATUS reply; the export is asked for no more runs than this. */
@@ -23,9 +24,13 @@ final class ReplyEncoder {
     private static final int MAX_MESSAGE = 256;
 
     private final boolean structured;
+    private final boolean extended;
+    private final int chunkHeader;
 
     ReplyEncoder(Session session) {
         this.structured = session.structuredReplies();
+        this.extended = session.extendedHeaders();
+        this.chunkHeader = extended ? EXTENDED_HEADER_SIZE : CHUNK_HEADER_SIZE;
     }
 
     /** The reply to a request that ran: a READ's data and holes, a BLOCK_STATUS's extents, else success. */
@@ -139,12 +144,14 @@ final class ReplyEncoder {
 
     /**
      * A BLOCK_STATUS reply for base:allocation: the extents from r.offset as descriptors, neighbours with the same
-     * status merged, at most one with REQ_ONE; all data when the extents say nothing about r.offset.
+     * status merged, at most one with REQ_ONE; all data when the extents say nothing about r.offset. With extended
+     * headers the descriptors have 64-bit lengths, and their count follows the context id.
      */
     private void blockStatus(Request r, List<Extent> extents) {
         int limit = descriptorLimit(r);
+        int prefix = extended ? 8 : 4;
         ByteBuffer area = r.area.clear();
-        area.position(CHUNK_HEADER_SIZE + 4);
+        area.position(chunkHeader + prefix);
         int count = 0;
         long covered = r.offset;
         int lastStatus = -1;
@@ -154,22 +161,46 @@ final class ReplyEncoder {
             if (start != covered || end <= start) break;
             int status = extent.hole() ? STATE_HOLE | STATE_ZERO : 0;
             if (count > 0 && status == lastStatus) {
-                int at = area.position() - 8;
-                area.putInt(at, (int) (Integer.toUnsignedLong(area.getInt(at)) + end - start));
+                growLastDescriptor(area, end - start);
             } else {
                 if (count == limit) break;
-                area.putInt((int) (end - start)).putInt(status);
+                putDescriptor(area, end - start, status);
                 count++;
                 lastStatus = status;
             }
             covered = end;
         }
-        if (count == 0) area.putInt((int) r.length).putInt(0);
-        int payload = area.position() - CHUNK_HEADER_SIZE;
+        if (count == 0) {
+            putDescriptor(area, r.length, 0);
+            count = 1;
+        }
+        int payload = area.position() - chunkHeader;
         area.position(0);
-        chunk(r, REPLY_FLAG_DONE, REPLY_TYPE_BLOCK_STATUS, payload, 4).putInt(BASE_ALLOCATION_ID);
+        ByteBuffer head = chunk(r, REPLY_FLAG_DONE, extended ? REPLY_TYPE_BLOCK_STATUS_EXT : REPLY_TYPE_BLOCK_STATUS,
+                payload, prefix).putInt(BASE_ALLOCATION_ID);
+        if (extended) head.putInt(count);
         r.clearSegments();
-        r.addSegment(area.slice(0, CHUNK_HEADER_SIZE + payload));
+        r.addSegment(area.slice(0, chunkHeader + payload));
+    }
+
+    /** A descriptor: a 32-bit length and the status, or with extended headers a 64-bit length, padding, status. */
+    private void putDescriptor(ByteBuffer area, long length, int status) {
+        if (extended) {
+            area.putLong(length).putInt(0).putInt(status);
+        } else {
+            area.putInt((int) length).putInt(status);
+        }
+    }
+
+    /** Adds more to the length of the descriptor just put; a compact one stays within the 32-bit request. */
+    private void growLastDescriptor(ByteBuffer area, long more) {
+        if (extended) {
+            int at = area.position() - 16;
+            area.putLong(at, area.getLong(at) + more);
+        } else {
+            int at = area.position() - 8;
+            area.putInt(at, (int) (Integer.toUnsignedLong(area.getInt(at)) + more));
+        }
     }
 
     /** {@return the most descriptors the reply to BLOCK_STATUS request r carries}: one with REQ_ONE */
@@ -193,14 +224,16 @@ final class ReplyEncoder {
     }
 
     /**
-     * Carves the next chunk of the request's reply area: a structured reply header, then room for extra bytes of
-     * payload that the caller puts before flipping it.
+     * Carves the next chunk of the request's reply area: a structured or extended reply header, then room for extra
+     * bytes of payload that the caller puts before flipping it.
      */
-    private static ByteBuffer chunk(Request r, int flags, int type, long payloadLength, int extra) {
+    private ByteBuffer chunk(Request r, int flags, int type, long payloadLength, int extra) {
         ByteBuffer area = r.area;
-        ByteBuffer chunk = area.slice(area.position(), CHUNK_HEADER_SIZE + extra);
-        area.position(area.position() + CHUNK_HEADER_SIZE + extra);
-        return chunk.putInt(STRUCTURED_REPLY_MAGIC).putShort((short) flags).putShort((short) type).putLong(r.cookie)
-                .putInt((int) payloadLength);
+        ByteBuffer chunk = area.slice(area.position(), chunkHeader + extra);
+        area.position(area.position() + chunkHeader + extra);
+        chunk.putInt(extended ? EXTENDED_REPLY_MAGIC : STRUCTURED_REPLY_MAGIC).putShort((short) flags)
+                .putShort((short) type).putLong(r.cookie);
+        // An extended chunk repeats the request's offset, whatever offset its payload names.
+        return extended ? chunk.putLong(r.offset).putLong(payloadLength) : chunk.putInt((int) payloadLength);
     }
 }

@@ -14,7 +14,8 @@ import java.util.List;
  */
 final class Request {
     static final int MAX_PAYLOAD_PIECES = MAX_PAYLOAD / PayloadBuffers.LARGE + 1;
-    private static final int HEADER_AREA = 4096;
+    /** Room for the largest reply header run: a BLOCK_STATUS_EXT chunk of 256 descriptors of 16 bytes. */
+    private static final int HEADER_AREA = 8192;
 
     int type;
     int flags;

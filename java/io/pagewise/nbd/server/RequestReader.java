@@ -26,7 +26,9 @@ final class RequestReader {
     private final ByteBudget connectionBudget;
     /** The longest READ or WRITE taken: the server's maximum payload, or the device's maximum when lower. */
     private final long maximumBlock;
-    private final ByteBuffer head = ByteBuffer.allocateDirect(REQUEST_HEADER_SIZE);
+    /** Extended headers: 32-byte requests with 64-bit lengths and PAYLOAD_LEN, else the compact 28-byte ones. */
+    private final boolean extended;
+    private final ByteBuffer head;
     private final ByteBuffer scratch = ByteBuffer.allocateDirect(64 * 1024);
 
     RequestReader(ByteChannel channel, Session session, ServerContext context, ByteBudget connectionBudget) {
@@ -35,6 +37,8 @@ final class RequestReader {
         this.context = context;
         this.connectionBudget = connectionBudget;
         this.maximumBlock = Math.min(context.maxPayload(), (long) session.entry().device().maximumBlockSize());
+        this.extended = session.extendedHeaders();
+        this.head = ByteBuffer.allocateDirect(extended ? EXTENDED_HEADER_SIZE : REQUEST_HEADER_SIZE);
     }
 
     /**
@@ -49,18 +53,28 @@ final class RequestReader {
         if (!SocketIo.readFully(channel, head)) return false;
         head.flip();
         int magic = head.getInt();
-        if (magic != REQUEST_MAGIC) throw new ProtocolViolation("bad request magic 0x" + Integer.toHexString(magic));
+        if (magic != (extended ? EXTENDED_REQUEST_MAGIC : REQUEST_MAGIC)) {
+            throw new ProtocolViolation("bad request magic 0x" + Integer.toHexString(magic)
+                    + (extended ? " (extended headers are in use)" : ""));
+        }
         int flags = head.getShort() & 0xffff;
         int type = head.getShort() & 0xffff;
         long cookie = head.getLong();
         long offset = head.getLong();
-        long length = Integer.toUnsignedLong(head.getInt());
+        long length = extended ? head.getLong() : Integer.toUnsignedLong(head.getInt());
         if (type == CMD_DISC) return false;
+        // qemu 10 sends extended WRITEs without PAYLOAD_LEN, libnbd with it: a WRITE's length is its payload's either way.
+        boolean payload = type == CMD_WRITE || (extended && (flags & CMD_FLAG_PAYLOAD_LEN) != 0);
+        if (payload && extended && Long.compareUnsigned(length, maximumBlock) > 0) {
+            // The spec's answer: a payload over the maximum is not worth reading to stay in step.
+            throw new ProtocolViolation(commandName(type) + " announces a payload of " + Long.toUnsignedString(length)
+                    + " bytes, over the maximum block size " + maximumBlock);
+        }
         r.set(type, flags, cookie, offset, length);
         r.refusal = check(r);
         if (r.refusal != null) {
-            // The payload of a refused WRITE is still on the wire: drop it to stay in step.
-            if (type == CMD_WRITE) SocketIo.skip(channel, length, scratch);
+            // The payload of a refused request is still on the wire: drop it to stay in step.
+            if (payload) SocketIo.skip(channel, length, scratch);
             return true;
         }
         if (type == CMD_READ || type == CMD_WRITE) takeBuffers(r, Math.min(length, context.payloadPiece()));
@@ -115,6 +129,8 @@ final class RequestReader {
                 if ((tf & TF_SEND_DF) != 0) allowed |= CMD_FLAG_DF;
                 break;
             case CMD_WRITE:
+                if (extended) allowed |= CMD_FLAG_PAYLOAD_LEN;
+                break;
             case CMD_TRIM:
             case CMD_FLUSH:
             case CMD_CACHE:
@@ -143,13 +159,16 @@ final class RequestReader {
         }
         // Every block-status descriptor MUST have a nonzero length, so there is no valid answer to length 0.
         if (r.type == CMD_BLOCK_STATUS && r.length == 0) return r.refuse(EINVAL, "BLOCK_STATUS of length 0");
-        if ((r.type == CMD_READ || r.type == CMD_WRITE) && r.length > maximumBlock) {
-            return r.refuse(EINVAL, "length " + r.length + " is over the maximum block size " + maximumBlock);
+        if ((r.type == CMD_READ || r.type == CMD_WRITE) && Long.compareUnsigned(r.length, maximumBlock) > 0) {
+            return r.refuse(EINVAL, "length " + Long.toUnsignedString(r.length) + " is over the maximum block size "
+                    + maximumBlock);
         }
-        if (r.type != CMD_FLUSH && (r.offset < 0 || r.offset + r.length < 0 || r.offset + r.length > session.size())) {
+        // A 64-bit length of 2^63 or more is negative here: a range that no export holds.
+        if (r.type != CMD_FLUSH && (r.offset < 0 || r.length < 0 || r.offset + r.length < 0
+                || r.offset + r.length > session.size())) {
             // The spec asks for ENOSPC when a write goes past the end, EINVAL for everything else.
             int error = r.type == CMD_WRITE || r.type == CMD_WRITE_ZEROES ? ENOSPC : EINVAL;
-            return r.refuse(error, "range " + Long.toUnsignedString(r.offset) + "+" + r.length
+            return r.refuse(error, "range " + Long.toUnsignedString(r.offset) + "+" + Long.toUnsignedString(r.length)
                     + " is past the end of the export (" + session.size() + " bytes)");
         }
         return null;

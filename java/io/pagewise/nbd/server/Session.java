@@ -3,14 +3,27 @@ package io.pagewise.nbd.server;
 import io.pagewise.device.BlockDevice;
 import java.io.IOException;
 
-/** What a connection's handshake settled: the export, its flags and the reply style. */
+/**
+ * What a connection's handshake settled: the export, its flags and the reply style. structuredReplies means replies
+ * in chunks, which extended headers also use; extendedHeaders means 32-byte requests and reply chunks with 64-bit
+ * lengths instead of the compact ones.
+ */
 record Session(ExportEntry entry, long size, int transmissionFlags, boolean structuredReplies,
-               boolean allocationContext) {
+               boolean allocationContext, boolean extendedHeaders) {
+    Session {
+        if (extendedHeaders && !structuredReplies) throw new IllegalArgumentException("extended headers reply in chunks");
+    }
+
+    /** A session with compact headers. */
+    Session(ExportEntry entry, long size, int transmissionFlags, boolean structuredReplies, boolean allocationContext) {
+        this(entry, size, transmissionFlags, structuredReplies, allocationContext, false);
+    }
+
     /** This session over the export's view for one connection ({@code BlockDevice.forConnection}). */
     Session forConnection() throws IOException {
         BlockDevice view = entry.device().forConnection();
         if (view == entry.device()) return this;
         return new Session(new ExportEntry(entry.name(), entry.description(), view), size, transmissionFlags,
-                structuredReplies, allocationContext);
+                structuredReplies, allocationContext, extendedHeaders);
     }
 }

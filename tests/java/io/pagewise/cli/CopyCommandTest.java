@@ -483,10 +483,43 @@ class CopyCommandTest {
             assertTrue(uri.startsWith("nbd://127.0.0.1:") || uri.startsWith("nbd://[::1]:"), uri);
             Result r = copy("-v", src.toString(), uri);
             assertEquals(0, r.status, r.err);
-            assertTrue(r.err.contains("pagewise copy: " + src + " -> " + uri), r.err);
+            // Each side as the device describes itself: the file with its cache mode, the export with its connections.
+            assertTrue(r.err.matches("(?s).*pagewise copy: " + java.util.regex.Pattern.quote(src.toString())
+                    + " \\([a-z]+\\) -> " + java.util.regex.Pattern.quote(uri)
+                    + " \\([0-9]+ connections?, extended headers\\), 24\\.0 MiB, .*"), r.err);
             assertTrue(r.err.matches("(?s).*24\\.0 MiB in [0-9.]+ s .*: 1\\.0 MiB written, 23\\.0 MiB zeroed, 0 B already zero.*"), r.err);
         }
         cmp(src, served);
+    }
+
+    /** -v says what the copy uses: the server's 64 KiB cap, not the 1 MiB asked for, and the connections it got. */
+    @Test
+    void verboseSaysTheRequestSizeAndConnectionsInUse() throws Exception {
+        Path src = image("src.img");
+        try (NbdChildServer nbdkit = NbdChildServer.nbdkit(dir, "--filter=blocksize-policy", "memory",
+                Long.toString(SIZE), "blocksize-maximum=64K")) {
+            Result r = copy("-v", "--connections=3", "--request-size=1M", src.toString(), nbdkit.uri());
+            assertEquals(0, r.status, r.err);
+            assertTrue(r.err.contains(" -> " + nbdkit.uri() + " (3 connections), 24.0 MiB, 16 requests of 64.0 KiB"), r.err);
+        }
+        try (NbdChildServer single = NbdChildServer.nbdkit(dir, "--filter=multi-conn", "memory", Long.toString(SIZE),
+                "multi-conn-mode=disable")) {
+            Result r = copy("-v", "--connections=3", single.uri(), "null:");
+            assertEquals(0, r.status, r.err);
+            assertTrue(r.err.contains(single.uri() + " (1 connection, no multi-conn) -> null:, 24.0 MiB, 16 requests of "
+                    + "256.0 KiB"), r.err);
+        }
+    }
+
+    /** As nbdcopy does: a read-only destination is refused before anything is read or written. */
+    @Test
+    void aReadOnlyExportIsRefusedAsDestination() throws Exception {
+        Path src = image("src.img");
+        try (NbdChildServer nbdkit = NbdChildServer.nbdkit(dir, "-r", "memory", Long.toString(SIZE))) {
+            Result r = copy(src.toString(), nbdkit.uri());
+            assertEquals(1, r.status, r.err);
+            assertTrue(r.err.contains("destination " + nbdkit.uri() + " is read-only"), r.err);
+        }
     }
 
     @Test

@@ -329,6 +329,26 @@ class TlsTest {
         }
     }
 
+    /** The spec: STARTTLS forgets what was negotiated in clear, extended headers included. */
+    @Test
+    void startTlsForgetsExtendedHeaders() throws Exception {
+        try (Server s = new Server(certs.all, TlsMode.ON, false, false);
+             SocketChannel raw = SocketChannel.open(s.server.address())) {
+            greeting(raw);
+            sendOption(raw, OPT_EXTENDED_HEADERS, new byte[0]);
+            assertEquals(REP_ACK, replyType(raw, OPT_EXTENDED_HEADERS));
+            sendOption(raw, OPT_STARTTLS, new byte[0]);
+            assertEquals(REP_ACK, replyType(raw, OPT_STARTTLS));
+            TlsChannel tls = TlsChannel.handshake(raw, clientEngine());
+            sendOption(tls, OPT_STRUCTURED_REPLY, new byte[0]);
+            assertEquals(REP_ACK, replyType(tls, OPT_STRUCTURED_REPLY), "extended headers were forgotten");
+            sendOption(tls, OPT_EXTENDED_HEADERS, new byte[0]);
+            assertEquals(REP_ACK, replyType(tls, OPT_EXTENDED_HEADERS));
+            sendOption(tls, OPT_STRUCTURED_REPLY, new byte[0]);
+            assertEquals(REP_ERR_EXT_HEADER_REQD, replyType(tls, OPT_STRUCTURED_REPLY));
+        }
+    }
+
     /**
      * In require mode only the greeting, the client flags, STARTTLS and its ACK cross the wire in clear: a proxy
      * records both directions of a whole session of our client (handshake, a read of the export, disconnect), and

@@ -92,6 +92,25 @@ public final class ExternalTools {
         return null;
     }
 
+    /**
+     * The command that runs program from the newest NBD tools (libnbd 1.22, qemu 10, nbdkit 1.42), which live in a
+     * Debian trixie root beside the system's older ones: {@code chroot ROOT program}, ROOT being
+     * {@code PAGEWISE_NBD_TOOLS_ROOT} or /opt/trixie (it shares /tmp, so Unix sockets under /tmp work both ways).
+     * Skips, or fails under CI=true, where the root, the program or the right to chroot is missing.
+     */
+    public static List<String> newest(String program) {
+        String root = System.getenv().getOrDefault("PAGEWISE_NBD_TOOLS_ROOT", "/opt/trixie");
+        if (!Files.isExecutable(Path.of(root, "usr/bin", program))) {
+            unavailable("newest NBD tools: no " + program + " in " + root + "/usr/bin (set PAGEWISE_NBD_TOOLS_ROOT)",
+                    "extended headers must be tested against libnbd >= 1.18 and qemu >= 8.2");
+        }
+        if (findOnPath("chroot") == null || !"root".equals(System.getProperty("user.name"))) {
+            unavailable("newest NBD tools: running them in " + root + " needs chroot and root",
+                    "extended headers must be tested against libnbd >= 1.18 and qemu >= 8.2");
+        }
+        return List.of("chroot", root, program);
+    }
+
     private static void missing(String what) {
         unavailable("external program missing: " + what, "every program must be installed");
     }

@@ -63,15 +63,17 @@ class ClientFuzzTest {
      * ClientConnection's reply reader against a server that says anything. Five requests are in flight (READ 4 KiB
      * with cookie 1, READ 64 KiB at 4 KiB with cookie 2, BLOCK_STATUS 1 MiB with cookie 3, WRITE 512 bytes with
      * cookie 4, FLUSH with cookie 5); the input's first byte picks what the handshake settled (bit 0: structured
-     * replies, bit 1: base:allocation as context 1), the rest is what the server sends before it hangs up.
+     * replies, bit 1: base:allocation as context 1, bit 2: extended headers, which imply structured replies), the
+     * rest is what the server sends before it hangs up.
      */
     @FuzzTest
     void replies(byte[] input) throws Exception {
         if (input.length == 0) return;
-        boolean structured = (input[0] & 1) != 0;
+        boolean extended = (input[0] & 4) != 0;
+        boolean structured = (input[0] & 1) != 0 || extended;
         long allocation = structured && (input[0] & 2) != 0 ? 1 : -1;
         ExportInfo info = new ExportInfo(EXPORT_SIZE, TF_HAS_FLAGS | TF_SEND_FLUSH | (structured ? TF_SEND_DF : 0), 1,
-                4096, MIN_MAX_PAYLOAD, structured, allocation);
+                4096, MIN_MAX_PAYLOAD, structured, allocation, extended);
         ByteBuffer serverBytes = ByteBuffer.wrap(input, 1, input.length - 1);
 
         SocketChannel clientSide = SocketChannel.open(StandardProtocolFamily.UNIX);

@@ -19,19 +19,20 @@ import java.util.Locale;
  * that. The harness serves with one thread, so the server reads, executes and answers one request at a time and the
  * replies come in request order.
  *
- * <p>It checks each reply's magic (simple or structured, as negotiated), cookie, error, chunk flags and types, chunk
+ * <p>It checks each reply's magic (simple, structured or extended, as negotiated; an extended chunk must repeat the
+ * request's offset), cookie, error, chunk flags and types, chunk
  * and payload lengths, that a READ's chunks cover its range exactly once, the data a READ returns (against a model
  * of the {@code MemoryDevice}: what it held when the input began, with every accepted WRITE, WRITE_ZEROES and TRIM
- * applied in order — a MemoryDevice trims by zeroing), BLOCK_STATUS descriptors, and that nothing follows the last
- * reply.
+ * applied in order — a MemoryDevice trims by zeroing), BLOCK_STATUS descriptors (BLOCK_STATUS_EXT ones with extended
+ * headers), and that nothing follows the last reply.
  */
 final class ExpectedReplies {
     /** One request the server reads off the input, and the NBD error it must answer (0 for success). */
     record Sent(int type, int flags, long cookie, long offset, long length, int error, int index, int payloadAt) {
         @Override
         public String toString() {
-            return String.format(Locale.ROOT, "request #%d %s flags=0x%x cookie=0x%x %s+%d (expecting %s)", index,
-                    commandName(type), flags, cookie, Long.toUnsignedString(offset), length,
+            return String.format(Locale.ROOT, "request #%d %s flags=0x%x cookie=0x%x %s+%s (expecting %s)", index,
+                    commandName(type), flags, cookie, Long.toUnsignedString(offset), Long.toUnsignedString(length),
                     error == 0 ? "success" : "error " + error);
         }
     }
@@ -41,33 +42,41 @@ final class ExpectedReplies {
     /** The export's bytes as the client knows them: brought up to date request by request as the replies come. */
     private final byte[] model;
     private final boolean structured;
+    private final boolean extended;
 
     /**
-     * Parses requests the way the server reads them: a 28-byte header, and for a WRITE its payload (also read, then
-     * dropped, when the WRITE is refused). Reading stops at end of input (a cut header or WRITE payload is never
-     * answered), at a bad magic (a protocol violation) and at DISC.
+     * Parses requests the way the server reads them: a 28-byte header (32 bytes with extended headers, whose length
+     * is 64 bits), and its payload (also read, then dropped, when the request is refused): a WRITE's, or with
+     * extended headers any command's that has PAYLOAD_LEN. Reading stops at end of input (a cut header or payload is
+     * never answered), at a bad magic (a protocol violation), at a PAYLOAD_LEN over the maximum payload (one too) and
+     * at DISC.
      *
      * @param contents the export's bytes before the input is served (changed by {@link #check}, as the requests do)
      */
-    ExpectedReplies(ByteBuffer requests, int transmissionFlags, boolean structured, boolean allocation, byte[] contents) {
-        this.structured = structured;
+    ExpectedReplies(ByteBuffer requests, int transmissionFlags, boolean structured, boolean allocation, byte[] contents,
+                    boolean extended) {
+        this.structured = structured || extended;
+        this.extended = extended;
         this.model = contents;
         this.input = requests.duplicate();
         ByteBuffer in = requests.duplicate();
-        while (in.remaining() >= REQUEST_HEADER_SIZE) {
-            if (in.getInt() != REQUEST_MAGIC) break;
+        while (in.remaining() >= (extended ? EXTENDED_HEADER_SIZE : REQUEST_HEADER_SIZE)) {
+            if (in.getInt() != (extended ? EXTENDED_REQUEST_MAGIC : REQUEST_MAGIC)) break;
             int flags = in.getShort() & 0xffff;
             int type = in.getShort() & 0xffff;
             long cookie = in.getLong();
             long offset = in.getLong();
-            long length = Integer.toUnsignedLong(in.getInt());
+            long length = extended ? in.getLong() : Integer.toUnsignedLong(in.getInt());
             if (type == CMD_DISC) break;
             int payloadAt = in.position();
-            if (type == CMD_WRITE) {
-                if (in.remaining() < length) break;
+            boolean payload = type == CMD_WRITE || (extended && (flags & CMD_FLAG_PAYLOAD_LEN) != 0);
+            if (payload && extended && Long.compareUnsigned(length, MAX_PAYLOAD) > 0) break;
+            if (payload) {
+                if (Long.compareUnsigned(in.remaining(), length) < 0) break;
                 in.position(payloadAt + (int) length);
             }
-            int error = expectedError(type, flags, offset, length, transmissionFlags, allocation, contents.length);
+            int error = expectedError(type, flags, offset, length, transmissionFlags, allocation, contents.length,
+                    extended);
             sent.add(new Sent(type, flags, cookie, offset, length, error, sent.size(), payloadAt));
         }
     }
@@ -99,15 +108,20 @@ final class ExpectedReplies {
      * The error a request must get, from the spec and the negotiated flags: an unknown command or flag, a command
      * the export did not advertise, or BLOCK_STATUS without base:allocation is EINVAL; a change to a read-only
      * export EPERM; a READ or WRITE over the maximum payload EINVAL; a range past the end ENOSPC for WRITE and
-     * WRITE_ZEROES, EINVAL for the rest (FLUSH has no range). Checked in this order, as this server does.
+     * WRITE_ZEROES, EINVAL for the rest (FLUSH has no range). Checked in this order, as this server does. Lengths
+     * are unsigned (64 bits with extended headers, under which a WRITE may say PAYLOAD_LEN).
      */
-    static int expectedError(int type, int flags, long offset, long length, int tf, boolean allocation, long size) {
+    static int expectedError(int type, int flags, long offset, long length, int tf, boolean allocation, long size,
+                             boolean extended) {
         int allowed = (tf & TF_SEND_FUA) != 0 ? CMD_FLAG_FUA : 0;
         switch (type) {
             case CMD_READ:
                 if ((tf & TF_SEND_DF) != 0) allowed |= CMD_FLAG_DF;
                 break;
-            case CMD_WRITE: case CMD_TRIM: case CMD_FLUSH: case CMD_CACHE:
+            case CMD_WRITE:
+                if (extended) allowed |= CMD_FLAG_PAYLOAD_LEN;
+                break;
+            case CMD_TRIM: case CMD_FLUSH: case CMD_CACHE:
                 break;
             case CMD_WRITE_ZEROES:
                 allowed |= CMD_FLAG_NO_HOLE;
@@ -127,8 +141,9 @@ final class ExpectedReplies {
         if (type == CMD_FLUSH && (tf & TF_SEND_FLUSH) == 0) return NbdException.EINVAL;
         if (type == CMD_CACHE && (tf & TF_SEND_CACHE) == 0) return NbdException.EINVAL;
         if (type == CMD_BLOCK_STATUS && (!allocation || length == 0)) return NbdException.EINVAL;
-        if ((type == CMD_READ || type == CMD_WRITE) && length > MAX_PAYLOAD) return NbdException.EINVAL;
-        boolean pastEnd = Long.compareUnsigned(offset, size) > 0 || length > size - offset;
+        boolean overMaximum = Long.compareUnsigned(length, MAX_PAYLOAD) > 0;
+        if ((type == CMD_READ || type == CMD_WRITE) && overMaximum) return NbdException.EINVAL;
+        boolean pastEnd = Long.compareUnsigned(offset, size) > 0 || Long.compareUnsigned(length, size - offset) > 0;
         if (type != CMD_FLUSH && pastEnd) {
             return type == CMD_WRITE || type == CMD_WRITE_ZEROES ? NbdException.ENOSPC : NbdException.EINVAL;
         }
@@ -176,18 +191,26 @@ final class ExpectedReplies {
         if (expected != null) in.expectBytes(expected, r, r.offset());
     }
 
-    private static void structuredReply(Replies in, Sent r, byte[] expected) throws IOException {
+    private void structuredReply(Replies in, Sent r, byte[] expected) throws IOException {
         long covered = 0;
         boolean[] seen = expected != null ? new boolean[expected.length] : null;
         int chunks = 0;
         boolean blockStatus = false;
         for (boolean done = false; !done; chunks++) {
             int magic = in.getInt();
-            expect(magic == STRUCTURED_REPLY_MAGIC, r, "chunk %d: structured reply magic 0x%x", chunks, magic);
+            expect(magic == (extended ? EXTENDED_REPLY_MAGIC : STRUCTURED_REPLY_MAGIC), r, "chunk %d: reply magic 0x%x",
+                    chunks, magic);
             int flags = in.getShort() & 0xffff;
             int type = in.getShort() & 0xffff;
             long cookie = in.getLong();
-            long length = Integer.toUnsignedLong(in.getInt());
+            if (extended) {
+                long offset = in.getLong();
+                expect(offset == r.offset(), r, "chunk %d: offset %s, not the request's", chunks,
+                        Long.toUnsignedString(offset));
+            }
+            long length = extended ? in.getLong() : Integer.toUnsignedLong(in.getInt());
+            expect(length >= 0 && length <= MAX_PAYLOAD + 64, r, "chunk %d: length %s", chunks,
+                    Long.toUnsignedString(length));
             expect(cookie == r.cookie(), r, "chunk %d: cookie 0x%x", chunks, cookie);
             expect((flags & ~REPLY_FLAG_DONE) == 0, r, "chunk %d: flags 0x%x", chunks, flags);
             done = (flags & REPLY_FLAG_DONE) != 0;
@@ -226,9 +249,11 @@ final class ExpectedReplies {
                     break;
                 }
                 case REPLY_TYPE_BLOCK_STATUS:
+                case REPLY_TYPE_BLOCK_STATUS_EXT:
                     expect(r.type() == CMD_BLOCK_STATUS && !blockStatus, r, "chunk %d: a BLOCK_STATUS chunk", chunks);
+                    expect(extended || type == REPLY_TYPE_BLOCK_STATUS, r, "BLOCK_STATUS_EXT without extended headers");
                     blockStatus = true;
-                    blockStatus(in, r, length);
+                    blockStatus(in, r, length, type == REPLY_TYPE_BLOCK_STATUS_EXT);
                     break;
                 default:
                     expect(false, r, "chunk %d: type 0x%x", chunks, type);
@@ -255,17 +280,25 @@ final class ExpectedReplies {
         return n;
     }
 
-    private static void blockStatus(Replies in, Sent r, long length) throws IOException {
-        expect(length >= 12 && (length - 4) % 8 == 0, r, "BLOCK_STATUS chunk of length %d", length);
+    /** A compact BLOCK_STATUS chunk, or a wide one (BLOCK_STATUS_EXT: a count, 64-bit lengths and padding). */
+    private static void blockStatus(Replies in, Sent r, long length, boolean wide) throws IOException {
+        int prefix = wide ? 8 : 4;
+        int size = wide ? 16 : 8;
+        expect(length >= prefix + size && (length - prefix) % size == 0, r, "BLOCK_STATUS chunk of length %d", length);
         int context = in.getInt();
         expect(context == BASE_ALLOCATION_ID, r, "BLOCK_STATUS for context %d", context);
-        long descriptors = (length - 4) / 8;
+        long descriptors = (length - prefix) / size;
+        if (wide) {
+            long count = Integer.toUnsignedLong(in.getInt());
+            expect(count == 0 || count == descriptors, r, "a descriptor count of %d for %d descriptors", count, descriptors);
+        }
         expect((r.flags() & CMD_FLAG_REQ_ONE) == 0 || descriptors == 1, r, "%d descriptors with REQ_ONE", descriptors);
         long total = 0;
         for (long i = 0; i < descriptors; i++) {
-            long extent = Integer.toUnsignedLong(in.getInt());
+            long extent = wide ? in.getLong() : Integer.toUnsignedLong(in.getInt());
+            if (wide) expect(in.getInt() == 0, r, "descriptor %d: padding not zero", i);
             int status = in.getInt();
-            expect(extent > 0, r, "descriptor %d of length 0", i);
+            expect(extent > 0, r, "descriptor %d of length %s", i, Long.toUnsignedString(extent));
             expect((status & ~(STATE_HOLE | STATE_ZERO)) == 0, r, "descriptor %d: status 0x%x", i, status);
             total += extent;
         }

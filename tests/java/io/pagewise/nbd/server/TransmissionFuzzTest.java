@@ -42,8 +42,9 @@ import org.junit.jupiter.api.Tag;
  * The transmission phase fed arbitrary request bytes: the server's real {@link Transmission} (its RequestReader,
  * checks, RequestExecutor and ReplyEncoder) on one end of a Unix socket, over a 1 MiB {@link MemoryDevice}, with a
  * connection share of 128 KiB so that WRITEs and READs over 64 KiB take the piece-by-piece path. The input's first
- * byte picks what the handshake settled (bit 0: structured replies, bit 1: base:allocation, bit 2: read-only); the
- * rest is what the client sends, followed by end of stream.
+ * byte picks what the handshake settled (bit 0: structured replies, bit 1: base:allocation, bit 2: read-only, bit 3:
+ * extended headers, which reply in chunks whatever bit 0 says); the rest is what the client sends, followed by end of
+ * stream.
  *
  * <p>Invariants: serving ends (a watchdog fails the input after 10 s); it fails only with a {@link ProtocolViolation}
  * or an {@link EOFException}; every request read is answered; every payload buffer taken is given back; a request
@@ -67,7 +68,8 @@ class TransmissionFuzzTest {
     @FuzzTest
     void serve(byte[] input) throws Exception {
         if (input.length == 0) return;
-        boolean structured = (input[0] & 1) != 0;
+        boolean extended = (input[0] & 8) != 0;
+        boolean structured = (input[0] & 1) != 0 || extended;
         boolean allocation = structured && (input[0] & 2) != 0;
         ExportEntry entry = (input[0] & 4) != 0 ? READ_ONLY : WRITABLE;
         ByteBuffer requests = ByteBuffer.wrap(input, 1, input.length - 1);
@@ -78,11 +80,11 @@ class TransmissionFuzzTest {
                 new PayloadBuffers(BUDGET, counters), counters, log, Protocol.MAX_PAYLOAD,
                 PayloadBuffers.longestWithin(CONNECTION_SHARE, Protocol.MAX_PAYLOAD));
         Session session = new Session(entry, EXPORT_SIZE, Handshake.transmissionFlags(entry.device(), structured),
-                structured, allocation);
+                structured, allocation, extended);
         byte[] contents = new byte[EXPORT_SIZE];
         entry.device().readFully(ByteBuffer.wrap(contents), 0);
         ExpectedReplies replyCheck = new ExpectedReplies(requests, session.transmissionFlags(), structured, allocation,
-                contents);
+                contents, extended);
 
         try (SocketChannel client = SocketChannel.open(StandardProtocolFamily.UNIX)) {
             client.connect(LISTENER.getLocalAddress());
