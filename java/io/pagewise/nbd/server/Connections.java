@@ -6,7 +6,6 @@ import java.lang.System.Logger.Level;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -30,7 +29,7 @@ final class Connections {
      * @param idleTimeout      time without requests before a connection is closed, zero for no limit
      * @param shutdownGrace    time connections get at stop to finish before they are cut
      */
-    public record Settings(Map<String, ExportEntry> exports, ServerContext context, ServerTls tls, ConnectionEvents events,
+    public record Settings(Exports exports, ServerContext context, ServerTls tls, ConnectionEvents events,
                            int maxConnections, int maxHandshakes, Duration handshakeTimeout, Duration idleTimeout,
                            Duration shutdownGrace) {}
 
@@ -124,7 +123,7 @@ final class Connections {
 
     ScheduledThreadPoolExecutor timer() { return timer; }
 
-    Map<String, ExportEntry> exports() { return settings.exports(); }
+    Exports exports() { return settings.exports(); }
 
     ServerContext context() { return settings.context(); }
 

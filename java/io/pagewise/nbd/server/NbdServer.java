@@ -22,7 +22,8 @@ import java.net.UnixDomainSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Collections;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
@@ -73,7 +74,7 @@ public final class NbdServer implements Closeable {
     /** The name of the {@link System.Logger} a server logs to unless {@link Builder#logger} names another. */
     public static final String LOGGER_NAME = "io.pagewise.nbd.server";
 
-    private final Map<String, ExportEntry> exports;
+    private final Exports exports;
     private final Listener listener;
     private final ServerTls tls;
     private final Connections connections;
@@ -83,7 +84,7 @@ public final class NbdServer implements Closeable {
     private boolean stopping;
 
     private NbdServer(Builder b) throws IOException {
-        this.exports = Collections.unmodifiableMap(new LinkedHashMap<>(b.exports));
+        this.exports = new Exports(b.exports, b.sources, b.defaultExport);
         this.log = b.logger != null ? b.logger : System.getLogger(LOGGER_NAME);
         this.stats = new ServerStats();
         this.tls = new ServerTls(b.tlsContext == null ? TlsSettings.OFF
@@ -112,9 +113,9 @@ public final class NbdServer implements Closeable {
         return listener.address();
     }
 
-    /** {@return the URI of the export named "" (or of the first export)} */
+    /** {@return the URI of the export named "", else of the {@linkplain Builder#defaultExport default export}, else of the first one added} */
     public String uri() {
-        return uri(exports.containsKey("") ? "" : exports.keySet().iterator().next());
+        return uri(exports.firstName());
     }
 
     /**
@@ -192,7 +193,7 @@ public final class NbdServer implements Closeable {
             Thread.currentThread().interrupt();
         } finally {
             IOException failure = null;
-            for (ExportEntry entry : exports.values()) {
+            for (ExportEntry entry : exports.served()) {
                 if (!entry.device().canFlush()) continue;
                 try {
                     entry.device().flush();
@@ -230,6 +231,8 @@ public final class NbdServer implements Closeable {
     /** Settings for a server; {@link #start()} binds and starts accepting. */
     public static final class Builder {
         private final Map<String, ExportEntry> exports = new LinkedHashMap<>();
+        private final List<ExportSource> sources = new ArrayList<>();
+        private String defaultExport;
         private SocketAddress address;
         private int threads = DEFAULT_THREADS;
         private int maxConnections = 64;
@@ -269,12 +272,44 @@ public final class NbdServer implements Closeable {
          * @throws IllegalArgumentException when the name is too long
          */
         public Builder export(String name, String description, BlockDevice export) {
-            if (name == null || export == null) throw new NullPointerException(name == null ? "name" : "export");
-            if (name.getBytes(StandardCharsets.UTF_8).length > 4096) throw new IllegalArgumentException("export name over 4096 bytes");
-            if (description != null && description.getBytes(StandardCharsets.UTF_8).length > 4096) {
-                throw new IllegalArgumentException("export description over 4096 bytes");
-            }
-            exports.put(name, new ExportEntry(name, description == null ? "" : description, export));
+            return export(new ExportEntry(name, description, export));
+        }
+
+        /**
+         * Adds an export, possibly with the file behind its device, whose page-cache state then shows in
+         * {@link NbdServer#metrics()} (resident, dirty, under writeback, evicted pages). An export of the same name
+         * added before is replaced.
+         *
+         * @param export the export
+         * @return this builder
+         */
+        public Builder export(ExportEntry export) {
+            exports.put(export.name(), export);
+            return this;
+        }
+
+        /**
+         * Adds exports that may change while the server runs, such as the files of a directory
+         * ({@link DirectoryExports}). A name added with {@link #export} wins over the same name from a source, and an
+         * earlier source over a later one.
+         *
+         * @param source where exports are looked up at each client's request
+         * @return this builder
+         */
+        public Builder exports(ExportSource source) {
+            sources.add(java.util.Objects.requireNonNull(source, "source"));
+            return this;
+        }
+
+        /**
+         * Names the export a client gets when it asks for the empty name "" (as clients do that are given no name)
+         * and no export is named "". The client is told the export's real name when it asks ({@code NBD_INFO_NAME}).
+         *
+         * @param name an export's name, which must exist when a client asks for it
+         * @return this builder
+         */
+        public Builder defaultExport(String name) {
+            this.defaultExport = java.util.Objects.requireNonNull(name, "name");
             return this;
         }
 
@@ -483,7 +518,10 @@ public final class NbdServer implements Closeable {
          * @throws IllegalStateException when no export was added
          */
         public NbdServer start() throws IOException {
-            if (exports.isEmpty()) throw new IllegalStateException("no export to serve");
+            if (exports.isEmpty() && sources.isEmpty()) throw new IllegalStateException("no export to serve");
+            if (defaultExport != null && sources.isEmpty() && !exports.containsKey(defaultExport)) {
+                throw new IllegalStateException("the default export '" + defaultExport + "' is not one of the exports");
+            }
             return new NbdServer(this).begin();
         }
     }
