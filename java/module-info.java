@@ -14,6 +14,7 @@
  * too.
  */
 module io.pagewise {
+    requires jdk.net;
     exports io.pagewise;
     exports io.pagewise.copy;
     exports io.pagewise.device;

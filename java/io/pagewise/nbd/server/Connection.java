@@ -62,6 +62,8 @@ final class Connection {
             IdleWatch idle = server.idleTimeout().isZero() ? IdleWatch.off()
                     : new IdleWatch(server.timer(), server.idleTimeout(), this::idleExpired);
             new Transmission(channel, tlsChannel, session, who, server.context(), idle).serve();
+        } catch (AccessRefused e) {
+            server.refused(who, e.getMessage());
         } catch (ProtocolViolation e) {
             server.events().protocolError();
             log.log(Level.WARNING, who + ": dropped: " + e.getMessage());
@@ -89,7 +91,11 @@ final class Connection {
                 : server.timer().schedule(this::handshakeExpired, server.handshakeTimeout().toNanos(), TimeUnit.NANOSECONDS);
         Session session;
         Handshake handshake = new Handshake(channel, server.tls().settings(), server.exports(),
-                server.context().maxPayload(), server::stopping, this::admit);
+                server.context().maxPayload(), server::stopping, new Handshake.Admission() {
+                    @Override public String refusal() { return admit(); }
+
+                    @Override public String tlsRefusal(javax.net.ssl.SSLSession tls) { return server.access().refusal(tls); }
+                });
         try {
             session = handshake.negotiate();
             tlsChannel = handshake.tls();

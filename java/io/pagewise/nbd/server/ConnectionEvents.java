@@ -22,4 +22,7 @@ interface ConnectionEvents {
 
     /** A connection was closed by the idle timeout. */
     void idleTimedOut();
+
+    /** A client was kept out by the allow-lists (address, user, TLS subject). */
+    void accessRefused();
 }

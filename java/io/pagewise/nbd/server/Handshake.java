@@ -49,6 +49,11 @@ final class Handshake {
     public interface Admission {
         /** {@return null to let the client in (the caller counts it as transmitting), else why it is refused} */
         String refusal();
+
+        /** {@return null to go on with a client that has just completed TLS, else why it is not allowed in} */
+        default String tlsRefusal(javax.net.ssl.SSLSession session) {
+            return null;
+        }
     }
 
     /** A handshake without TLS, on any channel (tests and fuzzing drive it in memory). */
@@ -211,6 +216,8 @@ final class Handshake {
             throw new ProtocolViolation("TLS handshake failed: " + e.getMessage(), e);
         }
         channel = tls;
+        String refused = admission.tlsRefusal(tls.session());
+        if (refused != null) throw new AccessRefused("refused after TLS: " + refused);
         structuredReplies = false;
         allocationContextFor = null;
     }

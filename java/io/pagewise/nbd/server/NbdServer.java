@@ -23,7 +23,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
+import java.nio.file.attribute.UserPrincipal;
+import javax.security.auth.x500.X500Principal;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
@@ -100,7 +104,8 @@ public final class NbdServer implements Closeable {
                 PayloadBuffers.longestWithin(perConnection, Protocol.MAX_PAYLOAD));
         stats.watch(context);
         this.connections = new Connections(new Connections.Settings(exports, context, tls, stats.connectionEvents(),
-                b.maxConnections, b.maxHandshakes, b.handshakeTimeout, b.idleTimeout, b.shutdownGrace), listener);
+                b.maxConnections, b.maxHandshakes, b.handshakeTimeout, b.idleTimeout, b.shutdownGrace,
+                new ClientAccess(List.copyOf(b.allowed), Set.copyOf(b.allowedUsers), Set.copyOf(b.allowedSubjects))), listener);
     }
 
     /** {@return new settings for a server, to add exports to and then {@link Builder#start()}} */
@@ -247,6 +252,9 @@ public final class NbdServer implements Closeable {
         private TlsMode tlsMode = TlsMode.OFF;
         private boolean tlsVerifyPeer;
         private long tlsWarmupBytes = TlsWarmup.DEFAULT_BYTES;
+        private final List<AddressRange> allowed = new ArrayList<>();
+        private final Set<UserPrincipal> allowedUsers = new LinkedHashSet<>();
+        private final Set<X500Principal> allowedSubjects = new LinkedHashSet<>();
 
         private Builder() {}
 
@@ -501,6 +509,92 @@ public final class NbdServer implements Closeable {
          */
         public Builder tlsVerifyPeer(boolean verifyPeer) {
             this.tlsVerifyPeer = verifyPeer;
+            return this;
+        }
+
+        /**
+         * Lets TCP clients in only from these addresses, like nbdkit's ip filter: each an IPv4 or IPv6 address or CIDR
+         * block ({@code 127.0.0.1}, {@code 10.0.0.0/8}, {@code fd00::/8}); an IPv4 block matches IPv4-mapped IPv6
+         * peers too. Others are disconnected before the greeting, logged at WARNING (at most one line a second) and
+         * counted in {@link ServerStats#accessRefusals()}. Called again, it adds to the list; none means any address.
+         *
+         * @param cidrs addresses or CIDR blocks, literal (no host names)
+         * @return this builder
+         * @throws IllegalArgumentException naming a value that is not an address or CIDR block
+         */
+        public Builder allow(String... cidrs) {
+            for (String cidr : cidrs) allowed.add(AddressRange.parse(cidr));
+            return this;
+        }
+
+        /**
+         * Lets Unix-socket clients in only when the kernel says (SO_PEERCRED) that they run as one of these users;
+         * others are refused as {@link #allow} refuses addresses. Called again, it adds to the list; none means any user.
+         *
+         * @param users user names or numeric uids
+         * @return this builder
+         * @throws IllegalArgumentException naming a user that does not exist
+         */
+        public Builder allowUsers(String... users) {
+            var lookup = java.nio.file.FileSystems.getDefault().getUserPrincipalLookupService();
+            for (String user : users) {
+                try {
+                    allowedUsers.add(lookup.lookupPrincipalByName(user.trim()));
+                } catch (IOException e) {
+                    throw new IllegalArgumentException("allowed user '" + user + "' is neither a user name nor a uid");
+                }
+            }
+            return this;
+        }
+
+        /**
+         * Lets TLS clients in only when their certificate's subject is one of these, like qemu-nbd's
+         * {@code --tls-authz}; turns {@link #tlsVerifyPeer} on, since only a verified certificate says who a client
+         * is. A client whose subject is not listed is disconnected right after the TLS handshake, logged and counted
+         * as {@link #allow} says. Subjects compare as X.500 names: {@code CN=backup,O=Example} matches
+         * {@code cn=Backup, o=example}. Called again, it adds to the list.
+         *
+         * @param subjects distinguished names, RFC 2253 ({@code CN=client,O=Example})
+         * @return this builder
+         * @throws IllegalArgumentException naming a subject that is not a distinguished name
+         */
+        public Builder tlsAuthz(java.util.Collection<String> subjects) {
+            for (String subject : subjects) {
+                try {
+                    allowedSubjects.add(ClientAccess.canonical(new X500Principal(subject)));
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException("TLS client subject '" + subject + "' is not a distinguished name: "
+                            + e.getMessage());
+                }
+            }
+            this.tlsVerifyPeer = true;
+            return this;
+        }
+
+        /**
+         * Reads the allowed TLS client subjects for {@link #tlsAuthz} from a file: one distinguished name a line,
+         * blank lines and lines starting with {@code #} ignored.
+         *
+         * @param file the allow-list
+         * @return this builder
+         * @throws IOException when the file cannot be read
+         * @throws IllegalArgumentException naming the file and line of a subject that is not a distinguished name,
+         *                                  or the file when it allows no one
+         */
+        public Builder tlsAuthzFile(Path file) throws IOException {
+            List<String> subjects = new ArrayList<>();
+            List<String> lines = java.nio.file.Files.readAllLines(file);
+            for (int i = 0; i < lines.size(); i++) {
+                String line = lines.get(i).trim();
+                if (line.isEmpty() || line.startsWith("#")) continue;
+                try {
+                    tlsAuthz(List.of(line));
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException(file + " line " + (i + 1) + ": " + e.getMessage(), e);
+                }
+                subjects.add(line);
+            }
+            if (subjects.isEmpty()) throw new IllegalArgumentException(file + " lists no TLS client subject: it would let no one in");
             return this;
         }
 

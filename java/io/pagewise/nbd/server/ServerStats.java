@@ -32,6 +32,7 @@ public final class ServerStats {
     private final LongAdder handshakeTimeouts = new LongAdder();
     private final LongAdder droppedHandshakes = new LongAdder();
     private final LongAdder idleTimeouts = new LongAdder();
+    private final LongAdder accessRefusals = new LongAdder();
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicInteger mostInFlight = new AtomicInteger();
     private final AtomicLong payloadBytesHeld = new AtomicLong();
@@ -73,6 +74,8 @@ public final class ServerStats {
             @Override public void handshakeDropped() { ServerStats.this.handshakeDropped(); }
 
             @Override public void idleTimedOut() { ServerStats.this.idleTimedOut(); }
+
+            @Override public void accessRefused() { accessRefusals.increment(); }
         };
     }
 
@@ -174,6 +177,12 @@ public final class ServerStats {
 
     /** {@return the connections closed by the idle timeout ({@link NbdServer.Builder#idleTimeout})} */
     public long idleTimeouts() { return idleTimeouts.sum(); }
+
+    /**
+     * {@return the clients kept out by the allow-lists: address ({@link NbdServer.Builder#allow}), user
+     * ({@link NbdServer.Builder#allowUsers}) or TLS certificate subject ({@link NbdServer.Builder#tlsAuthz})}
+     */
+    public long accessRefusals() { return accessRefusals.sum(); }
 
     /** {@return the most requests read and not yet answered at one time, over all connections} */
     public int mostInFlight() { return mostInFlight.get(); }
