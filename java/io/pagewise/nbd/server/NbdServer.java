@@ -20,6 +20,7 @@ import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.net.UnixDomainSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.nio.channels.ServerSocketChannel;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -93,7 +94,7 @@ public final class NbdServer implements Closeable {
         this.stats = new ServerStats();
         this.tls = new ServerTls(b.tlsContext == null ? TlsSettings.OFF
                 : new TlsSettings(b.tlsContext, b.tlsMode, b.tlsVerifyPeer), b.tlsWarmupBytes, log);
-        this.listener = Listener.bind(b.address != null ? b.address
+        this.listener = b.inherited != null ? Listener.adopt(b.inherited) : Listener.bind(b.address != null ? b.address
                 : new InetSocketAddress(InetAddress.getLoopbackAddress(), DEFAULT_PORT));
         ByteBudget budget = new ByteBudget(b.maxInflightBytes);
         long perConnection = b.maxInflightBytesPerConnection > 0 ? Math.min(b.maxInflightBytesPerConnection, b.maxInflightBytes)
@@ -239,6 +240,7 @@ public final class NbdServer implements Closeable {
         private final List<ExportSource> sources = new ArrayList<>();
         private String defaultExport;
         private SocketAddress address;
+        private ServerSocketChannel inherited;
         private int threads = DEFAULT_THREADS;
         private int maxConnections = 64;
         private int maxHandshakes = DEFAULT_MAX_HANDSHAKES;
@@ -352,6 +354,19 @@ public final class NbdServer implements Closeable {
          */
         public Builder listen(SocketAddress address) {
             this.address = address;
+            return this;
+        }
+
+        /**
+         * Listens on a socket that is bound and listening already, such as the one systemd passes by socket
+         * activation ({@link ServiceProcess#systemdListener()}), TCP or Unix; it replaces any address given. The
+         * server closes the socket when it stops, and leaves a Unix socket's file to whoever made it.
+         *
+         * @param listening a bound, listening server socket
+         * @return this builder
+         */
+        public Builder listen(ServerSocketChannel listening) {
+            this.inherited = java.util.Objects.requireNonNull(listening, "listening");
             return this;
         }
 
