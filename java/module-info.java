@@ -14,6 +14,8 @@
  * too.
  */
 module io.pagewise {
+    requires jdk.httpserver;
+    requires java.management;
     requires jdk.net;
     exports io.pagewise;
     exports io.pagewise.copy;

@@ -55,6 +55,7 @@ final class Connection {
             }
             Session session = handshake();
             if (session == null || server.stopping()) return;
+            server.events().handshakeCompleted();
             if (log.isLoggable(Level.DEBUG)) {
                 log.log(Level.DEBUG, who + ": serving '" + session.entry().name() + "' (" + session.entry().device()
                         + ")" + (session.structuredReplies() ? ", structured replies" : ""));

@@ -25,4 +25,7 @@ interface ConnectionEvents {
 
     /** A client was kept out by the allow-lists (address, user, TLS subject). */
     void accessRefused();
+
+    /** A handshake ended with the client entering transmission. */
+    void handshakeCompleted();
 }

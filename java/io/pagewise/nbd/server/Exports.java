@@ -21,6 +21,8 @@ final class Exports {
     private final String defaultName;
     /** Every entry handed out, by identity: a source may hand out a new one when a file was replaced. */
     private final Set<ExportEntry> served = ConcurrentHashMap.newKeySet();
+    /** Told of each entry the first time it is handed out (the JMX beans); null for none. */
+    private volatile java.util.function.Consumer<ExportEntry> firstServed;
 
     Exports(Map<String, ExportEntry> fixed, List<ExportSource> sources, String defaultName) {
         this.fixed = new LinkedHashMap<>(fixed);
@@ -38,8 +40,17 @@ final class Exports {
     ExportEntry find(String name) throws IOException {
         ExportEntry entry = lookUp(name);
         if (entry == null && name.isEmpty() && defaultName != null) entry = lookUp(defaultName);
-        if (entry != null) served.add(entry);
+        if (entry != null && served.add(entry)) {
+            java.util.function.Consumer<ExportEntry> hook = firstServed;
+            if (hook != null) hook.accept(entry);
+        }
         return entry;
+    }
+
+    /** Calls hook now for every fixed export, and later for each export of a source when it is first handed out. */
+    void onFirstServed(java.util.function.Consumer<ExportEntry> hook) {
+        firstServed = hook;
+        for (ExportEntry entry : served()) hook.accept(entry);
     }
 
     private ExportEntry lookUp(String name) throws IOException {

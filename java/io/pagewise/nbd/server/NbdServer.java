@@ -86,6 +86,8 @@ public final class NbdServer implements Closeable {
     private final ServerStats stats;
     private final System.Logger log;
     private final CountDownLatch stopped = new CountDownLatch(1);
+    /** The JMX beans, or null when {@link Builder#jmx} was not asked for. */
+    private final ServerMBeans mbeans;
     private boolean stopping;
 
     private NbdServer(Builder b) throws IOException {
@@ -104,6 +106,7 @@ public final class NbdServer implements Closeable {
                 new PayloadBuffers(b.maxInflightBytes, counters), counters, log, Protocol.MAX_PAYLOAD,
                 PayloadBuffers.longestWithin(perConnection, Protocol.MAX_PAYLOAD));
         stats.watch(context);
+        this.mbeans = b.jmxName == null ? null : new ServerMBeans(b.jmxName, this, log);
         this.connections = new Connections(new Connections.Settings(exports, context, tls, stats.connectionEvents(),
                 b.maxConnections, b.maxHandshakes, b.handshakeTimeout, b.idleTimeout, b.shutdownGrace,
                 new ClientAccess(List.copyOf(b.allowed), Set.copyOf(b.allowedUsers), Set.copyOf(b.allowedSubjects))), listener);
@@ -145,6 +148,24 @@ public final class NbdServer implements Closeable {
     /** {@return the server's live counters} */
     public ServerStats stats() {
         return stats;
+    }
+
+    /**
+     * {@return the exports served so far}: every one added by name, and those of {@link Builder#exports sources}
+     * that a client has asked for
+     */
+    public List<ExportEntry> exports() {
+        return List.copyOf(exports.served());
+    }
+
+    /**
+     * {@return the server's metrics now, in the Prometheus text exposition format (version 0.0.4)}: connections,
+     * handshakes and refusals; requests, bytes, errors and latency histograms per export and command; bytes in
+     * flight; each file export's page-cache state (Linux 6.5+). Serve it over HTTP with
+     * {@code Content-Type: text/plain; version=0.0.4}; docs/SERVER.md lists the metrics.
+     */
+    public String metrics() {
+        return PrometheusText.of(this);
     }
 
     /** {@return the connections currently open (in handshake or transmission)} */
@@ -209,12 +230,23 @@ public final class NbdServer implements Closeable {
                 }
             }
             listener.removeOwnSocket(log);
+            if (mbeans != null) mbeans.unregisterAll();
             stopped.countDown();
             if (failure != null) throw failure;
         }
     }
 
-    private NbdServer begin() {
+    private NbdServer begin() throws IOException {
+        if (mbeans != null) {
+            try {
+                mbeans.registerServer();
+            } catch (IOException e) {
+                listener.close();
+                listener.removeOwnSocket(log);
+                throw e;
+            }
+            exports.onFirstServed(mbeans::exportServed);
+        }
         connections.start();
         tls.start();
         return this;
@@ -241,6 +273,7 @@ public final class NbdServer implements Closeable {
         private String defaultExport;
         private SocketAddress address;
         private ServerSocketChannel inherited;
+        private String jmxName;
         private int threads = DEFAULT_THREADS;
         private int maxConnections = 64;
         private int maxHandshakes = DEFAULT_MAX_HANDSHAKES;
@@ -610,6 +643,20 @@ public final class NbdServer implements Closeable {
                 subjects.add(line);
             }
             if (subjects.isEmpty()) throw new IllegalArgumentException(file + " lists no TLS client subject: it would let no one in");
+            return this;
+        }
+
+        /**
+         * Registers the server's state as JMX MXBeans on the platform MBean server when it starts, and removes them
+         * when it stops: {@code io.pagewise:type=NbdServer,name=NAME} ({@link NbdServerMXBean}) and, for each export
+         * once it is served, {@code io.pagewise:type=NbdServer,name=NAME,export=EXPORT} ({@link ExportMXBean}). The
+         * names are quoted as {@link javax.management.ObjectName#quote} does.
+         *
+         * @param name what tells this server apart from others in the same JVM
+         * @return this builder
+         */
+        public Builder jmx(String name) {
+            this.jmxName = java.util.Objects.requireNonNull(name, "name");
             return this;
         }
 
