@@ -53,6 +53,27 @@ public final class ServiceProcess {
     }
 
     /**
+     * Writes this process's id and a newline to file, as nbdkit's and qemu-nbd's {@code --pidfile} do: call it once
+     * the server listens, so that whoever waits for the file can connect at once. The file appears whole (written
+     * beside it, then renamed), so a reader never sees it empty.
+     *
+     * @param file where to write the process id
+     * @throws IOException naming the file when it cannot be written
+     */
+    public static void writePidFile(Path file) throws IOException {
+        Path absolute = file.toAbsolutePath();
+        Path partial = absolute.resolveSibling("." + absolute.getFileName() + ".partial");
+        try {
+            Files.writeString(partial, ProcessHandle.current().pid() + "\n");
+            Files.move(partial, absolute, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                    java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            Files.deleteIfExists(partial);
+            throw new IOException("cannot write the pid file " + file + ": " + e, e);
+        }
+    }
+
+    /**
      * Has the kernel send this process SIGTERM when the process that started it ends (PR_SET_PDEATHSIG), like
      * nbdkit's {@code --exit-with-parent}; the JVM then runs its shutdown hooks, where a server is closed.
      *

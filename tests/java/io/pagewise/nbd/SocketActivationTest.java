@@ -57,7 +57,8 @@ class SocketActivationTest {
         Path socket = dir.resolve("act.sock");
         Path ready = dir.resolve("ready");
         List<String> command = new ArrayList<>(List.of("systemd-socket-activate", "-l", socket.toString()));
-        command.addAll(java(ready.toString(), "--activated"));
+        Path pidFile = dir.resolve("pagewise.pid");
+        command.addAll(java(ready.toString(), "--activated", "--pidfile=" + pidFile));
         Process process = start(command);
         try {
             awaitListening(socket, process);
@@ -66,6 +67,8 @@ class SocketActivationTest {
                     .assertOk("nbdinfo on the activated socket").stdout().trim();
             assertEquals(String.valueOf(1 << 20), size);
             assertEquals("nbd+unix:///?socket=" + socket, Files.readString(ready).trim(), "the URI names systemd's socket");
+            // systemd-socket-activate execs the server: the pid file names the process systemd-socket-activate was.
+            assertEquals(process.pid() + "\n", Files.readString(pidFile));
         } finally {
             ExternalTools.stop(process);
         }

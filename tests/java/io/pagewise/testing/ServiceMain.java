@@ -9,7 +9,7 @@ import java.nio.file.Path;
 
 /**
  * A server run as a service would be, until the CLI has the options: {@code ServiceMain READY [--activated]
- * [--exit-with-parent] [--socket=PATH]} serves a 1 MiB memory disk on systemd's socket (with --activated) or on
+ * [--exit-with-parent] [--pidfile=FILE] [--socket=PATH]} serves a 1 MiB memory disk on systemd's socket (with --activated) or on
  * PATH, writes its URI to READY once it listens, and stops at SIGTERM.
  */
 public final class ServiceMain {
@@ -17,6 +17,7 @@ public final class ServiceMain {
 
     public static void main(String[] args) throws Exception {
         Path ready = Path.of(args[0]);
+        Path pidFile = null;
         NbdServer.Builder builder = NbdServer.builder().export("", "service test disk", new MemoryDevice(1 << 20));
         for (int i = 1; i < args.length; i++) {
             if (args[i].equals("--activated")) {
@@ -28,6 +29,8 @@ public final class ServiceMain {
                 builder.listen(listening);
             } else if (args[i].equals("--exit-with-parent")) {
                 ServiceProcess.exitWithParent();
+            } else if (args[i].startsWith("--pidfile=")) {
+                pidFile = Path.of(args[i].substring("--pidfile=".length()));
             } else if (args[i].startsWith("--socket=")) {
                 builder.unixSocket(Path.of(args[i].substring("--socket=".length())));
             } else {
@@ -42,6 +45,7 @@ public final class ServiceMain {
                 e.printStackTrace();
             }
         }));
+        if (pidFile != null) ServiceProcess.writePidFile(pidFile);
         Path partial = ready.resolveSibling(ready.getFileName() + ".tmp");
         Files.writeString(partial, server.uri() + "\n");
         Files.move(partial, ready);
