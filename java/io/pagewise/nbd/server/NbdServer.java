@@ -52,9 +52,10 @@ import io.pagewise.nbd.TlsMode;
  * <p>It logs through the {@link System.Logger} named {@value #LOGGER_NAME} (or the one {@link Builder#logger}
  * gives), so an application routes it with its {@link System.LoggerFinder}; by default the JDK's goes to
  * {@code java.util.logging}. Levels: {@code ERROR} when the server itself fails (accepting a connection, flushing an
- * export at shutdown, a bug); {@code WARNING} for a client that breaks the protocol, is refused, is dropped for a
- * handshake timeout or to make room for a newer handshake (at most one line a second for these two), or is cut at
- * shutdown, and for a request that failed (the client got an error reply); {@code INFO} when a connection ends
+ * export at shutdown, a bug); {@code WARNING} for a client that breaks the protocol, is refused (by the connection
+ * limit or the allow-lists), is dropped for a handshake timeout or to make room for a newer handshake, or is cut at
+ * shutdown, and for a request that failed or was refused (the client got an error reply); refusals, drops and
+ * requests at most one line a second each, with the count held back; {@code INFO} when a connection ends
  * without a clean disconnect or is closed by the idle timeout; {@code DEBUG} for the export each connection chose
  * and for every request, with its result and latency (formatted only when DEBUG is enabled).
  *
@@ -63,6 +64,13 @@ import io.pagewise.nbd.TlsMode;
  * completes its handshake; and at most {@link Builder#maxConnections} in transmission, where a client that
  * completes its handshake while they are all taken is refused ({@code NBD_REP_ERR_POLICY} to {@code NBD_OPT_GO}).
  * Each connection has a thread of its own in the handshake, and {@link Builder#threads} in transmission.
+ *
+ * <p>Exports are added by name ({@link Builder#export}), or come from an {@link ExportSource} asked at each client's
+ * request ({@link DirectoryExports}: the files of a directory); {@link Builder#defaultExport} names the one a client
+ * gets for "". {@link #metrics()} renders the counters as Prometheus text, and {@link Builder#jmx} registers them as
+ * MXBeans. {@link Builder#allow}, {@link Builder#allowUsers} and {@link Builder#tlsAuthz} keep clients out by address,
+ * user or certificate; {@link ServiceProcess} has what a service needs of its process (socket activation, a pid file,
+ * exit with the parent, dropping root).
  *
  * <p>With {@link Builder#tls} the server speaks TLS after the client's STARTTLS, on TCP and Unix sockets alike;
  * {@link TlsCertificates} makes the context from an nbdkit-style certificates directory.
