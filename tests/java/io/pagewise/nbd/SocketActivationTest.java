@@ -112,6 +112,41 @@ class SocketActivationTest {
     }
 
     @Test
+    void droppingRootChangesEveryThread() throws Exception {
+        ExternalTools.require("nbdinfo");
+        if (!"0".equals(String.valueOf(Files.getAttribute(Files.createFile(dir.resolve("mine")), "unix:uid")))) {
+            ExternalTools.unavailable("dropping privileges needs root", "the CI runs as root");
+        }
+        Path socket = dir.resolve("s.sock");
+        Path ready = dir.resolve("ready");
+        Process process = start(java(ready.toString(), "--user=65534", "--socket=" + socket));
+        try {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (!Files.exists(ready)) {
+                if (!process.isAlive() || System.nanoTime() > deadline) fail("server never listened: " + log());
+                Thread.sleep(20);
+            }
+            Thread.sleep(200); // dropPrivileges runs right after the ready file appears
+            List<String> threads = new ArrayList<>();
+            try (var tasks = Files.list(Path.of("/proc/" + process.pid() + "/task"))) {
+                for (Path task : (Iterable<Path>) tasks::iterator) {
+                    for (String line : Files.readAllLines(task.resolve("status"))) {
+                        if (line.startsWith("Uid:") || line.startsWith("Gid:")) threads.add(task.getFileName() + " " + line);
+                    }
+                }
+            }
+            assertTrue(threads.size() > 10, "a JVM has many threads: " + threads);
+            for (String thread : threads) {
+                assertTrue(thread.matches("\\d+ (Uid|Gid):\\s+65534\\s+65534\\s+65534\\s+65534"), "every thread, every id: " + thread);
+            }
+            // The socket was bound as root; the server still serves on it.
+            ExternalTools.run(30, "nbdinfo", "--size", "nbd+unix:///?socket=" + socket).assertOk("nbdinfo after the drop");
+        } finally {
+            ExternalTools.stop(process);
+        }
+    }
+
+    @Test
     void exitsWithItsParent() throws Exception {
         Path socket = dir.resolve("s.sock");
         Path ready = dir.resolve("ready");

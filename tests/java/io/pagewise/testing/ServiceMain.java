@@ -9,7 +9,7 @@ import java.nio.file.Path;
 
 /**
  * A server run as a service would be, until the CLI has the options: {@code ServiceMain READY [--activated]
- * [--exit-with-parent] [--pidfile=FILE] [--socket=PATH]} serves a 1 MiB memory disk on systemd's socket (with --activated) or on
+ * [--exit-with-parent] [--pidfile=FILE] [--user=USER] [--socket=PATH]} serves a 1 MiB memory disk on systemd's socket (with --activated) or on
  * PATH, writes its URI to READY once it listens, and stops at SIGTERM.
  */
 public final class ServiceMain {
@@ -18,6 +18,7 @@ public final class ServiceMain {
     public static void main(String[] args) throws Exception {
         Path ready = Path.of(args[0]);
         Path pidFile = null;
+        String user = null;
         NbdServer.Builder builder = NbdServer.builder().export("", "service test disk", new MemoryDevice(1 << 20));
         for (int i = 1; i < args.length; i++) {
             if (args[i].equals("--activated")) {
@@ -29,6 +30,8 @@ public final class ServiceMain {
                 builder.listen(listening);
             } else if (args[i].equals("--exit-with-parent")) {
                 ServiceProcess.exitWithParent();
+            } else if (args[i].startsWith("--user=")) {
+                user = args[i].substring("--user=".length());
             } else if (args[i].startsWith("--pidfile=")) {
                 pidFile = Path.of(args[i].substring("--pidfile=".length()));
             } else if (args[i].startsWith("--socket=")) {
@@ -49,6 +52,7 @@ public final class ServiceMain {
         Path partial = ready.resolveSibling(ready.getFileName() + ".tmp");
         Files.writeString(partial, server.uri() + "\n");
         Files.move(partial, ready);
+        if (user != null) ServiceProcess.dropPrivileges(user, null); // after binding, with every thread started
         server.awaitStopped();
     }
 }
