@@ -15,6 +15,9 @@
  * too.
  */
 module io.pagewise {
+    requires jdk.httpserver;
+    requires java.management;
+    requires jdk.net;
     exports io.pagewise;
     exports io.pagewise.backup;
     exports io.pagewise.copy;

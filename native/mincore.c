@@ -171,6 +171,33 @@ cachedPages0(JNIEnv *env, jclass cls, jint fd, jlong offset, jlong length)
 #endif
 }
 
+/* Fills out[0..5) with the page-cache state of [offset, offset + length) from one cachestat(2): cached, dirty, under
+ * writeback, evicted, recently evicted pages; 0, or -ENOSYS where the kernel (or this build) has none, or -errno. */
+static jint
+cacheStat0(JNIEnv *env, jclass cls, jint fd, jlong offset, jlong length, jlongArray out)
+{
+    (void) cls;
+    if (offset < 0 || length < 0 || out == NULL || (*env)->GetArrayLength(env, out) < 5)
+        return -EINVAL;
+#ifdef __NR_cachestat
+    /* Here len 0 is wanted: "to the end of the file", however long it has grown. */
+    struct pw_cachestat_range range = { (uint64_t) offset, (uint64_t) length };
+    struct pw_cachestat stat = { 0 };
+    long rc;
+    atomic_fetch_add(&cachestat_calls, 1);
+    PW_RETRY(rc, syscall(__NR_cachestat, fd, &range, &stat, 0));
+    if (rc < 0)
+        return -errno;
+    jlong values[5] = { (jlong) stat.nr_cache, (jlong) stat.nr_dirty, (jlong) stat.nr_writeback,
+                        (jlong) stat.nr_evicted, (jlong) stat.nr_recently_evicted };
+    (*env)->SetLongArrayRegion(env, out, 0, 5, values);
+    return 0;
+#else
+    (void) env; (void) fd;
+    return -ENOSYS;
+#endif
+}
+
 /* out[0] = mincore calls, out[1] = cachestat calls made by this library since it loaded. */
 static jint
 syscallCounts0(JNIEnv *env, jclass cls, jlongArray out)
@@ -195,6 +222,7 @@ static const JNINativeMethod METHODS[] = {
     { "residentPages0", "(IJJ)J", (void *) residentPages0 },
     { "residentBitmap0", "(IJJ[B)I", (void *) residentBitmap0 },
     { "cachedPages0", "(IJJ)J", (void *) cachedPages0 },
+    { "cacheStat0", "(IJJ[J)I", (void *) cacheStat0 },
     { "syscallCounts0", "([J)I", (void *) syscallCounts0 },
     { "pageSize0", "()I", (void *) pageSize0 },
 };

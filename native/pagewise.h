@@ -52,6 +52,7 @@ int pw_register_errors(JNIEnv *env);
 int pw_register_fd(JNIEnv *env);
 int pw_register_io(JNIEnv *env);
 int pw_register_mincore(JNIEnv *env);
+int pw_register_process(JNIEnv *env);
 int pw_register_space(JNIEnv *env);
 
 /* Resolves the address of bytes [position, position + length) of a direct ByteBuffer,

@@ -66,6 +66,24 @@ public final class PageCache {
     }
 
     /**
+     * {@return the page-cache state of a whole file from one cachestat(2): cached, dirty, under writeback, evicted
+     * and recently evicted pages}, or empty where the kernel has no cachestat (before Linux 6.5) or does not tell for
+     * this file; {@link #residency(Path)} then still counts the cached pages
+     *
+     * @param path the file or block device
+     * @throws IOException when the file cannot be opened
+     * @throws UnsupportedOperationException when the native library is not loaded
+     */
+    public static java.util.Optional<CacheState> cacheState(Path path) throws IOException {
+        Native.require("PageCache");
+        try (NativeRawFile file = NativeRawFile.open(path, 0)) {
+            long[] state = file.cacheStat();
+            return state == null ? java.util.Optional.empty() : java.util.Optional.of(
+                    new CacheState(state[0], state[1], state[2], state[3], state[4], Mincore.pageSize()));
+        }
+    }
+
+    /**
      * Writes back dirty pages of a file, then drops all its pages from the cache (others' mappings keep theirs).
      *
      * @param path the file

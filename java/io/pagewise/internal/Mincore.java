@@ -50,6 +50,16 @@ public final class Mincore {
         return pages;
     }
 
+    /**
+     * Fills out[0..5) with the page-cache state of [offset, offset + length), length 0 meaning to the end of the
+     * file, from one cachestat call: cached, dirty, under writeback, evicted, recently evicted pages; @return 0 or
+     * -errno (-ENOSYS before Linux 6.5)
+     */
+    static int cacheStat(int fd, long offset, long length, long[] out) {
+        if (out.length < 5) throw new IllegalArgumentException("cachestat fills 5 fields");
+        return cacheStat0(fd, offset, length, out);
+    }
+
     /** Sets bit i (byte i/8, bit i%8) of out when page i of the range is resident; @return 0 or -errno */
     static int residentBitmap(int fd, long offset, long length, byte[] out) {
         int page = pageSize();
@@ -63,6 +73,8 @@ public final class Mincore {
     private static native int residentBitmap0(int fd, long offset, long length, byte[] out);
 
     private static native long cachedPages0(int fd, long offset, long length);
+
+    private static native int cacheStat0(int fd, long offset, long length, long[] out);
 
     private static native int syscallCounts0(long[] out);
 

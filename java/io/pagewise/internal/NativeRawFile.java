@@ -304,6 +304,18 @@ public final class NativeRawFile implements RawFile {
         return Errno.check(pages, "cachestat", path, offset, length);
     }
 
+    /**
+     * {@return the page-cache state of the whole file from cachestat: cached, dirty, under writeback, evicted,
+     * recently evicted pages}, or null where the kernel has no cachestat (before Linux 6.5) or does not tell
+     */
+    public long[] cacheStat() throws IOException {
+        long[] out = new long[5];
+        int rc = Mincore.cacheStat(fd, 0, 0, out);
+        if (rc == -Errno.ENOSYS || rc == -Errno.EPERM || rc == -Errno.EOPNOTSUPP) return null;
+        Errno.check(rc, "cachestat", path, 0, 0);
+        return out;
+    }
+
     @Override
     public long residentPages(long offset, long length) throws IOException {
         long cached = cachedPages(offset, length);

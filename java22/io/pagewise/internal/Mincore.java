@@ -94,7 +94,26 @@ public final class Mincore {
         return rc < 0 ? rc : out.get(JAVA_LONG, 16); // nr_cache
     }
 
-    /** Sets bit i (byte i/8, bit i%8) of out when page i of the range is resident; @return 0 or -errno */
+    /**
+     * Fills out[0..5) with the page-cache state of [offset, offset + length), length 0 meaning to the end of the
+     * file, from one cachestat call: cached, dirty, under writeback, evicted, recently evicted pages; @return 0 or
+     * -errno (-ENOSYS before Linux 6.5)
+     */
+    static int cacheStat(int fd, long offset, long length, long[] out) {
+        if (out.length < 5) throw new IllegalArgumentException("cachestat fills 5 fields");
+        if (offset < 0 || length < 0) return -EINVAL;
+        MemorySegment scratch = Ffm.scratch().out; // struct cachestat_range (16 bytes), then struct cachestat (40)
+        scratch.set(JAVA_LONG, 0, offset);
+        scratch.set(JAVA_LONG, 8, length);
+        scratch.asSlice(16, 40).fill((byte) 0);
+        CACHESTAT_CALLS.incrementAndGet();
+        long rc = Ffm.syscall(Ffm.ARCH.cachestat, fd, scratch.address(), scratch.address() + 16, 0, 0, 0);
+        if (rc < 0) return (int) rc;
+        for (int i = 0; i < 5; i++) out[i] = scratch.get(JAVA_LONG, 16 + 8L * i);
+        return 0;
+    }
+
+        /** Sets bit i (byte i/8, bit i%8) of out when page i of the range is resident; @return 0 or -errno */
     static int residentBitmap(int fd, long offset, long length, byte[] out) {
         int page = pageSize();
         long pages = (length + page - 1) / page;

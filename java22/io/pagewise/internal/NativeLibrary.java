@@ -25,7 +25,7 @@ public final class NativeLibrary {
     public static void load(String platform) throws Throwable {
         // Each class looks up its functions when it is initialized; doing it here makes a missing one fail now.
         for (Class<?> topic : new Class<?>[] {Ffm.class, FileDescriptors.class, PositionalIo.class, Advice.class,
-                Space.class, Mincore.class, ErrnoTexts.class}) {
+                Space.class, Mincore.class, ProcessControl.class, ErrnoTexts.class}) {
             try {
                 Class.forName(topic.getName(), true, NativeLibrary.class.getClassLoader());
             } catch (ExceptionInInitializerError e) {

@@ -55,6 +55,7 @@ final class Connection {
             }
             Session session = handshake();
             if (session == null || server.stopping()) return;
+            server.events().handshakeCompleted();
             session = session.forConnection();
             if (log.isLoggable(Level.DEBUG)) {
                 log.log(Level.DEBUG, who + ": serving '" + session.entry().name() + "' (" + session.entry().device()
@@ -64,6 +65,8 @@ final class Connection {
             IdleWatch idle = server.idleTimeout().isZero() ? IdleWatch.off()
                     : new IdleWatch(server.timer(), server.idleTimeout(), this::idleExpired);
             new Transmission(channel, tlsChannel, session, who, server.context(), idle).serve();
+        } catch (AccessRefused e) {
+            server.refused(who, e.getMessage());
         } catch (ProtocolViolation e) {
             server.events().protocolError();
             log.log(Level.WARNING, who + ": dropped: " + e.getMessage());
@@ -91,7 +94,11 @@ final class Connection {
                 : server.timer().schedule(this::handshakeExpired, server.handshakeTimeout().toNanos(), TimeUnit.NANOSECONDS);
         Session session;
         Handshake handshake = new Handshake(channel, server.tls().settings(), server.exports(),
-                server.context().maxPayload(), server::stopping, this::admit);
+                server.context().maxPayload(), server::stopping, new Handshake.Admission() {
+                    @Override public String refusal() { return admit(); }
+
+                    @Override public String tlsRefusal(javax.net.ssl.SSLSession tls) { return server.access().refusal(tls); }
+                });
         try {
             session = handshake.negotiate();
             tlsChannel = handshake.tls();

@@ -22,4 +22,10 @@ interface ConnectionEvents {
 
     /** A connection was closed by the idle timeout. */
     void idleTimedOut();
+
+    /** A client was kept out by the allow-lists (address, user, TLS subject). */
+    void accessRefused();
+
+    /** A handshake ended with the client entering transmission. */
+    void handshakeCompleted();
 }

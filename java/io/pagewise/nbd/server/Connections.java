@@ -6,7 +6,6 @@ import java.lang.System.Logger.Level;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -29,10 +28,11 @@ final class Connections {
      * @param handshakeTimeout time to finish the handshake, zero for no limit
      * @param idleTimeout      time without requests before a connection is closed, zero for no limit
      * @param shutdownGrace    time connections get at stop to finish before they are cut
+     * @param access           who may connect
      */
-    public record Settings(Map<String, ExportEntry> exports, ServerContext context, ServerTls tls, ConnectionEvents events,
+    public record Settings(Exports exports, ServerContext context, ServerTls tls, ConnectionEvents events,
                            int maxConnections, int maxHandshakes, Duration handshakeTimeout, Duration idleTimeout,
-                           Duration shutdownGrace) {}
+                           Duration shutdownGrace, ClientAccess access) {}
 
     private final Settings settings;
     private final Listener listener;
@@ -40,6 +40,7 @@ final class Connections {
     private final Set<Connection> open = ConcurrentHashMap.newKeySet();
     private final AtomicInteger ids = new AtomicInteger();
     private final LogThrottle timeoutLog = new LogThrottle("dropped");
+    private final LogThrottle refusalLog = new LogThrottle("refused");
     /** Runs the handshake timeouts and the idle checks. */
     private final ScheduledThreadPoolExecutor timer;
     private final Thread acceptor;
@@ -95,6 +96,12 @@ final class Connections {
                 sleepQuietly();
                 continue;
             }
+            String refusal = settings.access().refusal(channel, listener.isUnix());
+            if (refusal != null) {
+                refused("connection " + (ids.get() + 1) + describePeer(channel), "refused: " + refusal);
+                closeQuietly(channel);
+                continue;
+            }
             if (!admission.takeHandshakeSlot(() -> stopping)) {
                 closeQuietly(channel);
                 continue;
@@ -116,7 +123,24 @@ final class Connections {
                 + seconds(settings.handshakeTimeout()) + " (--handshake-timeout)");
     }
 
+    /** Logs (at most once a second) and counts a client the allow-lists kept out. */
+    void refused(String who, String why) {
+        settings.events().accessRefused();
+        refusalLog.warn(log(), () -> who + ": " + why);
+    }
+
+    private String describePeer(SocketChannel channel) {
+        if (listener.isUnix()) return "";
+        try {
+            return " from " + Listener.describe(channel.getRemoteAddress());
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
     boolean stopping() { return stopping; }
+
+    ClientAccess access() { return settings.access(); }
 
     boolean isUnix() { return listener.isUnix(); }
 
@@ -124,7 +148,7 @@ final class Connections {
 
     ScheduledThreadPoolExecutor timer() { return timer; }
 
-    Map<String, ExportEntry> exports() { return settings.exports(); }
+    Exports exports() { return settings.exports(); }
 
     ServerContext context() { return settings.context(); }
 

@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ByteChannel;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
 import javax.net.ssl.SSLException;
@@ -29,7 +30,7 @@ final class Handshake {
     /** The socket, or the TLS channel over it once STARTTLS succeeded. */
     private ByteChannel channel;
     private TlsChannel tls;
-    private final Map<String, ExportEntry> exports;
+    private final Exports exports;
     private final int maxPayload;
     private final BooleanSupplier stopping;
     private final Admission admission;
@@ -50,15 +51,20 @@ final class Handshake {
     public interface Admission {
         /** {@return null to let the client in (the caller counts it as transmitting), else why it is refused} */
         String refusal();
+
+        /** {@return null to go on with a client that has just completed TLS, else why it is not allowed in} */
+        default String tlsRefusal(javax.net.ssl.SSLSession session) {
+            return null;
+        }
     }
 
     /** A handshake without TLS, on any channel (tests and fuzzing drive it in memory). */
     public Handshake(ByteChannel channel, Map<String, ExportEntry> exports, int maxPayload, BooleanSupplier stopping) {
-        this(channel, TlsSettings.OFF, exports, maxPayload, stopping, () -> null);
+        this(channel, TlsSettings.OFF, Exports.of(exports), maxPayload, stopping, () -> null);
     }
 
     /** A handshake on a connection, which STARTTLS turns into TLS when tlsSettings offer it. */
-    public Handshake(ByteChannel channel, TlsSettings tlsSettings, Map<String, ExportEntry> exports, int maxPayload,
+    public Handshake(ByteChannel channel, TlsSettings tlsSettings, Exports exports, int maxPayload,
                      BooleanSupplier stopping, Admission admission) {
         this.socket = channel;
         this.tlsSettings = tlsSettings;
@@ -130,7 +136,13 @@ final class Handshake {
             case OPT_EXPORT_NAME: {
                 if (extendedHeaders) throw new ProtocolViolation("EXPORT_NAME after EXTENDED_HEADERS, which rules it out");
                 String name = string(option.remaining());
-                ExportEntry entry = exports.get(name);
+                ExportEntry entry;
+                try {
+                    entry = exports.find(name);
+                } catch (IOException e) {
+                    throw new ProtocolViolation("EXPORT_NAME asked for export '" + name + "', which cannot be opened: "
+                            + e.getMessage());
+                }
                 if (entry == null) throw new ProtocolViolation("EXPORT_NAME asked for unknown export '" + name + "'");
                 Session session = session(entry);
                 if (admission.refusal() != null) {
@@ -155,7 +167,14 @@ final class Handshake {
                 return null;
             case OPT_LIST:
                 if (option.hasRemaining()) return invalid(code, "LIST takes no data");
-                for (ExportEntry entry : exports.values()) {
+                List<ExportSource.Listing> listings;
+                try {
+                    listings = exports.list();
+                } catch (IOException e) {
+                    replyError(code, REP_ERR_UNKNOWN, "cannot list the exports: " + e.getMessage());
+                    return null;
+                }
+                for (ExportSource.Listing entry : listings) {
                     // The name, then the description as the rest of the data, as nbdkit and libnbd read it.
                     byte[] name = utf8(entry.name());
                     byte[] description = utf8(entry.description());
@@ -209,6 +228,8 @@ final class Handshake {
             throw new ProtocolViolation("TLS handshake failed: " + e.getMessage(), e);
         }
         channel = tls;
+        String refused = admission.tlsRefusal(tls.session());
+        if (refused != null) throw new AccessRefused("refused after TLS: " + refused);
         structuredReplies = false;
         extendedHeaders = false;
         allocationContextFor = null;
@@ -228,11 +249,8 @@ final class Handshake {
             wantName |= info == INFO_NAME;
             wantDescription |= info == INFO_DESCRIPTION;
         }
-        ExportEntry entry = exports.get(name);
-        if (entry == null) {
-            replyError(code, REP_ERR_UNKNOWN, "no export named '" + name + "'");
-            return null;
-        }
+        ExportEntry entry = export(code, name);
+        if (entry == null) return null;
         Session session = session(entry);
         if (code == OPT_GO) {
             String refusal = admission.refusal();
@@ -300,18 +318,28 @@ final class Handshake {
             invalid(code, "trailing bytes after the queries");
             return;
         }
-        ExportEntry entry = exports.get(name);
-        if (entry == null) {
-            replyError(code, REP_ERR_UNKNOWN, "no export named '" + name + "'");
-            return;
-        }
+        ExportEntry entry = export(code, name);
+        if (entry == null) return;
         if (allocation && entry.device().canExtents()) {
             byte[] context = utf8(BASE_ALLOCATION);
             reply(code, REP_META_CONTEXT, ByteBuffer.allocate(4 + context.length)
                     .putInt(set ? BASE_ALLOCATION_ID : 0).put(context).flip());
-            if (set) allocationContextFor = name;
+            if (set) allocationContextFor = entry.name(); // the default export's own name when "" was asked for
         }
         reply(code, REP_ACK, null);
+    }
+
+    /** The export a client named, or null after telling it there is none or that it cannot be opened. */
+    private ExportEntry export(int code, String name) throws IOException {
+        ExportEntry entry;
+        try {
+            entry = exports.find(name);
+        } catch (IOException e) {
+            replyError(code, REP_ERR_UNKNOWN, "export '" + name + "' cannot be opened: " + e.getMessage());
+            return null;
+        }
+        if (entry == null) replyError(code, REP_ERR_UNKNOWN, "no export named '" + name + "'");
+        return entry;
     }
 
     private Session session(ExportEntry entry) throws IOException {

@@ -29,11 +29,30 @@ final class Listener implements AutoCloseable {
     /** The device and inode of the socket file bind() created: the file at that path later may be another's. */
     private final Object socketFileKey;
 
+    /** False for a socket passed in (socket activation): whoever made it owns its socket file. */
+    private final boolean ownsSocketFile;
+
     private Listener(ServerSocketChannel channel, SocketAddress address, Path socketFile, Object socketFileKey) {
+        this(channel, address, socketFile, socketFileKey, true);
+    }
+
+    private Listener(ServerSocketChannel channel, SocketAddress address, Path socketFile, Object socketFileKey,
+                     boolean ownsSocketFile) {
         this.channel = channel;
         this.address = address;
         this.socketFile = socketFile;
         this.socketFileKey = socketFileKey;
+        this.ownsSocketFile = ownsSocketFile;
+    }
+
+    /** Listens on a socket bound and listening already (systemd's, from socket activation); its file stays at the end. */
+    public static Listener adopt(ServerSocketChannel channel) throws IOException {
+        if (!channel.isOpen()) throw new IOException("the listening socket passed in is closed");
+        channel.configureBlocking(true);
+        SocketAddress address = channel.getLocalAddress();
+        if (address == null) throw new IOException("the socket passed in is not bound");
+        Path socketFile = address instanceof UnixDomainSocketAddress ? ((UnixDomainSocketAddress) address).getPath() : null;
+        return new Listener(channel, address, socketFile, null, false);
     }
 
     /**
@@ -86,7 +105,7 @@ final class Listener implements AutoCloseable {
 
     /** Removes the socket file only if it is still the one bind() created, not one another server put there since. */
     public void removeOwnSocket(System.Logger log) throws IOException {
-        if (socketFile == null) return;
+        if (socketFile == null || !ownsSocketFile) return;
         Object key;
         try {
             key = fileKey(socketFile);

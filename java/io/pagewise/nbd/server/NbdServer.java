@@ -20,9 +20,15 @@ import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.net.UnixDomainSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.nio.channels.ServerSocketChannel;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Collections;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.nio.file.attribute.UserPrincipal;
+import javax.security.auth.x500.X500Principal;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
@@ -46,9 +52,10 @@ import io.pagewise.nbd.TlsMode;
  * <p>It logs through the {@link System.Logger} named {@value #LOGGER_NAME} (or the one {@link Builder#logger}
  * gives), so an application routes it with its {@link System.LoggerFinder}; by default the JDK's goes to
  * {@code java.util.logging}. Levels: {@code ERROR} when the server itself fails (accepting a connection, flushing an
- * export at shutdown, a bug); {@code WARNING} for a client that breaks the protocol, is refused, is dropped for a
- * handshake timeout or to make room for a newer handshake (at most one line a second for these two), or is cut at
- * shutdown, and for a request that failed (the client got an error reply); {@code INFO} when a connection ends
+ * export at shutdown, a bug); {@code WARNING} for a client that breaks the protocol, is refused (by the connection
+ * limit or the allow-lists), is dropped for a handshake timeout or to make room for a newer handshake, or is cut at
+ * shutdown, and for a request that failed or was refused (the client got an error reply); refusals, drops and
+ * requests at most one line a second each, with the count held back; {@code INFO} when a connection ends
  * without a clean disconnect or is closed by the idle timeout; {@code DEBUG} for the export each connection chose
  * and for every request, with its result and latency (formatted only when DEBUG is enabled).
  *
@@ -57,6 +64,13 @@ import io.pagewise.nbd.TlsMode;
  * completes its handshake; and at most {@link Builder#maxConnections} in transmission, where a client that
  * completes its handshake while they are all taken is refused ({@code NBD_REP_ERR_POLICY} to {@code NBD_OPT_GO}).
  * Each connection has a thread of its own in the handshake, and {@link Builder#threads} in transmission.
+ *
+ * <p>Exports are added by name ({@link Builder#export}), or come from an {@link ExportSource} asked at each client's
+ * request ({@link DirectoryExports}: the files of a directory); {@link Builder#defaultExport} names the one a client
+ * gets for "". {@link #metrics()} renders the counters as Prometheus text, and {@link Builder#jmx} registers them as
+ * MXBeans. {@link Builder#allow}, {@link Builder#allowUsers} and {@link Builder#tlsAuthz} keep clients out by address,
+ * user or certificate; {@link ServiceProcess} has what a service needs of its process (socket activation, a pid file,
+ * exit with the parent, dropping root).
  *
  * <p>With {@link Builder#tls} the server speaks TLS after the client's STARTTLS, on TCP and Unix sockets alike;
  * {@link io.pagewise.nbd.TlsCertificates} makes the context from an nbdkit-style certificates directory.
@@ -73,22 +87,24 @@ public final class NbdServer implements Closeable {
     /** The name of the {@link System.Logger} a server logs to unless {@link Builder#logger} names another. */
     public static final String LOGGER_NAME = "io.pagewise.nbd.server";
 
-    private final Map<String, ExportEntry> exports;
+    private final Exports exports;
     private final Listener listener;
     private final ServerTls tls;
     private final Connections connections;
     private final ServerStats stats;
     private final System.Logger log;
     private final CountDownLatch stopped = new CountDownLatch(1);
+    /** The JMX beans, or null when {@link Builder#jmx} was not asked for. */
+    private final ServerMBeans mbeans;
     private boolean stopping;
 
     private NbdServer(Builder b) throws IOException {
-        this.exports = Collections.unmodifiableMap(new LinkedHashMap<>(b.exports));
+        this.exports = new Exports(b.exports, b.sources, b.defaultExport);
         this.log = b.logger != null ? b.logger : System.getLogger(LOGGER_NAME);
         this.stats = new ServerStats();
         this.tls = new ServerTls(b.tlsContext == null ? TlsSettings.OFF
                 : new TlsSettings(b.tlsContext, b.tlsMode, b.tlsVerifyPeer), b.tlsWarmupBytes, log);
-        this.listener = Listener.bind(b.address != null ? b.address
+        this.listener = b.inherited != null ? Listener.adopt(b.inherited) : Listener.bind(b.address != null ? b.address
                 : new InetSocketAddress(InetAddress.getLoopbackAddress(), DEFAULT_PORT));
         ByteBudget budget = new ByteBudget(b.maxInflightBytes);
         long perConnection = b.maxInflightBytesPerConnection > 0 ? Math.min(b.maxInflightBytesPerConnection, b.maxInflightBytes)
@@ -98,8 +114,10 @@ public final class NbdServer implements Closeable {
                 new PayloadBuffers(b.maxInflightBytes, counters), counters, log, Protocol.MAX_PAYLOAD,
                 PayloadBuffers.longestWithin(perConnection, Protocol.MAX_PAYLOAD));
         stats.watch(context);
+        this.mbeans = b.jmxName == null ? null : new ServerMBeans(b.jmxName, this, log);
         this.connections = new Connections(new Connections.Settings(exports, context, tls, stats.connectionEvents(),
-                b.maxConnections, b.maxHandshakes, b.handshakeTimeout, b.idleTimeout, b.shutdownGrace), listener);
+                b.maxConnections, b.maxHandshakes, b.handshakeTimeout, b.idleTimeout, b.shutdownGrace,
+                new ClientAccess(List.copyOf(b.allowed), Set.copyOf(b.allowedUsers), Set.copyOf(b.allowedSubjects))), listener);
     }
 
     /** {@return new settings for a server, to add exports to and then {@link Builder#start()}} */
@@ -112,9 +130,9 @@ public final class NbdServer implements Closeable {
         return listener.address();
     }
 
-    /** {@return the URI of the export named "" (or of the first export)} */
+    /** {@return the URI of the export named "", else of the {@linkplain Builder#defaultExport default export}, else of the first one added} */
     public String uri() {
-        return uri(exports.containsKey("") ? "" : exports.keySet().iterator().next());
+        return uri(exports.firstName());
     }
 
     /**
@@ -138,6 +156,24 @@ public final class NbdServer implements Closeable {
     /** {@return the server's live counters} */
     public ServerStats stats() {
         return stats;
+    }
+
+    /**
+     * {@return the exports served so far}: every one added by name, and those of {@link Builder#exports sources}
+     * that a client has asked for
+     */
+    public List<ExportEntry> exports() {
+        return List.copyOf(exports.served());
+    }
+
+    /**
+     * {@return the server's metrics now, in the Prometheus text exposition format (version 0.0.4)}: connections,
+     * handshakes and refusals; requests, bytes, errors and latency histograms per export and command; bytes in
+     * flight; each file export's page-cache state (Linux 6.5+). Serve it over HTTP with
+     * {@code Content-Type: text/plain; version=0.0.4}; docs/SERVER.md lists the metrics.
+     */
+    public String metrics() {
+        return PrometheusText.of(this);
     }
 
     /** {@return the connections currently open (in handshake or transmission)} */
@@ -192,7 +228,7 @@ public final class NbdServer implements Closeable {
             Thread.currentThread().interrupt();
         } finally {
             IOException failure = null;
-            for (ExportEntry entry : exports.values()) {
+            for (ExportEntry entry : exports.served()) {
                 if (!entry.device().canFlush()) continue;
                 try {
                     entry.device().flush();
@@ -202,12 +238,23 @@ public final class NbdServer implements Closeable {
                 }
             }
             listener.removeOwnSocket(log);
+            if (mbeans != null) mbeans.unregisterAll();
             stopped.countDown();
             if (failure != null) throw failure;
         }
     }
 
-    private NbdServer begin() {
+    private NbdServer begin() throws IOException {
+        if (mbeans != null) {
+            try {
+                mbeans.registerServer();
+            } catch (IOException e) {
+                listener.close();
+                listener.removeOwnSocket(log);
+                throw e;
+            }
+            exports.onFirstServed(mbeans::exportServed);
+        }
         connections.start();
         tls.start();
         return this;
@@ -230,7 +277,11 @@ public final class NbdServer implements Closeable {
     /** Settings for a server; {@link #start()} binds and starts accepting. */
     public static final class Builder {
         private final Map<String, ExportEntry> exports = new LinkedHashMap<>();
+        private final List<ExportSource> sources = new ArrayList<>();
+        private String defaultExport;
         private SocketAddress address;
+        private ServerSocketChannel inherited;
+        private String jmxName;
         private int threads = DEFAULT_THREADS;
         private int maxConnections = 64;
         private int maxHandshakes = DEFAULT_MAX_HANDSHAKES;
@@ -244,6 +295,9 @@ public final class NbdServer implements Closeable {
         private TlsMode tlsMode = TlsMode.OFF;
         private boolean tlsVerifyPeer;
         private long tlsWarmupBytes = TlsWarmup.DEFAULT_BYTES;
+        private final List<AddressRange> allowed = new ArrayList<>();
+        private final Set<UserPrincipal> allowedUsers = new LinkedHashSet<>();
+        private final Set<X500Principal> allowedSubjects = new LinkedHashSet<>();
 
         private Builder() {}
 
@@ -269,12 +323,44 @@ public final class NbdServer implements Closeable {
          * @throws IllegalArgumentException when the name is too long
          */
         public Builder export(String name, String description, BlockDevice export) {
-            if (name == null || export == null) throw new NullPointerException(name == null ? "name" : "export");
-            if (name.getBytes(StandardCharsets.UTF_8).length > 4096) throw new IllegalArgumentException("export name over 4096 bytes");
-            if (description != null && description.getBytes(StandardCharsets.UTF_8).length > 4096) {
-                throw new IllegalArgumentException("export description over 4096 bytes");
-            }
-            exports.put(name, new ExportEntry(name, description == null ? "" : description, export));
+            return export(new ExportEntry(name, description, export));
+        }
+
+        /**
+         * Adds an export, possibly with the file behind its device, whose page-cache state then shows in
+         * {@link NbdServer#metrics()} (resident, dirty, under writeback, evicted pages). An export of the same name
+         * added before is replaced.
+         *
+         * @param export the export
+         * @return this builder
+         */
+        public Builder export(ExportEntry export) {
+            exports.put(export.name(), export);
+            return this;
+        }
+
+        /**
+         * Adds exports that may change while the server runs, such as the files of a directory
+         * ({@link DirectoryExports}). A name added with {@link #export} wins over the same name from a source, and an
+         * earlier source over a later one.
+         *
+         * @param source where exports are looked up at each client's request
+         * @return this builder
+         */
+        public Builder exports(ExportSource source) {
+            sources.add(java.util.Objects.requireNonNull(source, "source"));
+            return this;
+        }
+
+        /**
+         * Names the export a client gets when it asks for the empty name "" (as clients do that are given no name)
+         * and no export is named "". The client is told the export's real name when it asks ({@code NBD_INFO_NAME}).
+         *
+         * @param name an export's name, which must exist when a client asks for it
+         * @return this builder
+         */
+        public Builder defaultExport(String name) {
+            this.defaultExport = java.util.Objects.requireNonNull(name, "name");
             return this;
         }
 
@@ -309,6 +395,19 @@ public final class NbdServer implements Closeable {
          */
         public Builder listen(SocketAddress address) {
             this.address = address;
+            return this;
+        }
+
+        /**
+         * Listens on a socket that is bound and listening already, such as the one systemd passes by socket
+         * activation ({@link ServiceProcess#systemdListener()}), TCP or Unix; it replaces any address given. The
+         * server closes the socket when it stops, and leaves a Unix socket's file to whoever made it.
+         *
+         * @param listening a bound, listening server socket
+         * @return this builder
+         */
+        public Builder listen(ServerSocketChannel listening) {
+            this.inherited = java.util.Objects.requireNonNull(listening, "listening");
             return this;
         }
 
@@ -469,6 +568,106 @@ public final class NbdServer implements Closeable {
             return this;
         }
 
+        /**
+         * Lets TCP clients in only from these addresses, like nbdkit's ip filter: each an IPv4 or IPv6 address or CIDR
+         * block ({@code 127.0.0.1}, {@code 10.0.0.0/8}, {@code fd00::/8}); an IPv4 block matches IPv4-mapped IPv6
+         * peers too. Others are disconnected before the greeting, logged at WARNING (at most one line a second) and
+         * counted in {@link ServerStats#accessRefusals()}. Called again, it adds to the list; none means any address.
+         *
+         * @param cidrs addresses or CIDR blocks, literal (no host names)
+         * @return this builder
+         * @throws IllegalArgumentException naming a value that is not an address or CIDR block
+         */
+        public Builder allow(String... cidrs) {
+            for (String cidr : cidrs) allowed.add(AddressRange.parse(cidr));
+            return this;
+        }
+
+        /**
+         * Lets Unix-socket clients in only when the kernel says (SO_PEERCRED) that they run as one of these users;
+         * others are refused as {@link #allow} refuses addresses. Called again, it adds to the list; none means any user.
+         *
+         * @param users user names or numeric uids
+         * @return this builder
+         * @throws IllegalArgumentException naming a user that does not exist
+         */
+        public Builder allowUsers(String... users) {
+            var lookup = java.nio.file.FileSystems.getDefault().getUserPrincipalLookupService();
+            for (String user : users) {
+                try {
+                    allowedUsers.add(lookup.lookupPrincipalByName(user.trim()));
+                } catch (IOException e) {
+                    throw new IllegalArgumentException("allowed user '" + user + "' is neither a user name nor a uid");
+                }
+            }
+            return this;
+        }
+
+        /**
+         * Lets TLS clients in only when their certificate's subject is one of these, like qemu-nbd's
+         * {@code --tls-authz}; turns {@link #tlsVerifyPeer} on, since only a verified certificate says who a client
+         * is. A client whose subject is not listed is disconnected right after the TLS handshake, logged and counted
+         * as {@link #allow} says. Subjects compare as X.500 names: {@code CN=backup,O=Example} matches
+         * {@code cn=Backup, o=example}. Called again, it adds to the list.
+         *
+         * @param subjects distinguished names, RFC 2253 ({@code CN=client,O=Example})
+         * @return this builder
+         * @throws IllegalArgumentException naming a subject that is not a distinguished name
+         */
+        public Builder tlsAuthz(java.util.Collection<String> subjects) {
+            for (String subject : subjects) {
+                try {
+                    allowedSubjects.add(ClientAccess.canonical(new X500Principal(subject)));
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException("TLS client subject '" + subject + "' is not a distinguished name: "
+                            + e.getMessage());
+                }
+            }
+            this.tlsVerifyPeer = true;
+            return this;
+        }
+
+        /**
+         * Reads the allowed TLS client subjects for {@link #tlsAuthz} from a file: one distinguished name a line,
+         * blank lines and lines starting with {@code #} ignored.
+         *
+         * @param file the allow-list
+         * @return this builder
+         * @throws IOException when the file cannot be read
+         * @throws IllegalArgumentException naming the file and line of a subject that is not a distinguished name,
+         *                                  or the file when it allows no one
+         */
+        public Builder tlsAuthzFile(Path file) throws IOException {
+            List<String> subjects = new ArrayList<>();
+            List<String> lines = java.nio.file.Files.readAllLines(file);
+            for (int i = 0; i < lines.size(); i++) {
+                String line = lines.get(i).trim();
+                if (line.isEmpty() || line.startsWith("#")) continue;
+                try {
+                    tlsAuthz(List.of(line));
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException(file + " line " + (i + 1) + ": " + e.getMessage(), e);
+                }
+                subjects.add(line);
+            }
+            if (subjects.isEmpty()) throw new IllegalArgumentException(file + " lists no TLS client subject: it would let no one in");
+            return this;
+        }
+
+        /**
+         * Registers the server's state as JMX MXBeans on the platform MBean server when it starts, and removes them
+         * when it stops: {@code io.pagewise:type=NbdServer,name=NAME} ({@link NbdServerMXBean}) and, for each export
+         * once it is served, {@code io.pagewise:type=NbdServer,name=NAME,export=EXPORT} ({@link ExportMXBean}). The
+         * names are quoted as {@link javax.management.ObjectName#quote} does.
+         *
+         * @param name what tells this server apart from others in the same JVM
+         * @return this builder
+         */
+        public Builder jmx(String name) {
+            this.jmxName = java.util.Objects.requireNonNull(name, "name");
+            return this;
+        }
+
         /** How much the TLS warm-up sends; for tests that need one still running when a client comes or at close. */
         Builder tlsWarmupBytes(long bytes) {
             this.tlsWarmupBytes = bytes;
@@ -483,7 +682,10 @@ public final class NbdServer implements Closeable {
          * @throws IllegalStateException when no export was added
          */
         public NbdServer start() throws IOException {
-            if (exports.isEmpty()) throw new IllegalStateException("no export to serve");
+            if (exports.isEmpty() && sources.isEmpty()) throw new IllegalStateException("no export to serve");
+            if (defaultExport != null && sources.isEmpty() && !exports.containsKey(defaultExport)) {
+                throw new IllegalStateException("the default export '" + defaultExport + "' is not one of the exports");
+            }
             return new NbdServer(this).begin();
         }
     }

@@ -14,6 +14,11 @@ interface RequestStats {
     /** A request was answered: failed when the answer was an error, including a request refused before it ran. */
     void request(int command, long length, boolean failed);
 
+    /** A request to an export was answered after nanos since it was read; counted per export and by the server. */
+    default void request(String export, int command, long length, boolean failed, long nanos) {
+        request(command, length, failed);
+    }
+
     /** Payload buffers of this many bytes were taken by a request. */
     void payloadBuffersTaken(long bytes);
 

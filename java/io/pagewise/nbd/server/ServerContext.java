@@ -7,4 +7,11 @@ package io.pagewise.nbd.server;
  * the server's logger (the levels are listed on {@link io.pagewise.nbd.server.NbdServer}).
  */
 record ServerContext(int threadsPerConnection, ByteBudget budget, long connectionInflightBytes, PayloadBuffers buffers,
-                     RequestStats stats, System.Logger log, int maxPayload, int payloadPiece) {}
+                     RequestStats stats, System.Logger log, int maxPayload, int payloadPiece, LogThrottle requestLog) {
+    /** With a throttle of its own for the WARNING lines of failed and refused requests. */
+    ServerContext(int threadsPerConnection, ByteBudget budget, long connectionInflightBytes, PayloadBuffers buffers,
+                  RequestStats stats, System.Logger log, int maxPayload, int payloadPiece) {
+        this(threadsPerConnection, budget, connectionInflightBytes, buffers, stats, log, maxPayload, payloadPiece,
+                new LogThrottle("failed or refused requests"));
+    }
+}

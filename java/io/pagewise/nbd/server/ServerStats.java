@@ -32,6 +32,9 @@ public final class ServerStats {
     private final LongAdder handshakeTimeouts = new LongAdder();
     private final LongAdder droppedHandshakes = new LongAdder();
     private final LongAdder idleTimeouts = new LongAdder();
+    private final LongAdder accessRefusals = new LongAdder();
+    private final LongAdder handshakes = new LongAdder();
+    private final java.util.concurrent.ConcurrentHashMap<String, ExportStats> exports = new java.util.concurrent.ConcurrentHashMap<>();
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicInteger mostInFlight = new AtomicInteger();
     private final AtomicLong payloadBytesHeld = new AtomicLong();
@@ -51,6 +54,11 @@ public final class ServerStats {
 
             @Override public void request(int command, long length, boolean failed) {
                 ServerStats.this.request(command, length, failed);
+            }
+
+            @Override public void request(String export, int command, long length, boolean failed, long nanos) {
+                ServerStats.this.request(command, length, failed);
+                exports.computeIfAbsent(export, ExportStats::new).request(command, length, failed, nanos);
             }
 
             @Override public void payloadBuffersTaken(long bytes) { ServerStats.this.payloadBuffersTaken(bytes); }
@@ -73,6 +81,10 @@ public final class ServerStats {
             @Override public void handshakeDropped() { ServerStats.this.handshakeDropped(); }
 
             @Override public void idleTimedOut() { ServerStats.this.idleTimedOut(); }
+
+            @Override public void accessRefused() { accessRefusals.increment(); }
+
+            @Override public void handshakeCompleted() { handshakes.increment(); }
         };
     }
 
@@ -95,13 +107,16 @@ public final class ServerStats {
         int i = index(command);
         ops[i].increment();
         if (!failed) {
-            if (command == Protocol.CMD_READ || command == Protocol.CMD_WRITE || command == Protocol.CMD_TRIM
-                    || command == Protocol.CMD_WRITE_ZEROES || command == Protocol.CMD_CACHE) {
-                bytes[i].add(length);
-            }
+            if (movesBytes(command)) bytes[i].add(length);
         } else {
             errors[i].increment();
         }
+    }
+
+    /** Whether a command's length counts as bytes moved. */
+    static boolean movesBytes(int command) {
+        return command == Protocol.CMD_READ || command == Protocol.CMD_WRITE || command == Protocol.CMD_TRIM
+                || command == Protocol.CMD_WRITE_ZEROES || command == Protocol.CMD_CACHE;
     }
 
     /** A request was read: it is in flight until {@link #requestAnswered()}. */
@@ -174,6 +189,25 @@ public final class ServerStats {
 
     /** {@return the connections closed by the idle timeout ({@link NbdServer.Builder#idleTimeout})} */
     public long idleTimeouts() { return idleTimeouts.sum(); }
+
+    /**
+     * {@return the clients kept out by the allow-lists: address ({@link NbdServer.Builder#allow}), user
+     * ({@link NbdServer.Builder#allowUsers}) or TLS certificate subject ({@link NbdServer.Builder#tlsAuthz})}
+     */
+    public long accessRefusals() { return accessRefusals.sum(); }
+
+    /** {@return the handshakes that ended with the client in transmission (GO or EXPORT_NAME accepted)} */
+    public long handshakes() { return handshakes.sum(); }
+
+    /**
+     * {@return what clients asked of an export, or null when no request has reached it yet}
+     *
+     * @param name the export's name
+     */
+    public ExportStats export(String name) { return exports.get(name); }
+
+    /** {@return the counts of every export that requests have reached, by name in name order} */
+    public java.util.SortedMap<String, ExportStats> exports() { return new java.util.TreeMap<>(exports); }
 
     /** {@return the most requests read and not yet answered at one time, over all connections} */
     public int mostInFlight() { return mostInFlight.get(); }

@@ -23,7 +23,7 @@ record Session(ExportEntry entry, long size, int transmissionFlags, boolean stru
     Session forConnection() throws IOException {
         BlockDevice view = entry.device().forConnection();
         if (view == entry.device()) return this;
-        return new Session(new ExportEntry(entry.name(), entry.description(), view), size, transmissionFlags,
-                structuredReplies, allocationContext, extendedHeaders);
+        ExportEntry viewed = new ExportEntry(entry.name(), entry.description(), view, entry.file());
+        return new Session(viewed, size, transmissionFlags, structuredReplies, allocationContext, extendedHeaders);
     }
 }

@@ -29,6 +29,8 @@ final class Transmission {
     /** Where replies are written: the socket, or the TLS channel over it. */
     private final GatheringByteChannel out;
     private final String who;
+    /** The export's name, which its requests are counted under. */
+    private final String export;
     private final ServerContext context;
     private final RequestReader reader;
     private final RequestExecutor executor;
@@ -58,6 +60,7 @@ final class Transmission {
         this.out = tls != null ? tls : channel;
         ByteChannel in = tls != null ? tls : channel;
         this.who = who;
+        this.export = session.entry().name();
         this.context = context;
         this.idle = idle;
         this.reader = new RequestReader(idle.watching(in), session, context,
@@ -145,8 +148,10 @@ final class Transmission {
 
     /** Prepares the error reply of a request refused before it ran. */
     private void refused(Request r) {
+        context.requestLog().warn(context.log(), () -> who + ": " + Protocol.commandName(r.type) + " "
+                + Long.toUnsignedString(r.offset) + "+" + r.length + " refused: " + r.refusal);
         logRequest(r, r.refusal);
-        context.stats().request(r.type, r.length, true);
+        context.stats().request(export, r.type, r.length, true, System.nanoTime() - r.started);
         replies.error(r, r.error, r.refusal);
     }
 
@@ -159,11 +164,12 @@ final class Transmission {
         } catch (Throwable e) {
             r.error = RequestExecutor.errorOf(e);
             failed = RequestExecutor.messageOf(e);
-            context.log().log(Level.WARNING, who + ": " + Protocol.commandName(r.type) + " "
-                    + Long.toUnsignedString(r.offset) + "+" + r.length + " failed: " + failed);
+            String message = failed;
+            context.requestLog().warn(context.log(), () -> who + ": " + Protocol.commandName(r.type) + " "
+                    + Long.toUnsignedString(r.offset) + "+" + r.length + " failed: " + message);
             replies.error(r, r.error, failed);
         } finally {
-            context.stats().request(r.type, r.length, failed != null);
+            context.stats().request(export, r.type, r.length, failed != null, System.nanoTime() - r.started);
             logRequest(r, failed);
         }
     }

@@ -39,6 +39,10 @@ class FfmConstantsTest {
         SHARED.put("Mincore.MAP_SHARED", "MAP_SHARED");
         SHARED.put("PositionalIo.RWF_DSYNC", "RWF_DSYNC");
         SHARED.put("PositionalIo.IOV_MAX", "IOV_MAX");
+        SHARED.put("ProcessControl.EINVAL", "EINVAL");
+        SHARED.put("ProcessControl.EBUSY", "EBUSY");
+        SHARED.put("ProcessControl.PR_SET_PDEATHSIG", "PR_SET_PDEATHSIG");
+        SHARED.put("ProcessControl.SIGTERM", "SIGTERM");
         SHARED.put("Ffm.EINTR", "EINTR");
         SHARED.put("Ffm.ENOSYS", "ENOSYS");
         SHARED.put("Ffm.EOPNOTSUPP", "EOPNOTSUPP");
@@ -103,7 +107,7 @@ class FfmConstantsTest {
         StringBuilder source = new StringBuilder("#define _GNU_SOURCE\n");
         for (String header : new String[] {"errno.h", "fcntl.h", "limits.h", "locale.h", "stddef.h", "sys/mman.h",
                 "sys/stat.h", "sys/statfs.h", "sys/syscall.h", "sys/uio.h", "linux/aio_abi.h", "linux/fs.h",
-                "linux/falloc.h", "linux/stat.h", "unistd.h"}) {
+                "linux/falloc.h", "linux/stat.h", "signal.h", "sys/prctl.h", "unistd.h"}) {
             source.append("#include <").append(header).append(">\n");
         }
         source.append(checks);

@@ -1,0 +1,63 @@
+package io.pagewise.cli;
+
+import java.io.PrintStream;
+import java.text.MessageFormat;
+import java.util.ResourceBundle;
+
+/**
+ * {@code --log=stderr} under a service manager: each message as a line on stderr that starts with its syslog
+ * severity, {@code <3>} error, {@code <4>} warning, {@code <6>} info, {@code <7>} debug, which journald and
+ * systemd read from a service's stderr (sd-daemon(3)) and which {@code journalctl -p warning} then filters on. A
+ * message of several lines becomes several lines, each with the severity, so that none is read as info.
+ */
+final class SeverityLogger implements System.Logger {
+    private final String prefix;
+    private final PrintStream err;
+    private final Level threshold;
+
+    SeverityLogger(String prefix, PrintStream err, boolean verbose) {
+        this.prefix = prefix;
+        this.err = err;
+        this.threshold = verbose ? Level.DEBUG : Level.INFO;
+    }
+
+    /** {@return the syslog severity of a level}: ERROR 3, WARNING 4, INFO 6, DEBUG and TRACE 7 */
+    static int severity(Level level) {
+        switch (level) {
+            case ERROR: return 3;
+            case WARNING: return 4;
+            case INFO: return 6;
+            default: return 7;
+        }
+    }
+
+    @Override
+    public String getName() {
+        return "pagewise command line, syslog severities";
+    }
+
+    @Override
+    public boolean isLoggable(Level level) {
+        return level != Level.OFF && level.getSeverity() >= threshold.getSeverity();
+    }
+
+    @Override
+    public void log(Level level, ResourceBundle bundle, String message, Throwable thrown) {
+        if (isLoggable(level)) print(level, message + (thrown != null && message.indexOf(String.valueOf(thrown)) < 0 ? ": " + thrown : ""));
+    }
+
+    @Override
+    public void log(Level level, ResourceBundle bundle, String format, Object... params) {
+        if (isLoggable(level)) print(level, params == null || params.length == 0 ? format : MessageFormat.format(format, params));
+    }
+
+    private void print(Level level, String message) {
+        String tag = "<" + severity(level) + ">";
+        StringBuilder lines = new StringBuilder();
+        for (String line : message.split("\n", -1)) lines.append(tag).append(prefix).append(line).append('\n');
+        synchronized (err) {
+            err.print(lines);
+            err.flush();
+        }
+    }
+}

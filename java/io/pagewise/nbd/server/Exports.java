@@ -1,0 +1,87 @@
+package io.pagewise.nbd.server;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * What a server serves: the exports added by name, then those of its {@link ExportSource}s, and the default export a
+ * client that asks for "" gets when no export is named "". Remembers every entry it handed out, so that the server can
+ * flush them at the end and report on them.
+ */
+final class Exports {
+    private final Map<String, ExportEntry> fixed;
+    private final List<ExportSource> sources;
+    private final String defaultName;
+    /** Every entry handed out, by identity: a source may hand out a new one when a file was replaced. */
+    private final Set<ExportEntry> served = ConcurrentHashMap.newKeySet();
+    /** Told of each entry the first time it is handed out (the JMX beans); null for none. */
+    private volatile java.util.function.Consumer<ExportEntry> firstServed;
+
+    Exports(Map<String, ExportEntry> fixed, List<ExportSource> sources, String defaultName) {
+        this.fixed = new LinkedHashMap<>(fixed);
+        this.sources = List.copyOf(sources);
+        this.defaultName = defaultName;
+        served.addAll(this.fixed.values());
+    }
+
+    /** Only the exports of a map, without sources or default (tests and fuzzing drive the handshake so). */
+    static Exports of(Map<String, ExportEntry> fixed) {
+        return new Exports(fixed, List.of(), null);
+    }
+
+    /** {@return the export a client asking for name gets, or null when there is none} */
+    ExportEntry find(String name) throws IOException {
+        ExportEntry entry = lookUp(name);
+        if (entry == null && name.isEmpty() && defaultName != null) entry = lookUp(defaultName);
+        if (entry != null && served.add(entry)) {
+            java.util.function.Consumer<ExportEntry> hook = firstServed;
+            if (hook != null) hook.accept(entry);
+        }
+        return entry;
+    }
+
+    /** Calls hook now for every fixed export, and later for each export of a source when it is first handed out. */
+    void onFirstServed(java.util.function.Consumer<ExportEntry> hook) {
+        firstServed = hook;
+        for (ExportEntry entry : served()) hook.accept(entry);
+    }
+
+    private ExportEntry lookUp(String name) throws IOException {
+        ExportEntry entry = fixed.get(name);
+        for (int i = 0; entry == null && i < sources.size(); i++) entry = sources.get(i).find(name);
+        return entry;
+    }
+
+    /** {@return the exports clients can list now: the fixed ones, then each source's, each name once} */
+    List<ExportSource.Listing> list() throws IOException {
+        Map<String, ExportSource.Listing> all = new LinkedHashMap<>();
+        for (ExportEntry entry : fixed.values()) all.put(entry.name(), new ExportSource.Listing(entry.name(), entry.description()));
+        for (ExportSource source : sources) {
+            for (ExportSource.Listing listing : source.list()) all.putIfAbsent(listing.name(), listing);
+        }
+        return new ArrayList<>(all.values());
+    }
+
+    /** {@return the name of the export named first: the fixed one named "", else the default, else the first fixed} */
+    String firstName() {
+        if (fixed.containsKey("")) return "";
+        if (defaultName != null) return defaultName;
+        return fixed.isEmpty() ? "" : fixed.keySet().iterator().next();
+    }
+
+    /** {@return every export handed out so far and every fixed one, each once} */
+    Collection<ExportEntry> served() {
+        return new ArrayList<>(new LinkedHashSet<>(served));
+    }
+
+    boolean isEmpty() {
+        return fixed.isEmpty() && sources.isEmpty();
+    }
+}

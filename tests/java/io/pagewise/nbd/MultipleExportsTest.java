@@ -1,0 +1,97 @@
+package io.pagewise.nbd;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.pagewise.CacheMode;
+import io.pagewise.devices.FileDevice;
+import io.pagewise.devices.MemoryDevice;
+import io.pagewise.nbd.server.DirectoryExports;
+import io.pagewise.nbd.server.NbdServer;
+import io.pagewise.testing.ExternalTools;
+import io.pagewise.testing.RecordingLogger;
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Several exports, a directory of exports and a default export, as nbdinfo and qemu-img see them. */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class MultipleExportsTest {
+    private final RecordingLogger log = new RecordingLogger("[server] ", System.Logger.Level.INFO);
+
+    @TempDir
+    Path dir;
+
+    private static void sized(Path file, long size) throws Exception {
+        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
+            raf.setLength(size);
+        }
+    }
+
+    @Test
+    void nbdinfoListsEveryExportWithSizeAndDescription() throws Exception {
+        ExternalTools.require("nbdinfo");
+        try (MemoryDevice a = new MemoryDevice(1 << 20); MemoryDevice b = new MemoryDevice(3 << 20);
+             NbdServer server = NbdServer.builder().export("vm1", "first disk", a).export("vm2", "second disk", b)
+                     .unixSocket(dir.resolve("s")).logger(log).start()) {
+            String out = ExternalTools.run(30, "nbdinfo", "--list", "--json", server.uri("vm1")).assertOk("nbdinfo --list").stdout();
+            assertTrue(out.contains("\"export-name\": \"vm1\""), out);
+            assertTrue(out.contains("\"export-name\": \"vm2\""), out);
+            assertTrue(out.contains("\"description\": \"second disk\""), out);
+            assertTrue(out.contains("\"export-size\": " + (3 << 20)), out);
+        }
+    }
+
+    @Test
+    void directoryExportsFilesAddedLaterAndLeavesOutTheRest() throws Exception {
+        ExternalTools.require("nbdinfo", "qemu-img");
+        Path exports = Files.createDirectory(dir.resolve("exports"));
+        sized(exports.resolve("vm1.img"), 1 << 20);
+        Files.createDirectory(exports.resolve("subdir"));
+        sized(exports.resolve(".hidden"), 4096);
+        try (DirectoryExports source = DirectoryExports.of(exports,
+                     file -> FileDevice.open(file, CacheMode.EVICT, StandardOpenOption.READ));
+             NbdServer server = NbdServer.builder().exports(source).unixSocket(dir.resolve("s")).logger(log).start()) {
+            String before = ExternalTools.run(30, "nbdinfo", "--list", server.uri("vm1.img")).assertOk("nbdinfo --list").stdout();
+            assertTrue(before.contains("vm1.img"), before);
+            assertFalse(before.contains("subdir") || before.contains(".hidden") || before.contains("vm2.img"), before);
+
+            sized(exports.resolve("vm2.img"), 5 << 20);
+            String after = ExternalTools.run(30, "nbdinfo", "--list", server.uri("vm1.img")).assertOk("nbdinfo --list").stdout();
+            assertTrue(after.contains("vm2.img") && after.contains("file, " + (5 << 20) + " bytes"), after);
+            String info = ExternalTools.run(30, "qemu-img", "info", "--output=json", server.uri("vm2.img"))
+                    .assertOk("qemu-img info").stdout();
+            assertTrue(info.contains("\"virtual-size\": " + (5 << 20)), info);
+            assertTrue(ExternalTools.run(30, "nbdinfo", server.uri("subdir")).status() != 0, "a subdirectory is no export");
+            assertTrue(ExternalTools.run(30, "nbdinfo", server.uri("..%2Fescape")).status() != 0, "no path outside the directory");
+        }
+    }
+
+    @Test
+    void aClientGivingNoNameGetsTheDefaultExportAndItsName() throws Exception {
+        ExternalTools.require("nbdinfo");
+        try (MemoryDevice a = new MemoryDevice(1 << 20); MemoryDevice b = new MemoryDevice(2 << 20);
+             NbdServer server = NbdServer.builder().export("vm1", a).export("vm2", b).defaultExport("vm2")
+                     .unixSocket(dir.resolve("s")).logger(log).start()) {
+            String json = ExternalTools.run(30, "nbdinfo", "--json", server.uri("")).assertOk("nbdinfo").stdout();
+            assertTrue(json.contains("\"export-size\": " + (2 << 20)), json);
+            assertTrue(json.contains("\"export-name\": \"vm2\""), json); // the canonical name, from NBD_INFO_NAME
+            assertEquals(server.uri("vm2"), server.uri());
+        }
+    }
+
+    @Test
+    void aDefaultThatIsNoExportIsRefusedAtStart() {
+        MemoryDevice a = new MemoryDevice(4096);
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> NbdServer.builder().export("vm1", a).defaultExport("vm3").unixSocket(dir.resolve("s")).start());
+        assertTrue(e.getMessage().contains("'vm3'"), e.getMessage());
+    }
+}
