@@ -48,6 +48,9 @@ public final class CopyCommand {
             CliOption.flag("--allocated", "allocate every byte: zero ranges become allocated zeros, not holes",
                     (o, name, value) -> o.copy.allocated(true)),
             CliOption.flag("--flush", "flush the destination at the end", (o, name, value) -> o.copy.flush(true)),
+            CliOption.optionalValue("--checksum", "DIGEST", "print the blkhash checksum of what is copied, as blksum"
+                    + " and pagewise checksum print it (digest sha256 by default)",
+                    (o, name, value) -> o.copy.checksum(Arguments.blockHash(name, value == null ? "sha256" : value))),
             CliOption.value("--filter", "NAME[:KEY=VALUE,...]", "wrap the source (SRC) in a filter ("
                     + String.join(", ", Filters.names()) + "); repeatable, the first given is nearest the copy",
                     (o, name, value) -> o.sourceFilters.add(Arguments.filter(name, value))),
@@ -137,6 +140,9 @@ public final class CopyCommand {
         }
         if (o.source.isStream() && !o.sourceFilters.isEmpty()) {
             throw new UsageException("--filter applies to a source device, and SRC is - (standard input)");
+        }
+        if ((o.source.isStream() || o.destination.isStream()) && o.copy.checksum() != null) {
+            throw new UsageException("--checksum needs SRC and DST that are files, devices or NBD exports, not -");
         }
         if (o.destination.isStream() && !o.destinationFilters.isEmpty()) {
             throw new UsageException("--dst-filter applies to a destination device, and DST is - (standard output)");

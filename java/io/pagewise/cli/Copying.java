@@ -1,6 +1,7 @@
 package io.pagewise.cli;
 
 import io.pagewise.StorageFile;
+import io.pagewise.copy.BlockHash;
 import io.pagewise.copy.Copier;
 import io.pagewise.copy.CopyException;
 import io.pagewise.copy.CopyResult;
@@ -15,6 +16,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.channels.Channels;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -93,7 +95,7 @@ final class Copying {
         if (options.source.isStream()) return fromInput();
         BlockDevice source;
         try {
-            source = openSource(options.source);
+            source = options.source.openSource(options.srcCache, options.connections);
         } catch (IOException | IllegalArgumentException e) {
             err.println("pagewise copy: cannot open source " + options.source.text() + ": " + message(e));
             return 1;
@@ -125,8 +127,16 @@ final class Copying {
                 cancel = copier::cancel;
                 bytesDone = copier::bytesDone;
                 // The devices' own descriptions: an NBD export's says how many connections it got and their headers.
-                return guarded(src.toString(), dst.toString(), src.size(), copier.requestSize(src, dst),
-                        () -> copier.copy(src, dst));
+                return guarded(src.toString(), dst.toString(), src.size(), copier.requestSize(src, dst), () -> {
+                    CopyResult result = copier.copy(src, dst);
+                    // As blksum prints it: the checksum, two spaces and the image it describes, here DST.
+                    byte[] sum = copier.checksum();
+                    if (sum != null) {
+                        data.write((BlockHash.hex(sum) + "  " + options.destination.text() + "\n")
+                                .getBytes(StandardCharsets.UTF_8));
+                    }
+                    return result;
+                });
             }
         } catch (IOException e) {
             return closeFailed(e);
@@ -263,16 +273,6 @@ final class Copying {
             err.println("pagewise copy: removed " + destinationFile + ", which this copy had created");
         } catch (IOException e) {
             err.println("pagewise copy: could not remove the unfinished " + destinationFile + ": " + message(e));
-        }
-    }
-
-    private BlockDevice openSource(Endpoint source) throws IOException {
-        switch (source.kind()) {
-            case PATTERN: return SyntheticDevices.pattern(source.size());
-            case ZERO: return SyntheticDevices.zero(source.size());
-            case NBD: return NbdDevice.connect(source.text(), options.connections);
-            case FILE: return FileDevice.open(Path.of(source.text()), options.srcCache, StandardOpenOption.READ);
-            default: throw new IllegalStateException(source.kind() + " is not a source");
         }
     }
 

@@ -67,6 +67,9 @@ public final class Copier {
     private long reported = -1;
     private volatile boolean cancelled;
     private long total;
+    /** The checksum being computed, when the options ask for one. */
+    private Accumulator sum;
+    private volatile byte[] checksum;
 
     /** One range for a worker: data to read and write, or zeros. */
     private record Work(long offset, long length, boolean zero) {}
@@ -83,6 +86,16 @@ public final class Copier {
     /** Stops a running copy: copy() then throws {@link CopyCancelledException}. */
     public void cancel() {
         cancelled = true;
+    }
+
+    /**
+     * {@return the blkhash checksum of the source as copied} ({@link CopyOptions#checksum(BlockHash)}): the checksum
+     * of what the destination holds from offset 0 to the source's size; null before a copy has finished, or when the
+     * options asked for none
+     */
+    public byte[] checksum() {
+        byte[] result = checksum;
+        return result == null ? null : result.clone();
     }
 
     /** {@return the bytes finished so far (written, zeroed or skipped)} */
@@ -112,6 +125,7 @@ public final class Copier {
         }
         describe("source", source);
         describe("destination", destination);
+        sum = options.checksum() == null ? null : options.checksum().accumulator(total);
         int block = lcm(source.minimumBlockSize(), destination.minimumBlockSize());
         int requestSize = requestSize(source, destination);
         // allocated() promises every byte allocated, so zero ranges are written even where they already read as zeros.
@@ -157,6 +171,7 @@ public final class Copier {
                     + " of " + total + " bytes: " + failed.getMessage());
             throw failed;
         }
+        if (sum != null) checksum = sum.finish();
         synchronized (progressLock) {
             options.progress().progress(total, total);
         }
@@ -282,6 +297,7 @@ public final class Copier {
                 if (stopped()) continue;
                 try {
                     if (work.zero) {
+                        if (sum != null) sum.zero(work.offset, work.length);
                         zero(work.offset, work.length);
                     } else {
                         copy(work.offset, (int) work.length);
@@ -307,6 +323,7 @@ public final class Copier {
                 throw new CopyException("reading " + source.name() + " at offset " + offset + " (+" + length
                         + ") failed: " + e.getMessage(), offset, e);
             }
+            if (sum != null) sum.data(offset, buffer.duplicate().flip());
             if (sparseBlock == 0) {
                 write(offset, 0, length);
                 return;
