@@ -73,7 +73,7 @@ public final class ChecksumCommand {
         }
         int status = 0;
         for (Endpoint image : options.images) {
-            try (BlockDevice device = image.openSource(options.cache, options.connections)) {
+            try (BlockDevice device = image.openSource(options.cache, options.connections, null)) {
                 out.println(BlockHash.hex(Checksums.of(device, hash, options.threads)) + "  " + image.text());
             } catch (IOException | RuntimeException e) {
                 err.println("pagewise checksum: " + image.text() + ": " + Copying.message(e));

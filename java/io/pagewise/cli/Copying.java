@@ -7,6 +7,7 @@ import io.pagewise.copy.CopyException;
 import io.pagewise.copy.CopyResult;
 import io.pagewise.copy.StreamCopier;
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.ChangeTracker;
 import io.pagewise.devices.FileDevice;
 import io.pagewise.devices.NbdDevice;
 import io.pagewise.devices.SyntheticDevices;
@@ -95,7 +96,7 @@ final class Copying {
         if (options.source.isStream()) return fromInput();
         BlockDevice source;
         try {
-            source = options.source.openSource(options.srcCache, options.connections);
+            source = options.source.openSource(options.srcCache, options.connections, options.changed);
         } catch (IOException | IllegalArgumentException e) {
             err.println("pagewise copy: cannot open source " + options.source.text() + ": " + message(e));
             return 1;
@@ -126,9 +127,20 @@ final class Copying {
                 Copier copier = new Copier(options.copy);
                 cancel = copier::cancel;
                 bytesDone = copier::bytesDone;
+                ChangeTracker changes = null;
+                if (options.changed != null) {
+                    changes = ((NbdDevice) source).dirtyBitmap(options.changed);
+                    if (dst.size() != src.size()) {
+                        err.println("pagewise copy: --changed=" + options.changed + ": destination " + dst.name() + " has "
+                                + dst.size() + " bytes and source " + src.name() + " " + src.size()
+                                + ": an incremental copy goes into an earlier copy of the same size");
+                        return 1;
+                    }
+                }
+                ChangeTracker changed = changes;
                 // The devices' own descriptions: an NBD export's says how many connections it got and their headers.
                 return guarded(src.toString(), dst.toString(), src.size(), copier.requestSize(src, dst), () -> {
-                    CopyResult result = copier.copy(src, dst);
+                    CopyResult result = copier.copy(src, dst, changed);
                     // As blksum prints it: the checksum, two spaces and the image it describes, here DST.
                     byte[] sum = copier.checksum();
                     if (sum != null) {
@@ -281,6 +293,10 @@ final class Copying {
             case DISCARD: return SyntheticDevices.discard();
             case NBD: return NbdDevice.connect(destination.text(), options.connections);
             case FILE: {
+                if (options.changed != null && !Files.exists(Path.of(destination.text()))) {
+                    throw new NoSuchFileException(destination.text() + ": no such file; --changed=" + options.changed
+                            + " updates an earlier full copy (make one first, without --changed)");
+                }
                 // A missing file is created, sparse and as large as the source, and then known to read as zeros.
                 FileDevice file = FileDevice.openOrCreate(Path.of(destination.text()), options.dstCache, sourceSize);
                 destinationFile = file.file().path();
@@ -296,6 +312,10 @@ final class Copying {
         err.printf(Locale.ROOT, "pagewise copy: %s in %.2f s (%s/s): %s written, %s zeroed, %s already zero%n",
                 Main.bytes(r.size()), seconds, Main.bytes((long) (r.size() / Math.max(seconds, 1e-9))),
                 Main.bytes(r.dataBytes()), Main.bytes(r.zeroedBytes()), Main.bytes(r.skippedBytes()));
+        if (options.changed != null) {
+            err.printf(Locale.ROOT, "pagewise copy: --changed=%s: %s unchanged, not read%n", options.changed,
+                    Main.bytes(r.size() - r.dataBytes() - r.zeroedBytes() - r.skippedBytes()));
+        }
     }
 
     static String message(Throwable e) {

@@ -44,12 +44,16 @@ record Endpoint(Endpoint.Kind kind, String text, long size) {
         return new Endpoint(Kind.FILE, text, 0);
     }
 
-    /** Opens a source for reading: a file in fileMode, an NBD export over up to connections connections. */
-    BlockDevice openSource(CacheMode fileMode, int connections) throws IOException {
+    /**
+     * Opens a source for reading: a file in fileMode, an NBD export over up to connections connections, with the meta
+     * context {@code qemu:dirty-bitmap:bitmap} selected when bitmap is not null.
+     */
+    BlockDevice openSource(CacheMode fileMode, int connections, String bitmap) throws IOException {
         switch (kind) {
             case PATTERN: return SyntheticDevices.pattern(size);
             case ZERO: return SyntheticDevices.zero(size);
-            case NBD: return NbdDevice.connect(text, connections);
+            case NBD: return bitmap == null ? NbdDevice.connect(text, connections)
+                    : NbdDevice.connect(text, connections, bitmap);
             case FILE: return FileDevice.open(Path.of(text), fileMode, StandardOpenOption.READ);
             default: throw new IllegalStateException(kind + " is not a source");
         }

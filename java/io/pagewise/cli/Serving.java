@@ -5,6 +5,8 @@ import io.pagewise.Native;
 import io.pagewise.PageCache;
 import io.pagewise.Residency;
 import io.pagewise.StorageFile;
+import io.pagewise.backup.DirtyBitmap;
+import io.pagewise.backup.DirtyBitmapFilter;
 import io.pagewise.device.BlockDevice;
 import io.pagewise.devices.FileDevice;
 import io.pagewise.devices.NbdDevice;
@@ -45,6 +47,9 @@ final class Serving {
     /** Set by {@link #finish()} when the closing flush or close failed: the exit status is then not 0. */
     private volatile boolean notFlushed;
     private javax.net.ssl.SSLContext tlsContext;
+    /** The --bitmap bitmaps, open, and their files, for the announcement. */
+    private final List<DirtyBitmap> bitmaps = new ArrayList<>();
+    private final List<Path> bitmapFiles = new ArrayList<>();
 
     Serving(ServeCommand.Options options, PrintStream out, PrintStream err) {
         this.options = options;
@@ -71,6 +76,7 @@ final class Serving {
                 if (options.hint != AccessHint.NORMAL) export.file().advise(options.hint);
                 device = export;
             }
+            device = withBitmaps(device);
             device = filtered(device);
             server = startServer();
             if (options.run != null) return runCaptive();
@@ -92,6 +98,34 @@ final class Serving {
                 }
             }
         }
+    }
+
+    /**
+     * The --bitmap filters over the device, the innermost layer, so that every write through any --filter is
+     * recorded. Each bitmap is assigned to {@link #device} as soon as it wraps it, so that a failure to open the next
+     * one still closes (and saves) those already open.
+     */
+    private BlockDevice withBitmaps(BlockDevice base) throws IOException {
+        device = base;
+        for (ServeCommand.BitmapSpec spec : options.bitmaps) {
+            Path bitmapFile = spec.fileFor(file);
+            DirtyBitmap bitmap;
+            try {
+                bitmap = DirtyBitmap.open(bitmapFile, spec.name(), file, device.size(), spec.granularity());
+            } catch (IOException | IllegalArgumentException e) {
+                throw new IOException("--bitmap=" + spec.name() + ": " + e.getMessage(), e);
+            }
+            try {
+                if (options.bitmapClear) bitmap.clear();
+                device = new DirtyBitmapFilter(device, bitmap);
+            } catch (IOException | RuntimeException e) {
+                bitmap.close();
+                throw e;
+            }
+            bitmaps.add(bitmap);
+            bitmapFiles.add(bitmapFile);
+        }
+        return device;
     }
 
     /**
@@ -194,6 +228,13 @@ final class Serving {
             out.println("pagewise: serving " + file + " (" + Main.bytes(export.size()) + ", cache="
                     + export.file().cacheMode().name().toLowerCase(Locale.ROOT)
                     + (options.readOnly ? ", read-only" : "") + ") at " + uri);
+        }
+        for (int i = 0; i < bitmaps.size(); i++) {
+            DirtyBitmap b = bitmaps.get(i);
+            out.println("pagewise: dirty bitmap " + b.name() + " (qemu:dirty-bitmap:" + b.name() + ") in "
+                    + bitmapFiles.get(i) + ": generation " + b.generation() + ", granularity " + Main.bytes(b.granularity())
+                    + (b.isValid() ? "" : ", INVALID (the image changed unrecorded): it reports everything changed until"
+                    + " --bitmap-clear"));
         }
         out.flush();
     }

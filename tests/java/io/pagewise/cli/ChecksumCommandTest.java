@@ -136,6 +136,9 @@ class ChecksumCommandTest {
         Run stream = pagewise("copy", "--checksum", image.toString(), "-");
         assertEquals(2, stream.status());
         assertTrue(stream.err().contains("--checksum needs SRC and DST that are files"), stream.err());
+        Run withChanged = pagewise("copy", "--checksum", "--changed=b", "nbd+unix:///?socket=/nonexistent", image.toString());
+        assertEquals(2, withChanged.status());
+        assertTrue(withChanged.err().contains("--changed cannot be combined with --checksum"), withChanged.err());
         Run badCopyDigest = pagewise("copy", "--checksum=nope", image.toString(), dir.resolve("x").toString());
         assertEquals(2, badCopyDigest.status());
         assertTrue(badCopyDigest.err().contains("--checksum=nope: unknown digest 'nope'"), badCopyDigest.err());
