@@ -19,6 +19,11 @@ import java.nio.ByteBuffer;
  * requests, 1.34x with 256 KiB (nbdcopy's size), 1.10x with 1 MiB and 1.00x with 2 MiB. Smaller reads are plain
  * reads, and the window tracker drops them behind the reader as in EVICT.
  *
+ * <p>Writes follow the same rule ({@link #EVERY_WRITE}): an uncached write starts the writeback of its own range
+ * when it returns, so many small writes make many small writebacks. Writes of whole windows are uncached writes;
+ * smaller ones are buffered, and the window tracker starts the writeback of each window the writer has left and
+ * drops it once written, as in EVICT. Either way nothing written stays cached.
+ *
  * <p>A file or kernel that answers EOPNOTSUPP switches this policy to plain EVICT for good.
  */
 final class DontcachePolicy implements CachePolicy {
@@ -27,6 +32,14 @@ final class DontcachePolicy implements CachePolicy {
      * ("all"). A switch for measuring the two; jmh/dontcache-nbd-reads.sh compares them over NBD.
      */
     static final boolean EVERY_READ = "all".equals(System.getProperty("pagewise.dontcache.reads", "windows"));
+    /**
+     * Which writes use RWF_DONTCACHE: those covering whole 2 MiB windows ("windows", the default), or every write
+     * ("all"). The kernel starts writeback of each uncached write's range as it returns, so writes of nbdcopy's
+     * 256 KiB each start a small writeback of their own; smaller writes are buffered and the window tracker writes
+     * back and drops whole windows behind the writer, as in EVICT. jmh/compare-servers.sh compares the two
+     * (pagewise-dontcache against a jar of the other, @JAR).
+     */
+    static final boolean EVERY_WRITE = "all".equals(System.getProperty("pagewise.dontcache.writes", "windows"));
     private final RawFile file;
     private final EvictPolicy windows;
     private volatile boolean fellBack;
@@ -85,12 +98,12 @@ final class DontcachePolicy implements CachePolicy {
 
     @Override
     public void write(ByteBuffer[] srcs, long offset, boolean fua) throws IOException {
-        if (fellBack) {
+        long length = Buffers.remaining(srcs);
+        if (fellBack || !(EVERY_WRITE || wholeWindows(offset, length))) {
             windows.write(srcs, offset, fua);
             return;
         }
         int[] start = Buffers.positions(srcs);
-        long length = Buffers.remaining(srcs);
         try {
             file.write(srcs, offset, RawFile.DONTCACHE | (fua ? RawFile.DSYNC : 0));
         } catch (NativeIOException e) {
