@@ -87,7 +87,7 @@ final class Serving {
             if (options.exitWithParent) ServiceProcess.exitWithParent();
             // Certificates and allow-lists first: a bad one is reported before any file is created or opened.
             tlsContext = options.tls == TlsMode.OFF ? null
-                    : TlsCertificates.serverContext(options.tlsCertificates, options.tlsVerifyPeer);
+                    : TlsCertificates.serverContext(options.tlsCertificates, verifyPeer());
             NbdServer.Builder builder = configure();
             ServerSocketChannel activated = ServiceProcess.systemdListener();
             if (activated != null && (options.socket != null || options.port != null || options.bind != null)) {
@@ -196,7 +196,7 @@ final class Serving {
                 throw new IOException("--dir=" + options.dir + ": " + (e instanceof java.nio.file.NoSuchFileException
                         ? "no such directory" : "not a directory"), e);
             }
-            builder.exports(directory);
+            builder.exports(options.forceRaw ? directory : new WithoutContainers(directory));
         }
     }
 
@@ -225,8 +225,13 @@ final class Serving {
     private BlockDevice openFromDirectory(Path file) throws IOException {
         Optional<ImageFormat> format = ImageFormat.detect(file);
         if (format.isPresent()) {
-            if (!options.forceRaw) throw new IOException(format.get().warning(file) + "; not served without --force-raw");
-            logger.log(System.Logger.Level.WARNING, format.get().warning(file));
+            String warning = format.get().warning(file);
+            if (!options.forceRaw) {
+                // The client is told why in the error reply; the operator learns it here.
+                logger.log(System.Logger.Level.WARNING, "a client asked for " + warning + "; not served without --force-raw");
+                throw new IOException(warning + "; not served without --force-raw");
+            }
+            logger.log(System.Logger.Level.WARNING, warning);
         }
         FileDevice export = openFile(file);
         try {
@@ -234,6 +239,37 @@ final class Serving {
         } catch (IOException e) {
             export.close();
             throw e;
+        }
+    }
+
+    /**
+     * --dir's exports without the container images, which are not served without --force-raw: so that clients that
+     * list the exports (nbdinfo --list asks each for its size) are not shown what they cannot have.
+     */
+    private static final class WithoutContainers implements io.pagewise.nbd.server.ExportSource {
+        private final DirectoryExports directory;
+
+        WithoutContainers(DirectoryExports directory) {
+            this.directory = directory;
+        }
+
+        @Override
+        public List<Listing> list() throws IOException {
+            List<Listing> listings = new ArrayList<>();
+            for (Listing listing : directory.list()) {
+                try {
+                    if (ImageFormat.detect(directory.directory().resolve(listing.name())).isPresent()) continue;
+                } catch (IOException e) {
+                    // listed: asking for it will tell the client what is wrong
+                }
+                listings.add(listing);
+            }
+            return listings;
+        }
+
+        @Override
+        public ExportEntry find(String name) throws IOException {
+            return directory.find(name);
         }
     }
 
@@ -267,6 +303,11 @@ final class Serving {
         }
     }
 
+    /** --tls-verify-peer, or --tls-authz: only a verified certificate says who a client is. */
+    private boolean verifyPeer() {
+        return options.tlsVerifyPeer || options.tlsAuthz != null;
+    }
+
     /** The server's settings but its exports and where it listens: read first, so that mistakes come early. */
     private NbdServer.Builder configure() throws IOException {
         NbdServer.Builder builder = NbdServer.builder().logger(logger);
@@ -280,7 +321,7 @@ final class Serving {
         if (options.idleTimeoutSeconds != null) builder.idleTimeout(Duration.ofSeconds(options.idleTimeoutSeconds));
         if (options.shutdownGraceSeconds != null) builder.shutdownGrace(Duration.ofSeconds(options.shutdownGraceSeconds));
         if (options.tls != TlsMode.OFF) {
-            builder.tls(tlsContext, options.tls).tlsVerifyPeer(options.tlsVerifyPeer);
+            builder.tls(tlsContext, options.tls).tlsVerifyPeer(verifyPeer());
         }
         if (options.tlsAuthz != null) {
             try {

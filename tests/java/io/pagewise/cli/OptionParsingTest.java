@@ -107,7 +107,7 @@ class OptionParsingTest {
         assertTrue(o.readOnly && o.verbose && o.stats);
         assertNull(o.statsFile, "--stats takes a value only with =");
         ServeCommand.Options dashed = ServeCommand.parse(List.of("--", "nbd://looks-like-a-uri"));
-        assertEquals(Path.of("nbd://looks-like-a-uri"), dashed.file, "after -- it is a FILE");
+        assertEquals(Path.of("nbd://looks-like-a-uri"), dashed.files.get(0).path(), "after -- it is a FILE");
         assertNull(dashed.upstream);
         UsageException twice = assertThrows(UsageException.class,
                 () -> ServeCommand.parse(List.of("a.img", "--", "b.img")));
