@@ -4,7 +4,12 @@
 # before every read run and every write run ends with a flush. Prints median/min seconds, residency left
 # and the paired ratio to a reference row (median over rounds of row/reference from the same round).
 #
-# Needs (Debian): libnbd-bin (nbdcopy), nbdkit, qemu-utils (qemu-nbd), vmtouch; gnuplot-nox for the chart.
+# The disk's own limit in the same run: configs fio-direct and fio-buffered are fio alone on the same files,
+# sequential 4 MiB requests, 16 in flight (libaio), O_DIRECT or through the page cache, writes ending with fsync as
+# nbdcopy --flush ends them; no NBD. summarize.sh compares each clean mode with the faster of the two.
+#
+# Needs (Debian): libnbd-bin (nbdcopy), nbdkit, qemu-utils (qemu-nbd), vmtouch, fio (for fio-*); gnuplot-nox for the
+# chart; for the nbdkit142 and qemu10 configs, the trixie root of ../shared/tools/newest-nbd-tools.sh.
 # Installs nothing itself.
 set -euo pipefail
 
@@ -25,7 +30,7 @@ USAGE
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=jmh/servers.sh
 source "$root/jmh/servers.sh"
-ALL_CONFIGS="pagewise-writeback,pagewise-writethrough,pagewise-unsafe,pagewise-evict,pagewise-dontcache,pagewise-direct,pagewise-directsync,nbdkit,nbdkit-none,nbdkit-none-random,qemu-writeback,qemu-none"
+ALL_CONFIGS="pagewise-writeback,pagewise-writethrough,pagewise-unsafe,pagewise-evict,pagewise-dontcache,pagewise-direct,pagewise-directsync,nbdkit,nbdkit-none,nbdkit-none-random,qemu-writeback,qemu-none,nbdkit142,nbdkit142-none,qemu10-writeback,qemu10-none,qemu10-none-uring,fio-direct,fio-buffered"
 size=4G rounds=5 dir=/var/tmp out="$root/jmh/results" tests=read,write configs=$ALL_CONFIGS
 while getopts "s:r:d:o:t:c:h" opt; do
     case $opt in
@@ -49,6 +54,15 @@ sync "$source_file" # dirty pages would stay cached through the eviction
 bytes=$(stat -c %s "$source_file")
 
 uri="nbd+unix:///?socket=$sock"
+
+# fio_run fio-direct|fio-buffered read|write FILE: the whole file in sequential 4 MiB requests, 16 in flight.
+fio_run() {
+    local direct=0 sync=()
+    [ "$1" = fio-direct ] && direct=1
+    [ "$2" = write ] && sync=(--end_fsync=1)
+    fio --name=disk --filename="$3" --rw="$2" --bs=4M --size="$bytes" --direct=$direct --ioengine=libaio \
+        --iodepth=16 "${sync[@]}" --output=/dev/null
+}
 csv="$out/results.csv"
 echo "round,test,config,seconds,resident_percent" > "$csv"
 IFS=, read -r -a config_list <<< "$configs"
@@ -61,17 +75,25 @@ for round in $(seq 1 "$rounds"); do
             if [ "$test" = read ]; then
                 target=$source_file
                 vmtouch -q -e "$target"
-                start_server "$config" "$target"
-                seconds=$(timed nbdcopy "$uri" null:)
+                if [[ $config == fio-* ]]; then
+                    seconds=$(timed fio_run "$config" read "$target")
+                else
+                    start_server "$config" "$target"
+                    seconds=$(timed nbdcopy "$uri" null:)
+                fi
             else
                 vmtouch -q -t "$source_file"
                 target="$work/dest.raw"
                 rm -f "$target"
                 truncate -s "$bytes" "$target"
-                start_server "$config" "$target"
-                seconds=$(timed nbdcopy --flush "$source_file" "$uri")
+                if [[ $config == fio-* ]]; then
+                    seconds=$(timed fio_run "$config" write "$target")
+                else
+                    start_server "$config" "$target"
+                    seconds=$(timed nbdcopy --flush "$source_file" "$uri")
+                fi
             fi
-            stop_server
+            [[ $config == fio-* ]] || stop_server
             resident=$(resident_percent "$target")
             printf '%s,%s,%s,%.3f,%s\n' "$round" "$test" "$config" "$seconds" "$resident" | tee -a "$csv" >&2
             [ "$test" = write ] && rm -f "$target"

@@ -5,6 +5,10 @@
 # Configs: pagewise-MODE[@JAR][:THREADS] is `bin/pagewise serve --cache=MODE` (with another build's jar after @,
 # and --threads=THREADS after :); nbdkit, nbdkit-none and nbdkit-none-random are `nbdkit file` with nothing,
 # cache=none, or cache=none fadvise=random; qemu-writeback and qemu-none are `qemu-nbd -f raw --cache=...`.
+# The newest peers, from the Debian trixie root NEWEST (default /opt/trixie, made by
+# ../shared/tools/newest-nbd-tools.sh; it shares /tmp and /var/tmp with the host): nbdkit142, nbdkit142-none,
+# qemu10-writeback, qemu10-none and qemu10-none-uring (qemu-nbd --aio=io_uring), run through chroot, which execs
+# them (the pid is the server's).
 #
 # Sources jmh/lib.sh, whose stop_server, cleanup and resident_percent go with start_server.
 # shellcheck shell=bash
@@ -28,6 +32,14 @@ start_server() {
         nbdkit-none-random) nbdkit -f -U "$sock" file "$file" cache=none fadvise=random >"$log" 2>&1 & ;;
         qemu-writeback) qemu-nbd -f raw --cache=writeback -t -e 8 -k "$sock" "$file" >"$log" 2>&1 & ;;
         qemu-none) qemu-nbd -f raw --cache=none -t -e 8 -k "$sock" "$file" >"$log" 2>&1 & ;;
+        nbdkit142) chroot "${NEWEST:-/opt/trixie}" nbdkit -f -U "$sock" file "$file" >"$log" 2>&1 & ;;
+        nbdkit142-none) chroot "${NEWEST:-/opt/trixie}" nbdkit -f -U "$sock" file "$file" cache=none >"$log" 2>&1 & ;;
+        qemu10-writeback) chroot "${NEWEST:-/opt/trixie}" qemu-nbd -f raw --cache=writeback -t -e 8 -k "$sock" "$file" \
+            >"$log" 2>&1 & ;;
+        qemu10-none) chroot "${NEWEST:-/opt/trixie}" qemu-nbd -f raw --cache=none -t -e 8 -k "$sock" "$file" \
+            >"$log" 2>&1 & ;;
+        qemu10-none-uring) chroot "${NEWEST:-/opt/trixie}" qemu-nbd -f raw --cache=none --aio=io_uring -t -e 8 \
+            -k "$sock" "$file" >"$log" 2>&1 & ;;
         *) echo "unknown config $config" >&2; exit 2 ;;
     esac
     server_pid=$!

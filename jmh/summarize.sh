@@ -3,7 +3,9 @@
 # there can be checked:  jmh/summarize.sh docs/bench/*
 # Each FILE is recognised by its content:
 #   round,test,config,seconds,...       compare-servers.sh results.csv: median/min/max seconds, median residency and
-#                                       the paired ratio per config, then targets R1, R2, W1, D1 and issue 12's C1
+#                                       the paired ratio per config, then targets R1, R2, W1, D1, issue 12's C1,
+#                                       and issue 24's: dontcache writes vs nbdkit cache=none (bookworm and 1.42),
+#                                       clean modes vs the disk's limit (fio-direct, fio-buffered rows)
 #   round test config wall_s ...        jmh/server-cpu.sh output: the server's CPU (user + system) per GiB, target C2
 #   round,test,server,tool,...          compare-copy.sh copy.csv: pagewise copy vs nbdcopy per test, with the
 #                                       verdict: no slower and leaves <= 1 % of the files it reads or writes
@@ -114,6 +116,37 @@ def servers(path, rows):
             compare(f"C1 {mode} reads", "read", f"pagewise-{mode}", best, True)
         for mode in ("evict", "dontcache", "direct") if best_write else ():
             compare(f"C1 {mode} writes", "write", f"pagewise-{mode}", best_write, True)
+
+    # Issue 24: DONTCACHE writes against nbdkit cache=none, the bookworm one and the newest (1.42).
+    for peer in ("nbdkit-none", "nbdkit142-none"):
+        if times("write", "pagewise-dontcache") and times("write", peer):
+            print(f"\n{path}: issue 24 target 2, dontcache writes at or below {peer}")
+            print("| target | measured | verdict |")
+            print("|---|---|---|")
+            compare(f"dontcache writes ≤ {peer}", "write", "pagewise-dontcache", peer, True)
+
+    # Issue 24: the disk's own limit, the faster of fio-direct and fio-buffered by median, in the same run.
+    def within(label, test, config, limit_config, limit):
+        if not times(test, config):
+            print(f"| {label} | row {config} missing | |")
+            return
+        ratio = median(times(test, config)) / median(times(test, limit_config))
+        pair = paired(test, config, limit_config)
+        print(f"| {label} | {median(times(test, config)):.2f} s vs {median(times(test, limit_config)):.2f} s "
+              f"({limit_config}) → {ratio:.3f}×; paired {pair:.3f}× | {verdict(ratio <= limit and pair <= limit)} |")
+
+    for test in ("read", "write"):
+        disk = [c for c in ("fio-direct", "fio-buffered") if times(test, c)]
+        if not disk:
+            continue
+        limit_config = min(disk, key=lambda c: median(times(test, c)))
+        print(f"\n{path}: issue 24 target 5, {test}s as a ratio to the disk's limit ({limit_config}, the faster "
+              f"fio run by median; a time is met when the ratio of medians and the paired median are both within)")
+        print("| target | measured | verdict |")
+        print("|---|---|---|")
+        for mode in ("evict", "dontcache", "direct"):
+            limit = 1.2 if (test, mode) == ("read", "direct") else 1.1
+            within(f"{mode} {test}s ≤ {limit}× disk", test, f"pagewise-{mode}", limit_config, limit)
 
 
 def copies(path, rows):
@@ -294,6 +327,9 @@ def server_cpu(path, text):
         pair = median(mine[k] / theirs[k] for k in mine if k in theirs)
         print(f"C2 (issue 12) evict {test}s, server CPU ≤ nbdkit-none's: {median(mine.values()):.3f} s vs "
               f"{median(theirs.values()):.3f} s {per} → {ratio:.4f}×, paired {pair:.4f}×; {verdict(ratio <= 1 and pair <= 1)}")
+        if test == "write":
+            print(f"issue 24 target 6, evict writes, server CPU ≤ 0.8× nbdkit-none's: {ratio:.4f}×, paired {pair:.4f}×; "
+                  f"{verdict(ratio <= 0.8 and pair <= 0.8)}")
 
 
 def memory(path, text):

@@ -1,17 +1,21 @@
 package io.pagewise.backup;
 
+import io.pagewise.Extent;
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.ChangeTracker;
 import io.pagewise.device.FilterDevice;
 import io.pagewise.device.ZeroFlag;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.List;
 import java.util.Set;
 
 /**
  * A device whose writes, zeroes and trims a {@link DirtyBitmap} records, each before it is made. Closing the filter
- * closes the device first, so that the image's modification time is final, then the bitmap.
+ * closes the device first, so that the image's modification time is final, then the bitmap. As a
+ * {@link ChangeTracker} it offers the bitmap by its name: the NBD server serves it as {@code qemu:dirty-bitmap:NAME}.
  */
-public final class DirtyBitmapFilter extends FilterDevice {
+public final class DirtyBitmapFilter extends FilterDevice implements ChangeTracker {
     private final DirtyBitmap bitmap;
 
     /**
@@ -34,6 +38,17 @@ public final class DirtyBitmapFilter extends FilterDevice {
     /** {@return the bitmap that records the changes} */
     public DirtyBitmap bitmap() {
         return bitmap;
+    }
+
+    @Override
+    public String bitmapName() {
+        return bitmap.name();
+    }
+
+    /** {@inheritDoc} The bitmap's runs: unchanged ranges are holes, and an invalid bitmap reports everything changed. */
+    @Override
+    public List<Extent> changedRuns(long offset, long length, int maxRuns) {
+        return bitmap.runs(offset, length, maxRuns);
     }
 
     @Override

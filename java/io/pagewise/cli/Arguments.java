@@ -1,6 +1,7 @@
 package io.pagewise.cli;
 
 import io.pagewise.CacheMode;
+import io.pagewise.copy.BlockHash;
 import io.pagewise.filters.Filters;
 import java.util.Locale;
 
@@ -86,5 +87,18 @@ final class Arguments {
                     + String.join(", ", Filters.names()));
         }
         return value;
+    }
+
+    /** A digest name for the blkhash construction over blksum's default 64 KiB blocks. */
+    static BlockHash blockHash(String name, String value) throws UsageException {
+        return blockHash(name, value, BlockHash.DEFAULT_BLOCK_SIZE);
+    }
+
+    static BlockHash blockHash(String name, String value, int blockSize) throws UsageException {
+        try {
+            return new BlockHash(value, blockSize);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(shown(name, value) + ": " + e.getMessage());
+        }
     }
 }

@@ -48,6 +48,12 @@ public final class CopyCommand {
             CliOption.flag("--allocated", "allocate every byte: zero ranges become allocated zeros, not holes",
                     (o, name, value) -> o.copy.allocated(true)),
             CliOption.flag("--flush", "flush the destination at the end", (o, name, value) -> o.copy.flush(true)),
+            CliOption.optionalValue("--checksum", "DIGEST", "print the blkhash checksum of what is copied, as blksum"
+                    + " and pagewise checksum print it (digest sha256 by default)",
+                    (o, name, value) -> o.copy.checksum(Arguments.blockHash(name, value == null ? "sha256" : value))),
+            CliOption.value("--changed", "NAME", "incremental copy: only the ranges the dirty bitmap NAME of SRC (an NBD"
+                    + " export: pagewise serve --bitmap, qemu-nbd -B) marks changed, into an existing DST of SRC's size",
+                    (o, name, value) -> o.changed = bitmapName(name, value)),
             CliOption.value("--filter", "NAME[:KEY=VALUE,...]", "wrap the source (SRC) in a filter ("
                     + String.join(", ", Filters.names()) + "); repeatable, the first given is nearest the copy",
                     (o, name, value) -> o.sourceFilters.add(Arguments.filter(name, value))),
@@ -75,6 +81,8 @@ public final class CopyCommand {
         boolean verbose;
         Endpoint source;
         Endpoint destination;
+        /** --changed: the dirty bitmap of SRC whose changed ranges alone are copied, or null. */
+        String changed;
         /** --filter and --dst-filter specs, in the order given: the first is nearest the copy. */
         final List<String> sourceFilters = new ArrayList<>();
         final List<String> destinationFilters = new ArrayList<>();
@@ -138,10 +146,40 @@ public final class CopyCommand {
         if (o.source.isStream() && !o.sourceFilters.isEmpty()) {
             throw new UsageException("--filter applies to a source device, and SRC is - (standard input)");
         }
+        if ((o.source.isStream() || o.destination.isStream()) && o.copy.checksum() != null) {
+            throw new UsageException("--checksum needs SRC and DST that are files, devices or NBD exports, not -");
+        }
         if (o.destination.isStream() && !o.destinationFilters.isEmpty()) {
             throw new UsageException("--dst-filter applies to a destination device, and DST is - (standard output)");
         }
+        if (o.changed != null) {
+            if (o.source.kind() != Endpoint.Kind.NBD) {
+                throw new UsageException("--changed=" + o.changed + " reads a dirty bitmap over NBD: SRC must be an NBD"
+                        + " URI, not " + o.source.text());
+            }
+            if (o.destination.kind() != Endpoint.Kind.FILE && o.destination.kind() != Endpoint.Kind.NBD) {
+                throw new UsageException("--changed=" + o.changed + " updates an earlier copy: DST must be a file,"
+                        + " block device or NBD export, not " + o.destination.text());
+            }
+            if (o.copy.checksum() != null) {
+                throw new UsageException("--changed cannot be combined with --checksum: an incremental copy reads only"
+                        + " the changes; run pagewise checksum on DST after it");
+            }
+            if (o.copy.destinationIsZero()) {
+                throw new UsageException("--changed cannot be combined with --destination-is-zero: the destination"
+                        + " holds an earlier copy, and zeroed ranges must be written");
+            }
+        }
         return o;
+    }
+
+    /** A --changed NAME: not empty, and no longer than a meta context name allows. */
+    private static String bitmapName(String name, String value) throws UsageException {
+        if (value.isEmpty()) throw new UsageException(name + " needs the NAME of a dirty bitmap");
+        if (value.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 4096 - 18) {
+            throw new UsageException(name + ": the bitmap name is too long for an NBD meta context");
+        }
+        return value;
     }
 
     private static void operand(Options o, String arg, boolean afterEnd) throws UsageException {

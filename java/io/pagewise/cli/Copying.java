@@ -1,11 +1,13 @@
 package io.pagewise.cli;
 
 import io.pagewise.StorageFile;
+import io.pagewise.copy.BlockHash;
 import io.pagewise.copy.Copier;
 import io.pagewise.copy.CopyException;
 import io.pagewise.copy.CopyResult;
 import io.pagewise.copy.StreamCopier;
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.ChangeTracker;
 import io.pagewise.devices.FileDevice;
 import io.pagewise.devices.NbdDevice;
 import io.pagewise.devices.SyntheticDevices;
@@ -15,6 +17,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.channels.Channels;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -93,7 +96,7 @@ final class Copying {
         if (options.source.isStream()) return fromInput();
         BlockDevice source;
         try {
-            source = openSource(options.source);
+            source = options.source.openSource(options.srcCache, options.connections, options.changed);
         } catch (IOException | IllegalArgumentException e) {
             err.println("pagewise copy: cannot open source " + options.source.text() + ": " + message(e));
             return 1;
@@ -124,9 +127,28 @@ final class Copying {
                 Copier copier = new Copier(options.copy);
                 cancel = copier::cancel;
                 bytesDone = copier::bytesDone;
+                ChangeTracker changes = null;
+                if (options.changed != null) {
+                    changes = ((NbdDevice) source).dirtyBitmap(options.changed);
+                    if (dst.size() != src.size()) {
+                        err.println("pagewise copy: --changed=" + options.changed + ": destination " + dst.name() + " has "
+                                + dst.size() + " bytes and source " + src.name() + " " + src.size()
+                                + ": an incremental copy goes into an earlier copy of the same size");
+                        return 1;
+                    }
+                }
+                ChangeTracker changed = changes;
                 // The devices' own descriptions: an NBD export's says how many connections it got and their headers.
-                return guarded(src.toString(), dst.toString(), src.size(), copier.requestSize(src, dst),
-                        () -> copier.copy(src, dst));
+                return guarded(src.toString(), dst.toString(), src.size(), copier.requestSize(src, dst), () -> {
+                    CopyResult result = copier.copy(src, dst, changed);
+                    // As blksum prints it: the checksum, two spaces and the image it describes, here DST.
+                    byte[] sum = copier.checksum();
+                    if (sum != null) {
+                        data.write((BlockHash.hex(sum) + "  " + options.destination.text() + "\n")
+                                .getBytes(StandardCharsets.UTF_8));
+                    }
+                    return result;
+                });
             }
         } catch (IOException e) {
             return closeFailed(e);
@@ -266,21 +288,15 @@ final class Copying {
         }
     }
 
-    private BlockDevice openSource(Endpoint source) throws IOException {
-        switch (source.kind()) {
-            case PATTERN: return SyntheticDevices.pattern(source.size());
-            case ZERO: return SyntheticDevices.zero(source.size());
-            case NBD: return NbdDevice.connect(source.text(), options.connections);
-            case FILE: return FileDevice.open(Path.of(source.text()), options.srcCache, StandardOpenOption.READ);
-            default: throw new IllegalStateException(source.kind() + " is not a source");
-        }
-    }
-
     private BlockDevice openDestination(Endpoint destination, long sourceSize) throws IOException {
         switch (destination.kind()) {
             case DISCARD: return SyntheticDevices.discard();
             case NBD: return NbdDevice.connect(destination.text(), options.connections);
             case FILE: {
+                if (options.changed != null && !Files.exists(Path.of(destination.text()))) {
+                    throw new NoSuchFileException(destination.text() + ": no such file; --changed=" + options.changed
+                            + " updates an earlier full copy (make one first, without --changed)");
+                }
                 // A missing file is created, sparse and as large as the source, and then known to read as zeros.
                 FileDevice file = FileDevice.openOrCreate(Path.of(destination.text()), options.dstCache, sourceSize);
                 destinationFile = file.file().path();
@@ -296,6 +312,10 @@ final class Copying {
         err.printf(Locale.ROOT, "pagewise copy: %s in %.2f s (%s/s): %s written, %s zeroed, %s already zero%n",
                 Main.bytes(r.size()), seconds, Main.bytes((long) (r.size() / Math.max(seconds, 1e-9))),
                 Main.bytes(r.dataBytes()), Main.bytes(r.zeroedBytes()), Main.bytes(r.skippedBytes()));
+        if (options.changed != null) {
+            err.printf(Locale.ROOT, "pagewise copy: --changed=%s: %s unchanged, not read%n", options.changed,
+                    Main.bytes(r.size() - r.dataBytes() - r.zeroedBytes() - r.skippedBytes()));
+        }
     }
 
     static String message(Throwable e) {

@@ -1,6 +1,14 @@
 package io.pagewise.cli;
 
+import io.pagewise.CacheMode;
+import io.pagewise.device.BlockDevice;
+import io.pagewise.devices.FileDevice;
+import io.pagewise.devices.NbdDevice;
+import io.pagewise.devices.SyntheticDevices;
 import io.pagewise.nbd.NbdUri;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.Locale;
 
 /** What a SRC or DST argument of copy names, checked while parsing so that a mistake in it is a usage error. */
@@ -34,6 +42,21 @@ record Endpoint(Endpoint.Kind kind, String text, long size) {
             return new Endpoint(Kind.NBD, text, 0);
         }
         return new Endpoint(Kind.FILE, text, 0);
+    }
+
+    /**
+     * Opens a source for reading: a file in fileMode, an NBD export over up to connections connections, with the meta
+     * context {@code qemu:dirty-bitmap:bitmap} selected when bitmap is not null.
+     */
+    BlockDevice openSource(CacheMode fileMode, int connections, String bitmap) throws IOException {
+        switch (kind) {
+            case PATTERN: return SyntheticDevices.pattern(size);
+            case ZERO: return SyntheticDevices.zero(size);
+            case NBD: return bitmap == null ? NbdDevice.connect(text, connections)
+                    : NbdDevice.connect(text, connections, bitmap);
+            case FILE: return FileDevice.open(Path.of(text), fileMode, StandardOpenOption.READ);
+            default: throw new IllegalStateException(kind + " is not a source");
+        }
     }
 
     boolean isStream() {

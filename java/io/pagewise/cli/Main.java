@@ -31,6 +31,7 @@ public final class Main {
             "  evict FILE...        write back and drop each file from the page cache",
             "  serve [OPTIONS] [FILE]  serve FILE over NBD (pagewise serve --help)",
             "  copy [OPTIONS] SRC DST  copy files and NBD exports, sparse and cache-friendly (pagewise copy --help)",
+            "  checksum [OPTIONS] IMAGE...  blkhash checksum of files and NBD exports, as blksum (pagewise checksum --help)",
             "",
             "options:"), List.of(
             CliOption.flag("-V, --version", "show the version and whether the native library is loaded",
@@ -102,6 +103,8 @@ public final class Main {
                 return ServeCommand.run(rest, out, err);
             case "copy":
                 return CopyCommand.run(rest, in, data, out, err);
+            case "checksum":
+                return ChecksumCommand.run(rest, out, err);
             default:
                 return options(args[0], out, err);
         }

@@ -34,6 +34,11 @@ public final class ServeCommand {
             CliOption.value("--filter", "NAME[:KEY=VALUE,...]", "wrap the served device in a filter ("
                     + String.join(", ", Filters.names()) + "); repeatable, the first given is nearest the client",
                     (o, name, value) -> o.filters.add(Arguments.filter(name, value))),
+            CliOption.value("--bitmap", "NAME[:file=PATH,granularity=SIZE]", "keep a persistent dirty bitmap of every"
+                    + " write, zero and trim, served as qemu:dirty-bitmap:NAME (default file FILE.NAME.bitmap, granularity"
+                    + " 64K); repeatable", (o, name, value) -> o.bitmaps.add(bitmap(name, value))),
+            CliOption.flag("--bitmap-clear", "start a new generation of every --bitmap: all clean, valid again",
+                    (o, name, value) -> o.bitmapClear = true),
             CliOption.value("--socket", "PATH", "listen on a Unix socket",
                     (o, name, value) -> o.socket = Path.of(nonEmpty(name, value))),
             CliOption.value("--port", "N", "listen on TCP port N (default 10809)",
@@ -160,6 +165,9 @@ public final class ServeCommand {
         boolean tlsVerifyPeer;
         /** --filter specs, in the order given: the first is nearest the client. */
         final List<String> filters = new ArrayList<>();
+        /** --bitmap specs, in the order given; each records below every --filter, next to the file. */
+        final List<BitmapSpec> bitmaps = new ArrayList<>();
+        boolean bitmapClear;
         // Issue 22's options, kept together.
         boolean exportNameGiven;
         /** The FILEs, each with its export name (null: from the file name, or "" for a lone FILE), in order. */
@@ -178,6 +186,52 @@ public final class ServeCommand {
         Path tlsAuthz;
         String user;
         String group;
+    }
+
+    /**
+     * A --bitmap: its name, its file (null for the default, FILE.NAME.bitmap beside the image) and granularity.
+     *
+     * @param name        the bitmap's name, as in qemu:dirty-bitmap:NAME
+     * @param file        the bitmap file, or null for the default
+     * @param granularity bytes per bit
+     */
+    record BitmapSpec(String name, Path file, long granularity) {
+        /** {@return the bitmap file: the one given, else IMAGE.NAME.bitmap beside the image} */
+        Path fileFor(Path image) {
+            return file != null ? file : image.resolveSibling(image.getFileName() + "." + name + ".bitmap");
+        }
+    }
+
+    /** Parses NAME[:file=PATH,granularity=SIZE]. */
+    static BitmapSpec bitmap(String option, String value) throws UsageException {
+        int colon = value.indexOf(':');
+        String name = colon < 0 ? value : value.substring(0, colon);
+        if (name.isEmpty()) throw new UsageException(Arguments.shown(option, value) + ": the bitmap needs a NAME");
+        if (name.getBytes(StandardCharsets.UTF_8).length > 1024) {
+            throw new UsageException(Arguments.shown(option, value) + ": the bitmap name is over 1024 bytes");
+        }
+        Path file = null;
+        long granularity = io.pagewise.backup.DirtyBitmap.DEFAULT_GRANULARITY;
+        if (colon >= 0) {
+            for (String parameter : value.substring(colon + 1).split(",", -1)) {
+                int equals = parameter.indexOf('=');
+                String key = equals < 0 ? parameter : parameter.substring(0, equals);
+                String given = equals < 0 ? "" : parameter.substring(equals + 1);
+                if (key.equals("file") && !given.isEmpty()) {
+                    file = Path.of(given);
+                } else if (key.equals("granularity") && !given.isEmpty()) {
+                    granularity = Arguments.size(option + " granularity", given);
+                    if (granularity < 512 || granularity > (1L << 30) || Long.bitCount(granularity) != 1) {
+                        throw new UsageException(Arguments.shown(option, value) + ": granularity " + given
+                                + " is not a power of two from 512 to 1G");
+                    }
+                } else {
+                    throw new UsageException(Arguments.shown(option, value) + ": '" + parameter
+                            + "' is not file=PATH or granularity=SIZE");
+                }
+            }
+        }
+        return new BitmapSpec(name, file, granularity);
     }
 
     /** Runs {@code serve} with the arguments after the command name; returns the exit status. */
@@ -231,6 +285,24 @@ public final class ServeCommand {
                     + " needs --tls=on or --tls=require");
         }
         if (o.readOnly && o.create != null) throw new UsageException("--create cannot be combined with --read-only");
+        java.util.Set<String> bitmapNames = new java.util.HashSet<>();
+        for (BitmapSpec b : o.bitmaps) {
+            if (!bitmapNames.add(b.name())) throw new UsageException("--bitmap=" + b.name() + " is given twice");
+            if (b.file() == null && o.upstream != null) {
+                throw new UsageException("--bitmap=" + b.name() + " of a proxied export needs :file=PATH (there is no"
+                        + " image file to put it beside)");
+            }
+        }
+        if (o.bitmapClear && o.bitmaps.isEmpty()) throw new UsageException("--bitmap-clear needs a --bitmap");
+        if (!o.bitmaps.isEmpty() && o.dir != null) {
+            throw new UsageException("--bitmap applies to FILEs, not to the files of --dir=" + o.dir);
+        }
+        for (BitmapSpec b : o.bitmaps) {
+            if (b.file() != null && o.files.size() > 1) {
+                throw new UsageException("--bitmap=" + b.name() + ":file=" + b.file() + " would be one bitmap file for "
+                        + o.files.size() + " FILEs: leave out file= to keep each beside its FILE");
+            }
+        }
         return o;
     }
 

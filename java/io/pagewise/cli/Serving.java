@@ -5,6 +5,8 @@ import io.pagewise.Native;
 import io.pagewise.PageCache;
 import io.pagewise.Residency;
 import io.pagewise.StorageFile;
+import io.pagewise.backup.DirtyBitmap;
+import io.pagewise.backup.DirtyBitmapFilter;
 import io.pagewise.device.BlockDevice;
 import io.pagewise.devices.FileDevice;
 import io.pagewise.devices.ImageFormat;
@@ -65,6 +67,9 @@ final class Serving {
     /** Set by {@link #finish()} when the closing flush or close failed: the exit status is then not 0. */
     private volatile boolean notFlushed;
     private javax.net.ssl.SSLContext tlsContext;
+    /** The --bitmap bitmaps, open, and their files, for the announcement. */
+    private final List<DirtyBitmap> bitmaps = new ArrayList<>();
+    private final List<Path> bitmapFiles = new ArrayList<>();
 
     Serving(ServeCommand.Options options, PrintStream out, PrintStream err) {
         this.options = options;
@@ -97,7 +102,8 @@ final class Serving {
             if (options.upstream != null) {
                 // Up to 4 connections to the upstream server, when it allows multi-conn.
                 BlockDevice upstream = NbdDevice.connect(options.upstream, 4);
-                proxied = filtered(options.readOnly ? new ReadOnlyFilter(upstream) : upstream);
+                proxied = withBitmaps(options.readOnly ? new ReadOnlyFilter(upstream) : upstream, null);
+                proxied = filtered(proxied); // when it fails, finish() closes what proxied holds
                 builder.export(options.exportName, options.description, proxied);
             } else {
                 openFiles(builder);
@@ -130,6 +136,36 @@ final class Serving {
                 }
             }
         }
+    }
+
+    /**
+     * The --bitmap filters over a FILE's device (or the proxied one: image null), the innermost layer, so that every
+     * write through any --filter is recorded. When one cannot be opened, base is closed, with (and by) the bitmaps
+     * already over it, which are saved.
+     */
+    private BlockDevice withBitmaps(BlockDevice base, Path image) throws IOException {
+        BlockDevice device = base;
+        for (ServeCommand.BitmapSpec spec : options.bitmaps) {
+            Path bitmapFile = spec.fileFor(image);
+            DirtyBitmap bitmap;
+            try {
+                bitmap = DirtyBitmap.open(bitmapFile, spec.name(), image, device.size(), spec.granularity());
+            } catch (IOException | IllegalArgumentException e) {
+                closeAfterFailure(device, e);
+                throw new IOException("--bitmap=" + spec.name() + ": " + e.getMessage(), e);
+            }
+            try {
+                if (options.bitmapClear) bitmap.clear();
+                device = new DirtyBitmapFilter(device, bitmap);
+            } catch (IOException | RuntimeException e) {
+                closeAfterFailure(bitmap, e);
+                closeAfterFailure(device, e);
+                throw e;
+            }
+            bitmaps.add(bitmap);
+            bitmapFiles.add(bitmapFile);
+        }
+        return device;
     }
 
     /**
@@ -202,11 +238,21 @@ final class Serving {
 
     private void open(String name, Path file) throws IOException {
         FileDevice export = openFile(file);
+        BlockDevice device = withBitmaps(export, file);
         try {
-            served.add(new Served(name, file, export, filtered(export)));
-        } catch (IOException e) {
-            export.close();
+            served.add(new Served(name, file, export, filtered(device)));
+        } catch (IOException | RuntimeException e) {
+            closeAfterFailure(device, e); // the bitmaps (saved) and the file under them
             throw e;
+        }
+    }
+
+    /** Closes what was opened before a failure, keeping a failure to close as suppressed. */
+    private static void closeAfterFailure(java.io.Closeable opened, Exception failure) {
+        try {
+            opened.close();
+        } catch (IOException | RuntimeException e) {
+            failure.addSuppressed(e);
         }
     }
 
@@ -408,6 +454,13 @@ final class Serving {
             if (options.defaultExport != null) {
                 out.println("pagewise: a client that gives no export name gets '" + options.defaultExport + "'");
             }
+        }
+        for (int i = 0; i < bitmaps.size(); i++) {
+            DirtyBitmap b = bitmaps.get(i);
+            out.println("pagewise: dirty bitmap " + b.name() + " (qemu:dirty-bitmap:" + b.name() + ") in "
+                    + bitmapFiles.get(i) + ": generation " + b.generation() + ", granularity " + Main.bytes(b.granularity())
+                    + (b.isValid() ? "" : ", INVALID (the image changed unrecorded): it reports everything changed until"
+                    + " --bitmap-clear"));
         }
         if (metrics != null) out.println("pagewise: metrics at " + metrics.url());
         out.flush();

@@ -2,6 +2,7 @@ package io.pagewise.copy;
 
 import io.pagewise.Extent;
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.ChangeTracker;
 import io.pagewise.device.ZeroFlag;
 import io.pagewise.internal.BufferPool;
 import io.pagewise.internal.Uninterruptibly;
@@ -67,6 +68,9 @@ public final class Copier {
     private long reported = -1;
     private volatile boolean cancelled;
     private long total;
+    /** The checksum being computed, when the options ask for one. */
+    private Accumulator sum;
+    private volatile byte[] checksum;
 
     /** One range for a worker: data to read and write, or zeros. */
     private record Work(long offset, long length, boolean zero) {}
@@ -85,6 +89,16 @@ public final class Copier {
         cancelled = true;
     }
 
+    /**
+     * {@return the blkhash checksum of the source as copied} ({@link CopyOptions#checksum(BlockHash)}): the checksum
+     * of what the destination holds from offset 0 to the source's size; null before a copy has finished, or when the
+     * options asked for none
+     */
+    public byte[] checksum() {
+        byte[] result = checksum;
+        return result == null ? null : result.clone();
+    }
+
     /** {@return the bytes finished so far (written, zeroed or skipped)} */
     public long bytesDone() { return done.get(); }
 
@@ -100,6 +114,31 @@ public final class Copier {
      * @throws IOException when a device's size cannot be read
      */
     public CopyResult copy(BlockDevice source, BlockDevice destination) throws IOException {
+        return copy(source, destination, null);
+    }
+
+    /**
+     * Copies only what changed: the ranges changes reports changed (all of source when changes is null) to the same
+     * offsets of destination, which holds an earlier copy of source; an incremental backup. Unchanged ranges are
+     * neither read nor written, but count as done; the result's data, zeroed and skipped bytes cover the changed
+     * ranges only.
+     *
+     * @param source      what to copy
+     * @param destination where to copy it; at least as large as source
+     * @param changes     what changed in source since destination was copied from it, or null for everything
+     * @return what the copy did
+     * @throws CopyException when a read, write, zeroing or the change record fails, naming the side and the offset,
+     *         or when the destination is too small
+     * @throws CopyCancelledException after {@link #cancel()}
+     * @throws IOException when a device's size cannot be read
+     * @throws IllegalArgumentException when changes is given and the options ask for a checksum, which covers a whole
+     *         copy
+     */
+    public CopyResult copy(BlockDevice source, BlockDevice destination, ChangeTracker changes) throws IOException {
+        if (changes != null && options.checksum() != null) {
+            throw new IllegalArgumentException("a checksum covers a whole copy, and a copy of the changes alone reads"
+                    + " only them: compute it of the destination afterwards (Checksums.of)");
+        }
         long started = System.nanoTime();
         total = source.size();
         long room = destination.size();
@@ -112,6 +151,7 @@ public final class Copier {
         }
         describe("source", source);
         describe("destination", destination);
+        sum = options.checksum() == null ? null : options.checksum().accumulator(total);
         int block = lcm(source.minimumBlockSize(), destination.minimumBlockSize());
         int requestSize = requestSize(source, destination);
         // allocated() promises every byte allocated, so zero ranges are written even where they already read as zeros.
@@ -132,7 +172,11 @@ public final class Copier {
             workers.add(thread);
         }
         try {
-            queueWork(source, queue, requestSize);
+            if (changes == null) {
+                queueWork(source, queue, requestSize, 0, total);
+            } else {
+                queueChanged(source, changes, queue, requestSize);
+            }
         } catch (IOException e) {
             fail(e instanceof CopyException ? (CopyException) e
                     : new CopyException("cannot map " + source.name() + ": " + e.getMessage(), -1, e));
@@ -157,6 +201,7 @@ public final class Copier {
                     + " of " + total + " bytes: " + failed.getMessage());
             throw failed;
         }
+        if (sum != null) checksum = sum.finish();
         synchronized (progressLock) {
             options.progress().progress(total, total);
         }
@@ -184,21 +229,56 @@ public final class Copier {
         return Math.max(block, size / block * block);
     }
 
-    private void queueWork(BlockDevice source, BlockingQueue<Work> queue, int requestSize)
+    /** Queues the changed runs of the source, each as its data and holes; unchanged runs are only counted as done. */
+    private void queueChanged(BlockDevice source, ChangeTracker changes, BlockingQueue<Work> queue, int requestSize)
             throws IOException, InterruptedException {
         long position = 0;
         while (position < total && !stopped()) {
+            List<Extent> runs;
+            try {
+                runs = changes.changedRuns(position, Math.min(total - position, MAP_WINDOW), MAX_EXTENTS);
+            } catch (IOException e) {
+                throw new CopyException("reading the dirty bitmap " + changes.bitmapName() + " of " + source.name()
+                        + " at offset " + position + " failed: " + e.getMessage(), position, e);
+            }
+            long mapped = position;
+            for (Extent run : runs) {
+                long start = Math.max(position, run.offset());
+                long end = Math.min(total, run.end());
+                if (end <= position) continue;
+                // A gap in the record is copied: it is only ever a cost, never a missed change.
+                if (start > position) queueWork(source, queue, requestSize, position, start);
+                if (run.hole()) {
+                    finished(end - start);
+                } else {
+                    queueWork(source, queue, requestSize, start, end);
+                }
+                position = end;
+                if (stopped()) break;
+            }
+            if (position == mapped && !stopped()) {
+                throw new CopyException("the dirty bitmap " + changes.bitmapName() + " of " + source.name()
+                        + " described nothing at offset " + position, position, null);
+            }
+        }
+    }
+
+    /** Queues [from, to) of the source as its allocation map describes it: data to copy, holes to zero. */
+    private void queueWork(BlockDevice source, BlockingQueue<Work> queue, int requestSize, long from, long to)
+            throws IOException, InterruptedException {
+        long position = from;
+        while (position < to && !stopped()) {
             long mapped = position;
             List<Extent> extents;
             try {
-                extents = source.extents(position, Math.min(total - position, MAP_WINDOW), MAX_EXTENTS);
+                extents = source.extents(position, Math.min(to - position, MAP_WINDOW), MAX_EXTENTS);
             } catch (IOException e) {
                 throw new CopyException("reading the allocation map of " + source.name() + " at offset " + position
                         + " failed: " + e.getMessage(), position, e);
             }
             for (Extent e : extents) {
-                long start = Math.max(position, e.offset());
-                long end = Math.min(total, e.end());
+                long start = Math.min(to, Math.max(position, e.offset()));
+                long end = Math.min(to, e.end());
                 if (end <= position) continue;
                 // A gap in the map is copied as data: it is only ever a cost, never a wrong byte.
                 if (start > position) position = queueRange(queue, position, start, false, requestSize);
@@ -282,6 +362,7 @@ public final class Copier {
                 if (stopped()) continue;
                 try {
                     if (work.zero) {
+                        if (sum != null) sum.zero(work.offset, work.length);
                         zero(work.offset, work.length);
                     } else {
                         copy(work.offset, (int) work.length);
@@ -307,6 +388,7 @@ public final class Copier {
                 throw new CopyException("reading " + source.name() + " at offset " + offset + " (+" + length
                         + ") failed: " + e.getMessage(), offset, e);
             }
+            if (sum != null) sum.data(offset, buffer.duplicate().flip());
             if (sparseBlock == 0) {
                 write(offset, 0, length);
                 return;

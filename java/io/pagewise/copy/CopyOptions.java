@@ -12,6 +12,7 @@ public final class CopyOptions {
     private boolean allocated;
     private boolean flush;
     private CopyProgress progress = CopyProgress.NONE;
+    private BlockHash checksum;
 
     /** Options with the defaults listed for the class; the setters change them and return this. */
     public CopyOptions() {}
@@ -99,6 +100,22 @@ public final class CopyOptions {
         this.progress = listener == null ? CopyProgress.NONE : listener;
         return this;
     }
+
+    /**
+     * Computes the blkhash checksum of what is copied while copying, as {@code nbdcopy --blkhash} does: each worker
+     * hashes the blocks it reads, and the source's holes are hashed without being read. {@link Copier#checksum()}
+     * gives it once the copy has finished.
+     *
+     * @param hash the construction's digest and block size, or null for no checksum (the default)
+     * @return these options
+     */
+    public CopyOptions checksum(BlockHash hash) {
+        this.checksum = hash;
+        return this;
+    }
+
+    /** {@return the checksum computed while copying, or null for none} */
+    public BlockHash checksum() { return checksum; }
 
     /** {@return the requests in flight at once} */
     public int requests() { return requests; }

@@ -4,6 +4,8 @@ import io.pagewise.Extent;
 import io.pagewise.device.BlockDevice;
 import io.pagewise.device.DeviceException;
 import io.pagewise.device.ZeroFlag;
+import io.pagewise.device.ChangeTracker;
+import io.pagewise.nbd.client.BlockStatus;
 import io.pagewise.nbd.client.ExportInfo;
 import io.pagewise.nbd.client.NbdClient;
 import java.io.IOException;
@@ -25,6 +27,9 @@ public final class NbdDevice implements BlockDevice {
     private static final long MAX_RANGE = 1L << 30;
     /** The longest zero, trim or map request: MAX_RANGE with compact headers, any length with extended ones. */
     private final long maxRange;
+
+    /** The prefix of qemu's dirty bitmap meta contexts. */
+    private static final String DIRTY_BITMAP = "qemu:dirty-bitmap:";
 
     private final NbdClient client;
     private final ExportInfo info;
@@ -50,6 +55,61 @@ public final class NbdDevice implements BlockDevice {
      */
     public static NbdDevice connect(String uri, int connections) throws IOException {
         return new NbdDevice(NbdClient.connect(uri, connections));
+    }
+
+    /**
+     * Connects to an export and selects the dirty bitmap {@code qemu:dirty-bitmap:NAME} (as served by
+     * {@code pagewise serve --bitmap=NAME} or {@code qemu-nbd -B NAME}), which {@link #dirtyBitmap} then reads.
+     *
+     * @param uri         the export's URI, as {@link NbdClient#connect(String, int)} takes it
+     * @param connections how many connections to use at most (more than one only with multi-conn)
+     * @param bitmap      the bitmap's NAME
+     * @return the device
+     * @throws IOException when the server cannot be reached, the handshake fails, or the server does not offer the
+     *                     bitmap
+     */
+    public static NbdDevice connect(String uri, int connections, String bitmap) throws IOException {
+        return new NbdDevice(NbdClient.connect(io.pagewise.nbd.NbdUri.parse(uri), connections,
+                List.of(DIRTY_BITMAP + bitmap)));
+    }
+
+    /**
+     * {@return the server's dirty bitmap NAME as a change tracker}: its runs come from BLOCK_STATUS for
+     * {@code qemu:dirty-bitmap:NAME}, hole meaning unchanged
+     *
+     * @param name the bitmap's NAME, selected when the client connected
+     * @throws IllegalArgumentException when the client did not select that bitmap
+     */
+    public ChangeTracker dirtyBitmap(String name) {
+        String context = DIRTY_BITMAP + name;
+        if (!client.metaContexts().contains(context)) {
+            throw new IllegalArgumentException(name() + ": the dirty bitmap " + name + " was not selected at connect");
+        }
+        return new ChangeTracker() {
+            @Override
+            public String bitmapName() { return name; }
+
+            @Override
+            public List<Extent> changedRuns(long offset, long length, int maxRuns) throws IOException {
+                long asked = Math.min(length, maxRange);
+                List<Extent> runs = new ArrayList<>();
+                for (BlockStatus b : client.blockStatus(context, offset, asked)) {
+                    long start = Math.max(b.offset(), offset);
+                    long end = Math.min(b.end(), offset + asked);
+                    if (end <= start) continue;
+                    boolean unchanged = (b.flags() & 1) == 0;
+                    Extent last = runs.isEmpty() ? null : runs.get(runs.size() - 1);
+                    if (last != null && last.hole() == unchanged && last.end() == start) {
+                        runs.set(runs.size() - 1, new Extent(last.offset(), end - last.offset(), unchanged));
+                    } else {
+                        if (runs.size() == maxRuns) break;
+                        runs.add(new Extent(start, end - start, unchanged));
+                    }
+                }
+                // Nothing said about offset: changed, the answer that never misses a block.
+                return runs.isEmpty() ? List.of(new Extent(offset, asked, false)) : runs;
+            }
+        };
     }
 
     /** {@return the client this device uses} */

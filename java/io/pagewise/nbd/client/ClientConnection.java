@@ -65,6 +65,9 @@ final class ClientConnection {
         final long length;
         final ByteBuffer readInto;
         final List<Extent> extents;
+        /** For a BLOCK_STATUS of a named meta context: its name, and where its descriptors go; else null. */
+        final String context;
+        final List<BlockStatus> statuses;
         final CompletableFuture<Void> done = new CompletableFuture<>();
         NbdException error;
         /** The ranges (start, end) that data and hole chunks filled so far, in arrival order; for READ. */
@@ -77,6 +80,19 @@ final class ClientConnection {
             this.length = length;
             this.readInto = readInto;
             this.extents = extents;
+            this.context = null;
+            this.statuses = null;
+        }
+
+        /** A BLOCK_STATUS whose descriptors for meta context (a full name the handshake selected) go to statuses. */
+        public Request(String context, long offset, long length, List<BlockStatus> statuses) {
+            this.command = CMD_BLOCK_STATUS;
+            this.offset = offset;
+            this.length = length;
+            this.readInto = null;
+            this.extents = null;
+            this.context = context;
+            this.statuses = statuses;
         }
 
         String describe() {
@@ -107,6 +123,24 @@ final class ClientConnection {
             }
             return next < length ? "nothing for +" + next + " (+" + (length - next) + ")" : null;
         }
+    }
+
+    /** The meta contexts the handshake selected, by name, with their ids on this connection. */
+    private volatile java.util.Map<String, Integer> contexts = java.util.Map.of();
+
+    /**
+     * Sets the meta contexts this connection's handshake selected, before any BLOCK_STATUS: with more than one, each
+     * BLOCK_STATUS reply has a chunk per context, and a request keeps only those of the context it asked about.
+     */
+    void metaContexts(java.util.Map<String, Integer> selected) {
+        this.contexts = java.util.Map.copyOf(selected);
+    }
+
+    /** The context id whose chunks a BLOCK_STATUS request keeps: -1 for any when only base:allocation is selected. */
+    private long wantedContext(Request request) {
+        if (request.context == null && contexts.size() <= 1) return -1;
+        Integer id = contexts.get(request.context != null ? request.context : BASE_ALLOCATION);
+        return id == null ? -2 : Integer.toUnsignedLong(id);
     }
 
     /** A connection on socket, through tls (which runs over socket) when it is not null. */
@@ -260,7 +294,8 @@ final class ClientConnection {
             case REPLY_TYPE_BLOCK_STATUS_EXT:
                 if (type == REPLY_TYPE_BLOCK_STATUS_EXT && !extended) throw new IOException("BLOCK_STATUS_EXT chunk "
                         + "without extended headers");
-                StatusChunks.read(channel, request, length, type == REPLY_TYPE_BLOCK_STATUS_EXT, scratch);
+                StatusChunks.read(channel, request, length, type == REPLY_TYPE_BLOCK_STATUS_EXT, scratch,
+                        wantedContext(request));
                 break;
             default:
                 if ((type & 0x8000) != 0) {

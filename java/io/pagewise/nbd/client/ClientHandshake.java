@@ -9,6 +9,10 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ByteChannel;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLException;
 
@@ -33,6 +37,9 @@ final class ClientHandshake {
     private final String server;
     private final String exportName;
     private final byte[] exportNameBytes;
+    /** Meta contexts to select besides base:allocation, and what SET_META_CONTEXT selected, by name, with ids. */
+    private final List<String> extraContexts;
+    private final Map<String, Integer> selected = new LinkedHashMap<>();
 
     /** One option reply: its type and data. */
     private record Reply(int type, ByteBuffer data) {}
@@ -44,12 +51,24 @@ final class ClientHandshake {
 
     /** A handshake on socket, over TLS with tlsEngine (a client-mode engine) unless it is null. */
     public ClientHandshake(ByteChannel socket, SSLEngine tlsEngine, String server, String exportName) {
+        this(socket, tlsEngine, server, exportName, List.of());
+    }
+
+    /** A handshake that also selects extraContexts (full meta context names) with base:allocation. */
+    public ClientHandshake(ByteChannel socket, SSLEngine tlsEngine, String server, String exportName,
+                           List<String> extraContexts) {
+        this.extraContexts = List.copyOf(extraContexts);
         this.socket = socket;
         this.tlsEngine = tlsEngine;
         this.channel = socket;
         this.server = server;
         this.exportName = exportName;
         this.exportNameBytes = exportName.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** {@return the meta contexts SET_META_CONTEXT selected, by name, with their ids}; empty before negotiate */
+    public Map<String, Integer> metaContexts() {
+        return selected;
     }
 
     /** {@return the TLS channel the connection goes on over, or null without TLS} */
@@ -185,20 +204,34 @@ final class ClientHandshake {
         throw failure("answered " + optionName(option) + " with reply " + replyName(reply.type));
     }
 
+    /**
+     * Selects base:allocation and the extra contexts in one SET_META_CONTEXT; returns the id of base:allocation, or
+     * -1. A server that refuses the option selects nothing; one that does not know a context leaves it out.
+     */
     private long selectAllocationContext() throws IOException {
-        byte[] query = BASE_ALLOCATION.getBytes(StandardCharsets.US_ASCII);
-        ByteBuffer data = ByteBuffer.allocate(4 + exportNameBytes.length + 4 + 4 + query.length);
-        data.putInt(exportNameBytes.length).put(exportNameBytes).putInt(1).putInt(query.length).put(query).flip();
-        sendOption(OPT_SET_META_CONTEXT, data);
-        long id = -1;
+        List<byte[]> queries = new ArrayList<>();
+        queries.add(BASE_ALLOCATION.getBytes(StandardCharsets.US_ASCII));
+        for (String extra : extraContexts) queries.add(extra.getBytes(StandardCharsets.UTF_8));
+        int length = 4 + exportNameBytes.length + 4;
+        for (byte[] query : queries) length += 4 + query.length;
+        ByteBuffer data = ByteBuffer.allocate(length);
+        data.putInt(exportNameBytes.length).put(exportNameBytes).putInt(queries.size());
+        for (byte[] query : queries) data.putInt(query.length).put(query);
+        sendOption(OPT_SET_META_CONTEXT, data.flip());
         while (true) {
             Reply reply = readReply(OPT_SET_META_CONTEXT);
-            if (reply.type == REP_ACK) return id;
-            if (reply.type < 0) return -1;
+            if (reply.type == REP_ACK) {
+                Integer id = selected.get(BASE_ALLOCATION);
+                return id == null ? -1 : Integer.toUnsignedLong(id);
+            }
+            if (reply.type < 0) {
+                selected.clear();
+                return -1;
+            }
             if (reply.type == REP_META_CONTEXT && reply.data.remaining() >= 4) {
-                long candidate = Integer.toUnsignedLong(reply.data.getInt());
+                int candidate = reply.data.getInt();
                 String name = StandardCharsets.UTF_8.decode(reply.data).toString();
-                if (name.equals(BASE_ALLOCATION)) id = candidate;
+                if (name.equals(BASE_ALLOCATION) || extraContexts.contains(name)) selected.put(name, candidate);
             }
         }
     }

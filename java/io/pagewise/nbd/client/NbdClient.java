@@ -75,10 +75,14 @@ public final class NbdClient implements Closeable {
     /** Set when close begins: later requests fail with ClosedChannelException. */
     private volatile boolean closed;
 
-    private NbdClient(NbdUri uri, ExportInfo info, List<ClientConnection> connections) {
+    /** The meta contexts besides base:allocation that the server selected, on every connection. */
+    private final List<String> metaContexts;
+
+    private NbdClient(NbdUri uri, ExportInfo info, List<ClientConnection> connections, List<String> metaContexts) {
         this.uri = uri;
         this.info = info;
         this.connections = connections;
+        this.metaContexts = metaContexts;
     }
 
     /**
@@ -116,6 +120,22 @@ public final class NbdClient implements Closeable {
      * @throws IllegalArgumentException when connections is below 1
      */
     public static NbdClient connect(NbdUri uri, int connections) throws IOException {
+        return connect(uri, connections, List.of());
+    }
+
+    /**
+     * Connects as {@link #connect(NbdUri, int)} does, and also selects meta contexts besides base:allocation, such
+     * as {@code qemu:dirty-bitmap:NAME}, whose status {@link #blockStatus} then reads.
+     *
+     * @param uri          the export's address and name
+     * @param connections  how many connections to use at most
+     * @param metaContexts full names of the meta contexts to select
+     * @return the connected client
+     * @throws IOException when the server cannot be reached, a handshake fails, or the server does not offer one of
+     *                     the meta contexts (the message names it)
+     * @throws IllegalArgumentException when connections is below 1
+     */
+    public static NbdClient connect(NbdUri uri, int connections, List<String> metaContexts) throws IOException {
         SSLContext tls = null;
         if (uri.tls()) {
             if (!uri.tlsVerifyPeer()) {
@@ -130,7 +150,7 @@ public final class NbdClient implements Closeable {
                 }
             }
         }
-        return connect(uri, connections, tls);
+        return connect(uri, connections, tls, metaContexts);
     }
 
     /**
@@ -147,6 +167,24 @@ public final class NbdClient implements Closeable {
      * @throws IllegalArgumentException when connections is below 1
      */
     public static NbdClient connect(NbdUri uri, int connections, SSLContext tls) throws IOException {
+        return connect(uri, connections, tls, List.of());
+    }
+
+    /**
+     * Connects as {@link #connect(NbdUri, int, SSLContext)} does, and also selects meta contexts besides
+     * base:allocation, such as {@code qemu:dirty-bitmap:NAME}, whose status {@link #blockStatus} then reads.
+     *
+     * @param uri          the export's address and name
+     * @param connections  how many connections to use at most
+     * @param tls          where the trusted CAs come from, or null for no TLS
+     * @param metaContexts full names of the meta contexts to select
+     * @return the connected client
+     * @throws IOException when the server cannot be reached, refuses TLS, a handshake fails, or the server does not
+     *                     offer one of the meta contexts (the message names it)
+     * @throws IllegalArgumentException when connections is below 1
+     */
+    public static NbdClient connect(NbdUri uri, int connections, SSLContext tls, List<String> metaContexts)
+            throws IOException {
         if (connections < 1) throw new IllegalArgumentException("connections must be at least 1: " + connections);
         List<ClientConnection> open = new ArrayList<>();
         try {
@@ -156,8 +194,14 @@ public final class NbdClient implements Closeable {
                 SocketChannel channel = open(uri);
                 try {
                     ClientHandshake handshake = new ClientHandshake(channel, tls == null ? null : engine(tls, uri),
-                            uri.text(), uri.exportName());
+                            uri.text(), uri.exportName(), metaContexts);
                     ExportInfo described = handshake.negotiate();
+                    for (String context : metaContexts) {
+                        if (!handshake.metaContexts().containsKey(context)) {
+                            throw new IOException("NBD server " + uri + " does not offer the meta context " + context
+                                    + (described.structuredReplies() ? "" : " (it has no structured replies)"));
+                        }
+                    }
                     if (info == null) {
                         info = described;
                         wanted = info.canMultiConn() ? connections : 1;
@@ -165,13 +209,16 @@ public final class NbdClient implements Closeable {
                         throw new IOException("NBD server " + uri + " described the export differently on connection "
                                 + (open.size() + 1));
                     }
-                    open.add(new ClientConnection(channel, handshake.tls(), info, uri.text(), open.size()));
+                    ClientConnection connection = new ClientConnection(channel, handshake.tls(), info, uri.text(),
+                            open.size());
+                    connection.metaContexts(handshake.metaContexts());
+                    open.add(connection);
                 } catch (IOException | RuntimeException e) {
                     channel.close();
                     throw e;
                 }
             }
-            return new NbdClient(uri, info, List.copyOf(open));
+            return new NbdClient(uri, info, List.copyOf(open), List.copyOf(metaContexts));
         } catch (IOException | RuntimeException e) {
             for (ClientConnection c : open) {
                 try {
@@ -370,6 +417,47 @@ public final class NbdClient implements Closeable {
         List<Extent> extents = new ArrayList<>();
         ClientConnection.Request r = new ClientConnection.Request(CMD_BLOCK_STATUS, offset, length, null, extents);
         return pick().submit(r, 0, null).thenApply(ignored -> extents);
+    }
+
+    /** {@return the meta contexts besides base:allocation this client selected}, as given to connect */
+    public List<String> metaContexts() { return metaContexts; }
+
+    /**
+     * The status of a range in a meta context selected at connect (such as {@code qemu:dirty-bitmap:NAME}), as the
+     * server sent it: descriptors in order from offset, the flags as that context defines them. Like
+     * {@link #extentsAsync}, the server may describe less than asked (at least one descriptor); ask again from the
+     * end for the rest. At most 131,072 descriptors are kept.
+     *
+     * @param context the full name of a context given to connect
+     * @param offset  the start of the range
+     * @param length  the length of the range
+     * @return a future completed with the descriptors
+     * @throws IllegalArgumentException never: a context not selected, or a range outside the export, fails the
+     *         future with a {@link DeviceException} (EINVAL)
+     */
+    public CompletableFuture<List<BlockStatus>> blockStatusAsync(String context, long offset, long length) {
+        if (!inExport(offset, length)) return outside(CMD_BLOCK_STATUS, offset, length);
+        if (closed) return closedFailure();
+        if (!metaContexts.contains(context)) {
+            return CompletableFuture.failedFuture(new DeviceException(DeviceException.EINVAL, "BLOCK_STATUS for meta"
+                    + " context " + context + ", which this client did not select (selected: " + metaContexts + ")"));
+        }
+        List<BlockStatus> statuses = new ArrayList<>();
+        ClientConnection.Request r = new ClientConnection.Request(context, offset, length, statuses);
+        return pick().submit(r, 0, null).thenApply(ignored -> statuses);
+    }
+
+    /**
+     * As {@link #blockStatusAsync}, but waits for the reply.
+     *
+     * @param context the full name of a context given to connect
+     * @param offset  the start of the range
+     * @param length  the length of the range
+     * @return the descriptors, in order from offset
+     * @throws IOException the failure the future of the asynchronous form would carry
+     */
+    public List<BlockStatus> blockStatus(String context, long offset, long length) throws IOException {
+        return await(blockStatusAsync(context, offset, length));
     }
 
     /**

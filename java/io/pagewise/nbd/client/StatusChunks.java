@@ -22,9 +22,12 @@ final class StatusChunks {
 
     private StatusChunks() {}
 
-    /** Reads a chunk of length bytes whose descriptors are 16 bytes (wide) or 8, into request's extents. */
+    /**
+     * Reads a chunk of length bytes whose descriptors are 16 bytes (wide) or 8, into request's extents (or its
+     * statuses, for a named meta context); a chunk for another context than wanted (-1: any) is read and dropped.
+     */
     static void read(ByteChannel channel, ClientConnection.Request request, long length, boolean wide,
-                     ByteBuffer scratch) throws IOException {
+                     ByteBuffer scratch, long wanted) throws IOException {
         int prefix = wide ? 8 : 4;
         int size = wide ? 16 : 8;
         String type = wide ? "BLOCK_STATUS_EXT" : "BLOCK_STATUS";
@@ -39,6 +42,7 @@ final class StatusChunks {
         // The context id, and a wide chunk's descriptor count, which may be 0 and is not needed: the length says it.
         scratch.clear().limit(prefix);
         SocketIo.readExactly(channel, scratch);
+        boolean keep = wanted == -1 || Integer.toUnsignedLong(scratch.getInt(0)) == wanted;
         long position = request.offset;
         long end = request.offset + request.length;
         int batch = scratch.capacity() / size;
@@ -50,9 +54,13 @@ final class StatusChunks {
                 long extent = wide ? scratch.getLong(size * i) : Integer.toUnsignedLong(scratch.getInt(size * i));
                 int state = scratch.getInt(size * i + size - 4);
                 if (extent < 0) throw new IOException(type + " descriptor of " + Long.toUnsignedString(extent) + " bytes");
-                if (request.extents != null && extent > 0 && position < end
+                if (keep && request.extents != null && extent > 0 && position < end
                         && request.extents.size() < ClientConnection.MAX_KEPT_EXTENTS) {
                     request.extents.add(new Extent(position, extent, (state & STATE_ZERO) != 0));
+                }
+                if (keep && request.statuses != null && extent > 0 && position < end
+                        && request.statuses.size() < ClientConnection.MAX_KEPT_EXTENTS) {
+                    request.statuses.add(new BlockStatus(position, extent, state));
                 }
                 position += extent;
             }

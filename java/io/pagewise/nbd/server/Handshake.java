@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ByteChannel;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
@@ -41,8 +42,10 @@ final class Handshake {
     private boolean structuredReplies;
     /** EXTENDED_HEADERS was acknowledged: it takes precedence over structured replies, and rules out EXPORT_NAME. */
     private boolean extendedHeaders;
-    /** The export name SET_META_CONTEXT selected base:allocation for, or null. */
-    private String allocationContextFor;
+    /** The export name the last SET_META_CONTEXT selected contexts for, or null. */
+    private String contextsFor;
+    /** What that SET_META_CONTEXT selected, in the order of the replies. */
+    private List<MetaContext> selectedContexts = List.of();
     /** Set when EXPORT_NAME was refused entry: that option has no error reply, so the handshake ends. */
     private boolean exportNameRefused;
 
@@ -232,7 +235,8 @@ final class Handshake {
         if (refused != null) throw new AccessRefused("refused after TLS: " + refused);
         structuredReplies = false;
         extendedHeaders = false;
-        allocationContextFor = null;
+        contextsFor = null;
+        selectedContexts = List.of();
     }
 
     private Session info(int code) throws IOException {
@@ -282,9 +286,18 @@ final class Handshake {
         return code == OPT_GO ? session : null;
     }
 
+    /**
+     * LIST_META_CONTEXT or SET_META_CONTEXT. The contexts are those {@link MetaContext#offeredBy} the export's
+     * device: LIST with no query answers all of them, and a query ending in a colon ({@code base:}, {@code qemu:},
+     * {@code qemu:dirty-bitmap:}) those of its namespace; SET takes only full names, and replaces the selection,
+     * even when it fails. Unknown names are left out of the answer, as the spec asks.
+     */
     private void metaContext(int code) throws IOException {
         boolean set = code == OPT_SET_META_CONTEXT;
-        if (set) allocationContextFor = null; // a SET replaces the selection even when it fails
+        if (set) {
+            contextsFor = null;
+            selectedContexts = List.of();
+        }
         if (set && !structuredReplies && !extendedHeaders) {
             invalid(code, "SET_META_CONTEXT needs structured replies or extended headers first");
             return;
@@ -299,9 +312,9 @@ final class Handshake {
             return;
         }
         String name = string((int) nameLength);
-        long queries = Integer.toUnsignedLong(option.getInt());
-        boolean allocation = queries == 0 && !set;
-        for (long i = 0; i < queries; i++) {
+        long queryCount = Integer.toUnsignedLong(option.getInt());
+        List<String> queries = new ArrayList<>();
+        for (long i = 0; i < queryCount; i++) {
             if (option.remaining() < 4) {
                 invalid(code, "query " + i + " is past the option data");
                 return;
@@ -311,8 +324,7 @@ final class Handshake {
                 invalid(code, "query " + i + " length past the option data");
                 return;
             }
-            String query = string((int) queryLength);
-            allocation |= query.equals(BASE_ALLOCATION) || (!set && query.equals("base:"));
+            queries.add(string((int) queryLength));
         }
         if (option.hasRemaining()) {
             invalid(code, "trailing bytes after the queries");
@@ -320,11 +332,25 @@ final class Handshake {
         }
         ExportEntry entry = export(code, name);
         if (entry == null) return;
-        if (allocation && entry.device().canExtents()) {
-            byte[] context = utf8(BASE_ALLOCATION);
-            reply(code, REP_META_CONTEXT, ByteBuffer.allocate(4 + context.length)
-                    .putInt(set ? BASE_ALLOCATION_ID : 0).put(context).flip());
-            if (set) allocationContextFor = entry.name(); // the default export's own name when "" was asked for
+        List<MetaContext> answered = new ArrayList<>();
+        for (MetaContext context : MetaContext.offeredBy(entry.device())) {
+            boolean asked = queries.isEmpty() && !set;
+            for (String query : queries) asked |= context.answers(query, !set);
+            if (asked) answered.add(context);
+        }
+        if (set && answered.size() > MetaContext.MAX_SELECTED) {
+            invalid(code, "SET_META_CONTEXT selects " + answered.size() + " meta contexts; at most "
+                    + MetaContext.MAX_SELECTED + " may be selected");
+            return;
+        }
+        for (MetaContext context : answered) {
+            byte[] text = utf8(context.name());
+            reply(code, REP_META_CONTEXT, ByteBuffer.allocate(4 + text.length).putInt(set ? context.id() : 0)
+                    .put(text).flip());
+        }
+        if (set && !answered.isEmpty()) {
+            contextsFor = entry.name(); // the default export's own name when "" was asked for
+            selectedContexts = List.copyOf(answered);
         }
         reply(code, REP_ACK, null);
     }
@@ -345,8 +371,8 @@ final class Handshake {
     private Session session(ExportEntry entry) throws IOException {
         BlockDevice export = entry.device();
         boolean chunks = structuredReplies || extendedHeaders;
-        boolean allocation = chunks && entry.name().equals(allocationContextFor);
-        return new Session(entry, export.size(), transmissionFlags(export, chunks), chunks, allocation, extendedHeaders);
+        List<MetaContext> contexts = chunks && entry.name().equals(contextsFor) ? selectedContexts : List.of();
+        return new Session(entry, export.size(), transmissionFlags(export, chunks), chunks, contexts, extendedHeaders);
     }
 
     /** The transmission flags an export earns from its capabilities. */

@@ -23,11 +23,13 @@ final class ReplyEncoder {
     static final long BLOCK_STATUS_FOOTPRINT = MAX_DESCRIPTORS * 64L;
     private static final int MAX_MESSAGE = 256;
 
+    private final Session session;
     private final boolean structured;
     private final boolean extended;
     private final int chunkHeader;
 
     ReplyEncoder(Session session) {
+        this.session = session;
         this.structured = session.structuredReplies();
         this.extended = session.extendedHeaders();
         this.chunkHeader = extended ? EXTENDED_HEADER_SIZE : CHUNK_HEADER_SIZE;
@@ -143,44 +145,57 @@ final class ReplyEncoder {
     }
 
     /**
-     * A BLOCK_STATUS reply for base:allocation: the extents from r.offset as descriptors, neighbours with the same
-     * status merged, at most one with REQ_ONE; all data when the extents say nothing about r.offset. With extended
-     * headers the descriptors have 64-bit lengths, and their count follows the context id.
+     * A BLOCK_STATUS reply: one chunk per meta context the session selected, in its order, the last with DONE. Each
+     * has that context's runs from r.offset as descriptors, neighbours with the same status merged, at most one with
+     * REQ_ONE: for base:allocation a hole is HOLE|ZERO, for a dirty bitmap a changed run is DIRTY; when the runs say
+     * nothing about r.offset, one descriptor claims all of the range as data, or as dirty. With extended headers the
+     * descriptors have 64-bit lengths, and their count follows the context id.
      */
-    private void blockStatus(Request r, List<Extent> extents) {
-        int limit = descriptorLimit(r);
+    private void blockStatus(Request r, List<List<Extent>> runs) {
+        List<MetaContext> contexts = session.contexts();
+        int limit = descriptorLimit(r, contexts.size());
         int prefix = extended ? 8 : 4;
         ByteBuffer area = r.area.clear();
-        area.position(chunkHeader + prefix);
-        int count = 0;
-        long covered = r.offset;
-        int lastStatus = -1;
-        for (Extent extent : extents) {
-            long start = Math.max(extent.offset(), covered);
-            long end = Math.min(extent.end(), r.offset + r.length);
-            if (start != covered || end <= start) break;
-            int status = extent.hole() ? STATE_HOLE | STATE_ZERO : 0;
-            if (count > 0 && status == lastStatus) {
-                growLastDescriptor(area, end - start);
-            } else {
-                if (count == limit) break;
-                putDescriptor(area, end - start, status);
-                count++;
-                lastStatus = status;
-            }
-            covered = end;
-        }
-        if (count == 0) {
-            putDescriptor(area, r.length, 0);
-            count = 1;
-        }
-        int payload = area.position() - chunkHeader;
-        area.position(0);
-        ByteBuffer head = chunk(r, REPLY_FLAG_DONE, extended ? REPLY_TYPE_BLOCK_STATUS_EXT : REPLY_TYPE_BLOCK_STATUS,
-                payload, prefix).putInt(BASE_ALLOCATION_ID);
-        if (extended) head.putInt(count);
         r.clearSegments();
-        r.addSegment(area.slice(0, chunkHeader + payload));
+        int base = 0;
+        for (int i = 0; i < contexts.size(); i++) {
+            MetaContext context = contexts.get(i);
+            boolean allocation = context.tracker() == null;
+            area.position(base + chunkHeader + prefix);
+            int count = 0;
+            long covered = r.offset;
+            int lastStatus = -1;
+            for (Extent extent : runs.get(i)) {
+                long start = Math.max(extent.offset(), covered);
+                long end = Math.min(extent.end(), r.offset + r.length);
+                if (start != covered || end <= start) break;
+                int status = allocation ? (extent.hole() ? STATE_HOLE | STATE_ZERO : 0)
+                        : (extent.hole() ? 0 : MetaContext.STATE_DIRTY);
+                if (count > 0 && status == lastStatus) {
+                    growLastDescriptor(area, end - start);
+                } else {
+                    if (count == limit) break;
+                    putDescriptor(area, end - start, status);
+                    count++;
+                    lastStatus = status;
+                }
+                covered = end;
+            }
+            if (count == 0) {
+                putDescriptor(area, r.length, allocation ? 0 : MetaContext.STATE_DIRTY);
+                count = 1;
+            }
+            int end = area.position();
+            int payload = end - base - chunkHeader;
+            area.position(base);
+            ByteBuffer head = chunk(r, i == contexts.size() - 1 ? REPLY_FLAG_DONE : 0,
+                    extended ? REPLY_TYPE_BLOCK_STATUS_EXT : REPLY_TYPE_BLOCK_STATUS, payload, prefix)
+                    .putInt(context.id());
+            if (extended) head.putInt(count);
+            r.addSegment(area.slice(base, chunkHeader + payload));
+            area.position(end);
+            base = end;
+        }
     }
 
     /** A descriptor: a 32-bit length and the status, or with extended headers a 64-bit length, padding, status. */
@@ -203,9 +218,17 @@ final class ReplyEncoder {
         }
     }
 
-    /** {@return the most descriptors the reply to BLOCK_STATUS request r carries}: one with REQ_ONE */
-    static int descriptorLimit(Request r) {
-        return (r.flags & CMD_FLAG_REQ_ONE) != 0 ? 1 : MAX_DESCRIPTORS;
+    /**
+     * {@return the most descriptors each chunk of the reply to BLOCK_STATUS request r carries}: one with REQ_ONE, else
+     * {@link #MAX_DESCRIPTORS}, or fewer when the chunks of all the contexts would not fit the request's reply area
+     *
+     * @param r        the request
+     * @param contexts the meta contexts the reply has a chunk for
+     */
+    static int descriptorLimit(Request r, int contexts) {
+        if ((r.flags & CMD_FLAG_REQ_ONE) != 0) return 1;
+        int perChunk = Request.HEADER_AREA / Math.max(1, contexts) - EXTENDED_HEADER_SIZE - 8;
+        return Math.max(1, Math.min(MAX_DESCRIPTORS, perChunk / 16));
     }
 
     /** Adds the request's payload bytes [start, start + length) as segments. */

@@ -14,8 +14,11 @@ import java.util.List;
  */
 final class Request {
     static final int MAX_PAYLOAD_PIECES = MAX_PAYLOAD / PayloadBuffers.LARGE + 1;
-    /** Room for the largest reply header run: a BLOCK_STATUS_EXT chunk of 256 descriptors of 16 bytes. */
-    private static final int HEADER_AREA = 8192;
+    /**
+     * Room for the largest reply header run: a BLOCK_STATUS_EXT chunk of 256 descriptors of 16 bytes, or one such
+     * chunk per meta context with fewer descriptors each ({@link ReplyEncoder#descriptorLimit}).
+     */
+    static final int HEADER_AREA = 8192;
 
     int type;
     int flags;
@@ -39,8 +42,11 @@ final class Request {
     int segmentCount;
     /** A READ's data and hole runs: planned by the executor, encoded by the encoder. */
     final ReadPlan plan = new ReadPlan();
-    /** A BLOCK_STATUS's extents: found by the executor, encoded by the encoder, then dropped. */
-    List<Extent> extents;
+    /**
+     * A BLOCK_STATUS's runs, one list per selected meta context in the session's order: found by the executor,
+     * encoded by the encoder, then dropped.
+     */
+    List<List<Extent>> extents;
     /** A WRITE longer than a share was already written while its payload was received. */
     boolean writtenWhileReceiving;
     /** Why such a WRITE failed, or null. */

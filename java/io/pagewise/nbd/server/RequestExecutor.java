@@ -3,6 +3,7 @@ package io.pagewise.nbd.server;
 import static io.pagewise.device.DeviceException.EINVAL;
 import static io.pagewise.nbd.wire.Protocol.*;
 
+import io.pagewise.Extent;
 import io.pagewise.internal.Buffers;
 import io.pagewise.internal.Errno;
 import io.pagewise.device.BlockDevice;
@@ -10,6 +11,8 @@ import io.pagewise.device.DeviceException;
 import io.pagewise.device.ZeroFlag;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Executes checked requests on the device and leaves in each request what its reply needs: a READ's data and
@@ -80,9 +83,17 @@ final class RequestExecutor {
             case CMD_CACHE:
                 device.cache(r.offset, r.length);
                 return;
-            case CMD_BLOCK_STATUS:
-                r.extents = device.extents(r.offset, r.length, ReplyEncoder.descriptorLimit(r));
+            case CMD_BLOCK_STATUS: {
+                List<MetaContext> contexts = session.contexts();
+                int limit = ReplyEncoder.descriptorLimit(r, contexts.size());
+                List<List<Extent>> runs = new ArrayList<>(contexts.size());
+                for (MetaContext c : contexts) {
+                    runs.add(c.tracker() == null ? device.extents(r.offset, r.length, limit)
+                            : c.tracker().changedRuns(r.offset, r.length, limit));
+                }
+                r.extents = runs;
                 return;
+            }
             default:
                 throw new DeviceException(EINVAL, "unknown command " + r.type);
         }

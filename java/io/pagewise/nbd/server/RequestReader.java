@@ -78,7 +78,7 @@ final class RequestReader {
             return true;
         }
         if (type == CMD_READ || type == CMD_WRITE) takeBuffers(r, Math.min(length, context.payloadPiece()));
-        if (type == CMD_BLOCK_STATUS) charge(r, ReplyEncoder.BLOCK_STATUS_FOOTPRINT);
+        if (type == CMD_BLOCK_STATUS) charge(r, ReplyEncoder.BLOCK_STATUS_FOOTPRINT * Math.max(1, session.contexts().size()));
         if (type == CMD_WRITE && !isLong(r)) receivePart(r, length);
         return true;
     }
@@ -154,7 +154,7 @@ final class RequestReader {
         if (r.type == CMD_WRITE_ZEROES && (tf & TF_SEND_WRITE_ZEROES) == 0) return r.refuse(EINVAL, "WRITE_ZEROES not supported");
         if (r.type == CMD_FLUSH && (tf & TF_SEND_FLUSH) == 0) return r.refuse(EINVAL, "FLUSH not supported");
         if (r.type == CMD_CACHE && (tf & TF_SEND_CACHE) == 0) return r.refuse(EINVAL, "CACHE not supported");
-        if (r.type == CMD_BLOCK_STATUS && !session.allocationContext()) {
+        if (r.type == CMD_BLOCK_STATUS && session.contexts().isEmpty()) {
             return r.refuse(EINVAL, "BLOCK_STATUS without a selected meta context");
         }
         // Every block-status descriptor MUST have a nonzero length, so there is no valid answer to length 0.

@@ -20,8 +20,9 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * The docs list exactly the options of each command's {@link OptionTable}: the option tables of docs/SERVER.md and
- * docs/COPY.md name every option of serve and copy and no other, with its value and all its names in one row; the
- * README's command-line section names pagewise's own options and those of cachestats and evict; and every command
+ * docs/COPY.md (and docs/BACKUP.md for checksum) name every option of serve, copy and checksum and no other, with
+ * its value and all its names in one row; the README's command-line section names pagewise's own options and those
+ * of cachestats and evict; and every command
  * line in the docs ({@code pagewise copy --x ...}) uses options that exist.
  */
 @Timeout(30)
@@ -103,6 +104,7 @@ class OptionDocsTest {
     void serveAndCopyDocsListExactlyTheirTables() throws IOException {
         assertTableDocumented(ServeCommand.TABLE, "docs/SERVER.md");
         assertTableDocumented(CopyCommand.TABLE, "docs/COPY.md");
+        assertTableDocumented(ChecksumCommand.TABLE, "docs/BACKUP.md");
     }
 
     @Test
@@ -120,9 +122,9 @@ class OptionDocsTest {
     @Test
     void everyCommandLineInTheDocsUsesOptionsThatExist() throws IOException {
         Map<String, Set<String>> commands = Map.of(
-                "serve", names(ServeCommand.TABLE), "copy", names(CopyCommand.TABLE),
+                "serve", names(ServeCommand.TABLE), "copy", names(CopyCommand.TABLE), "checksum", names(ChecksumCommand.TABLE),
                 "cachestats", names(Main.fileCommandTable("cachestats")), "evict", names(Main.fileCommandTable("evict")));
-        Pattern command = Pattern.compile("pagewise (serve|copy|cachestats|evict)\\b");
+        Pattern command = Pattern.compile("pagewise (serve|copy|checksum|cachestats|evict)\\b");
         List<Path> docs = new ArrayList<>(List.of(PROJECT.resolve("README.md")));
         try (Stream<Path> files = Files.list(PROJECT.resolve("docs"))) {
             files.filter(f -> f.toString().endsWith(".md")).sorted().forEach(docs::add);
@@ -154,7 +156,8 @@ class OptionDocsTest {
     /** The table itself: no name twice, every option has help, the usage shows every name. */
     @Test
     void everyTableIsComplete() {
-        for (OptionTable<?> table : List.of(Main.TABLE, ServeCommand.TABLE, CopyCommand.TABLE, Main.fileCommandTable("evict"))) {
+        for (OptionTable<?> table : List.of(Main.TABLE, ServeCommand.TABLE, CopyCommand.TABLE, ChecksumCommand.TABLE,
+                Main.fileCommandTable("evict"))) {
             String usage = table.usage();
             for (CliOption<?> option : table.options()) {
                 assertTrue(!option.help().isBlank(), option.synopsis());

@@ -68,7 +68,7 @@ class OptionParsingTest {
             "-px a b|unknown option '-x' (in '-px')",
             "--flush=yes a b|option --flush takes no value",
             "--requests|option --requests needs a value",
-            "--filter=frob a b|--filter=frob: unknown filter 'frob': expected one of readonly",
+            "--filter=frob a b|--filter=frob: unknown filter 'frob': expected one of cow, error, delay",
             "--dst-filter=:x=1 a b|--dst-filter=:x=1: filter ':x=1': no filter name",
             "--filter=readonly - b|--filter applies to a source device, and SRC is - (standard input)",
             "--dst-filter=readonly a -|--dst-filter applies to a destination device, and DST is - (standard output)",
