@@ -129,6 +129,40 @@ class ServeOperationsTest {
         assertEquals(String.valueOf(2 << 20), Files.readString(size).trim(), "a client giving no name gets --default-export");
     }
 
+    /** --bitmap with several FILEs: each FILE has its own bitmap beside it, which records that FILE's writes only. */
+    @Test
+    void eachFileHasItsOwnBitmap() throws Exception {
+        String python = ExternalTools.python();
+        Path a = image("a.img", 1 << 20);
+        Path c = image("c.img", 1 << 20);
+        Path script = dir.resolve("write.py");
+        Files.writeString(script, String.join("\n", "import nbd, os",
+                "h = nbd.NBD()",
+                "h.add_meta_context('qemu:dirty-bitmap:b')",
+                "h.connect_uri('nbd+unix:///c.img?socket=' + os.environ['unixsocket'])",
+                "h.pwrite(b'x' * 65536, 65536)",
+                "h.flush()",
+                "h.shutdown()") + "\n");
+        Outcome outcome = serve("--bitmap=b", a.toString(), c.toString(), "--run", python + " " + script);
+        assertEquals(0, outcome.status(), outcome.err());
+        assertTrue(Files.exists(dir.resolve("a.img.b.bitmap")) && Files.exists(dir.resolve("c.img.b.bitmap")),
+                "a bitmap file beside each FILE");
+        Path dirty = dir.resolve("dirty.txt");
+        String extents = "import nbd, os, sys\n"
+                + "h = nbd.NBD()\n"
+                + "h.add_meta_context('qemu:dirty-bitmap:b')\n"
+                + "h.connect_uri('nbd+unix:///' + sys.argv[1] + '?socket=' + os.environ['unixsocket'])\n"
+                + "found = []\n"
+                + "h.block_status(1 << 20, 0, lambda ctx, off, ents, err: found.extend(ents[i] for i in range(0, len(ents), 2) if ents[i + 1] & 1) or 0)\n"
+                + "open(sys.argv[2], 'a').write(sys.argv[1] + ' ' + str(sum(found)) + '\\n')\n";
+        Path check = dir.resolve("dirty.py");
+        Files.writeString(check, extents);
+        Outcome read = serve("--bitmap=b", a.toString(), c.toString(), "--run",
+                python + " " + check + " a.img " + dirty + " && " + python + " " + check + " c.img " + dirty);
+        assertEquals(0, read.status(), read.err());
+        assertEquals("a.img 0\nc.img 65536\n", Files.readString(dirty), "only c.img's bitmap recorded the write");
+    }
+
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
             "a/vm1.img b/vm1.img|export name 'vm1.img' is given twice ('a/vm1.img' and 'b/vm1.img')",
@@ -151,6 +185,8 @@ class ServeOperationsTest {
             "--allow-user=root --port=1 a.img|--allow-user lists Unix-socket users and --port/--bind listen on TCP",
             "--tls-authz=/tmp/x a.img|--tls-authz needs --tls=on or --tls=require",
             "--group=root a.img|--group=root needs --user=USER",
+            "--bitmap=b:file=/tmp/b.bitmap a.img c.img|--bitmap=b:file=/tmp/b.bitmap would be one bitmap file for 2 FILEs",
+            "--bitmap=b --dir=/tmp|--bitmap applies to FILEs, not to the files of --dir=/tmp",
     })
     void badCommandLinesExitTwoNamingTheOptionAndValue(String args, String named) {
         Outcome outcome = serve(args.split(" "));
