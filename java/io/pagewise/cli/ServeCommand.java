@@ -20,10 +20,11 @@ import java.util.Locale;
 public final class ServeCommand {
     private static final String DESCRIPTION = String.join("\n",
             "Serves FILE over NBD; without FILE, serves a sparse 1 GiB scratch image that is removed at exit.",
+            "Several FILEs are exports named after their file names (/srv/vm1.img is vm1.img), or as NAME=FILE says.",
             "With an NBD URI (nbd://HOST[:PORT]/EXPORT, nbd+unix:///EXPORT?socket=PATH), proxies that export.");
 
     /** Every option of serve, once: the usage, the parsing and (checked by a test) docs/SERVER.md come from it. */
-    static final OptionTable<Options> TABLE = new OptionTable<>("usage: pagewise serve [OPTIONS] [FILE | NBD-URI]",
+    static final OptionTable<Options> TABLE = new OptionTable<>("usage: pagewise serve [OPTIONS] [[NAME=]FILE ... | NBD-URI]",
             DESCRIPTION, List.of(
             CliOption.value("--cache", "MODE", "writeback (default), writethrough, unsafe, direct, directsync, evict, dontcache",
                     (o, name, value) -> { o.cache = Arguments.cacheMode(name, value); o.cacheGiven = true; }),
@@ -45,9 +46,47 @@ public final class ServeCommand {
             CliOption.value("--bind", "ADDR", "TCP address to listen on (default 127.0.0.1; 0.0.0.0 or :: for all)",
                     (o, name, value) -> o.bind = address(name, nonEmpty(name, value))),
             CliOption.value("--export-name", "NAME", "export name (default: empty)",
-                    (o, name, value) -> o.exportName = nbdString(name, value)),
+                    (o, name, value) -> { o.exportName = nbdString(name, value); o.exportNameGiven = true; }),
             CliOption.value("--description", "TEXT", "export description shown by clients",
                     (o, name, value) -> o.description = nbdString(name, value)),
+            // Issue 22: several exports, running as a service, metrics, access control. One block, kept together.
+            CliOption.value("--dir", "DIR", "serve every regular file and block device of DIR, each named after its"
+                    + " file; files added later appear", (o, name, value) -> o.dir = Path.of(nonEmpty(name, value))),
+            CliOption.value("--default-export", "NAME", "the export a client that gives no name gets",
+                    (o, name, value) -> o.defaultExport = nbdString(name, value)),
+            CliOption.flag("--force-raw", "serve a FILE that starts with a qcow2, VMDK, VHDX or LUKS signature as raw"
+                    + " bytes, with a warning, instead of refusing it", (o, name, value) -> o.forceRaw = true),
+            CliOption.value("--pidfile", "FILE", "write the process id to FILE once listening; removed at exit",
+                    (o, name, value) -> o.pidFile = Path.of(nonEmpty(name, value))),
+            CliOption.flag("--exit-with-parent", "stop (as at SIGTERM) when the process that started serve ends",
+                    (o, name, value) -> o.exitWithParent = true),
+            CliOption.flag("--foreground", "accepted for nbdkit's scripts and ignored: serve always runs in the"
+                    + " foreground", (o, name, value) -> { }),
+            CliOption.flag("--fork", "not offered: run serve under systemd, or in the background with &",
+                    (o, name, value) -> {
+                        throw new UsageException("--fork is not offered: serve always runs in the foreground; run it"
+                                + " under systemd (docs/systemd) or in the background with & (and --pidfile=FILE to"
+                                + " learn when it listens)");
+                    }),
+            CliOption.value("--log", "DEST", "stderr (default): plain lines; journal: lines on stderr with syslog"
+                    + " severity prefixes (<3> error ... <7> debug), which journald reads",
+                    (o, name, value) -> o.journal = logDestination(name, value)),
+            CliOption.value("--metrics", "ADDR:PORT", "serve Prometheus metrics over HTTP at"
+                    + " http://ADDR:PORT/metrics (port 0 picks one)", (o, name, value) -> o.metrics = metrics(name, value)),
+            CliOption.value("--jmx", "NAME", "register the server's JMX MXBeans as io.pagewise:type=NbdServer,name=NAME",
+                    (o, name, value) -> o.jmx = nonEmpty(name, value)),
+            CliOption.value("--allow", "CIDR,...", "let TCP clients in only from these addresses or CIDR blocks;"
+                    + " repeatable", (o, name, value) -> o.allow.addAll(allowed(name, value))),
+            CliOption.value("--allow-user", "USER,...", "let Unix-socket clients in only when they run as one of these"
+                    + " users (names or uids, from SO_PEERCRED); repeatable",
+                    (o, name, value) -> o.allowUsers.addAll(allowedUsers(name, value))),
+            CliOption.value("--tls-authz", "FILE", "let TLS clients in only with a certificate whose subject FILE"
+                    + " lists, one distinguished name a line", (o, name, value) -> o.tlsAuthz = Path.of(nonEmpty(name, value))),
+            CliOption.value("--user", "USER", "when started as root: run as USER once listening and the exports are"
+                    + " open", (o, name, value) -> o.user = nonEmpty(name, value)),
+            CliOption.value("--group", "GROUP", "with --user: run as GROUP instead of USER's primary group",
+                    (o, name, value) -> o.group = nonEmpty(name, value)),
+            // End of issue 22's block.
             CliOption.value("--run", "CMD", "run CMD with sh -c ($uri, $nbd, $exportname, and $unixsocket or $port set),"
                     + " stop when it exits and exit with its status", (o, name, value) -> o.run = nonEmpty(name, value)),
             CliOption.optionalValue("--stats", "FILE", "at exit, print request statistics and page-cache residency"
@@ -118,7 +157,6 @@ public final class ServeCommand {
         Integer shutdownGraceSeconds;
         Long create;
         boolean verbose;
-        Path file;
         /** The export to proxy, instead of a file. */
         String upstream;
         boolean cacheGiven;
@@ -130,6 +168,24 @@ public final class ServeCommand {
         /** --bitmap specs, in the order given; each records below every --filter, next to the file. */
         final List<BitmapSpec> bitmaps = new ArrayList<>();
         boolean bitmapClear;
+        // Issue 22's options, kept together.
+        boolean exportNameGiven;
+        /** The FILEs, each with its export name (null: from the file name, or "" for a lone FILE), in order. */
+        final List<FileOperand> files = new ArrayList<>();
+        Path dir;
+        String defaultExport;
+        boolean forceRaw;
+        Path pidFile;
+        boolean exitWithParent;
+        /** --log=journal: severity prefixes on stderr. */
+        boolean journal;
+        java.net.InetSocketAddress metrics;
+        String jmx;
+        final List<String> allow = new ArrayList<>();
+        final List<String> allowUsers = new ArrayList<>();
+        Path tlsAuthz;
+        String user;
+        String group;
     }
 
     /**
@@ -192,14 +248,16 @@ public final class ServeCommand {
             out.println(USAGE);
             return 0;
         }
+        // With --log=journal the last word on a failure carries the error severity too.
+        String error = options.journal ? "<3>pagewise serve: " : "pagewise serve: ";
         try {
             return new Serving(options, out, err).serve();
-        } catch (Serving.FilterSpecException e) {
-            err.println("pagewise serve: " + e.getMessage());
+        } catch (Serving.UsageProblem e) {
+            err.println(error + e.getMessage());
             err.println(TABLE.synopsis() + "   (pagewise serve --help for the options)");
             return 2;
         } catch (IOException | RuntimeException e) {
-            err.println("pagewise serve: " + e.getMessage());
+            err.println(error + e.getMessage());
             return 1;
         }
     }
@@ -216,7 +274,9 @@ public final class ServeCommand {
         if (o.upstream != null && (o.create != null || o.cacheGiven || o.hint != AccessHint.NORMAL)) {
             throw new UsageException("--create, --cache and --hint apply to a FILE, not to a proxied " + o.upstream);
         }
-        if (o.create != null && o.file == null) throw new UsageException("--create needs a FILE");
+        if (o.create != null && o.files.isEmpty()) throw new UsageException("--create needs a FILE");
+        checkExports(o);
+        checkService(o);
         if (o.tls != TlsMode.OFF && o.tlsCertificates == null) {
             throw new UsageException("--tls=" + o.tls.name().toLowerCase(Locale.ROOT) + " needs --tls-certificates=DIR");
         }
@@ -234,20 +294,177 @@ public final class ServeCommand {
             }
         }
         if (o.bitmapClear && o.bitmaps.isEmpty()) throw new UsageException("--bitmap-clear needs a --bitmap");
+        if (!o.bitmaps.isEmpty() && o.dir != null) {
+            throw new UsageException("--bitmap applies to FILEs, not to the files of --dir=" + o.dir);
+        }
+        for (BitmapSpec b : o.bitmaps) {
+            if (b.file() != null && o.files.size() > 1) {
+                throw new UsageException("--bitmap=" + b.name() + ":file=" + b.file() + " would be one bitmap file for "
+                        + o.files.size() + " FILEs: leave out file= to keep each beside its FILE");
+            }
+        }
         return o;
     }
 
-    /** FILE or NBD-URI; after --, always a FILE. */
+    /** A FILE operand and the export name given with it (NAME=FILE), or null when none was given. */
+    record FileOperand(String name, Path path) {}
+
+    /**
+     * FILE, NAME=FILE or NBD-URI; after --, never an NBD-URI. NAME=FILE when there is a = and no / before it, so that
+     * a file whose name has a = is given as ./a=b.img (or NAME=a=b.img).
+     */
     private static void operand(Options o, String arg, boolean afterEnd) throws UsageException {
-        if (o.file != null || o.upstream != null) {
-            throw new UsageException("more than one FILE given ('" + (o.file != null ? o.file : o.upstream)
-                    + "' and '" + arg + "')");
+        boolean uri = !afterEnd && NbdUri.looksLikeUri(arg);
+        if (o.upstream != null || (uri && !o.files.isEmpty())) {
+            throw new UsageException("an NBD-URI is served alone, not with other FILEs or NBD-URIs ('"
+                    + (o.upstream != null ? o.upstream : o.files.get(0).path()) + "' and '" + arg + "')");
         }
-        if (!afterEnd && NbdUri.looksLikeUri(arg)) {
+        if (uri) {
             o.upstream = arg;
-        } else {
-            o.file = Path.of(arg);
+            return;
         }
+        int eq = arg.indexOf('=');
+        if (eq >= 0 && arg.lastIndexOf('/', eq) < 0) {
+            String name = arg.substring(0, eq);
+            if (eq == arg.length() - 1) throw new UsageException("'" + arg + "': no FILE after NAME=");
+            o.files.add(new FileOperand(nbdString("export name '" + name + "'", name), Path.of(arg.substring(eq + 1))));
+        } else {
+            if (arg.isEmpty()) throw new UsageException("an empty FILE ('') was given");
+            o.files.add(new FileOperand(null, Path.of(arg)));
+        }
+    }
+
+    /**
+     * Gives every FILE its export name and checks them: no name twice, --export-name and --description only with a
+     * lone FILE, --default-export one of them. A lone FILE without a name keeps the name it always had: --export-name,
+     * else "" (unless --dir or --default-export make it one export among others: then its file name).
+     */
+    private static void checkExports(Options o) throws UsageException {
+        if (o.upstream != null && o.dir != null) {
+            throw new UsageException("--dir=" + o.dir + " cannot be combined with a proxied " + o.upstream);
+        }
+        if (o.files.size() > 1 && o.exportNameGiven) {
+            throw new UsageException("--export-name names a lone FILE's export; with several FILEs, give NAME=FILE");
+        }
+        if (o.files.size() > 1 && !o.description.isEmpty()) {
+            throw new UsageException("--description describes a lone FILE's export; several FILEs are each described"
+                    + " by their path");
+        }
+        boolean lone = o.files.size() == 1 && o.dir == null;
+        java.util.Map<String, Path> seen = new java.util.LinkedHashMap<>();
+        for (int i = 0; i < o.files.size(); i++) {
+            FileOperand f = o.files.get(i);
+            String name = f.name();
+            if (name != null && o.exportNameGiven) {
+                throw new UsageException("--export-name=" + o.exportName + " and " + name + "=" + f.path()
+                        + " both name the export: give one");
+            }
+            if (name == null && lone && (o.exportNameGiven || o.defaultExport == null)) name = o.exportName;
+            if (name == null) {
+                Path fileName = f.path().getFileName();
+                if (fileName == null) throw new UsageException("'" + f.path() + "' has no file name to name its export"
+                        + " after: give NAME=" + f.path());
+                name = nbdString("export name '" + fileName + "'", fileName.toString());
+            }
+            Path before = seen.putIfAbsent(name, f.path());
+            if (before != null) {
+                throw new UsageException("export name '" + name + "' is given twice ('" + before + "' and '" + f.path()
+                        + "'): name them apart with NAME=FILE");
+            }
+            o.files.set(i, new FileOperand(name, f.path()));
+        }
+        if (o.defaultExport != null && o.dir == null && !seen.containsKey(o.defaultExport)) {
+            throw new UsageException("--default-export=" + o.defaultExport + ": no export of that name (the exports: "
+                    + (seen.isEmpty() ? "none" : String.join(", ", seen.keySet())) + ")");
+        }
+    }
+
+    /** The service options against each other and against the process: who runs it, what listens. */
+    private static void checkService(Options o) throws UsageException {
+        if (o.tlsAuthz != null && o.tls == TlsMode.OFF) {
+            throw new UsageException("--tls-authz needs --tls=on or --tls=require");
+        }
+        if (!o.allow.isEmpty() && o.socket != null) {
+            throw new UsageException("--allow lists TCP client addresses and --socket listens on a Unix socket: use"
+                    + " --allow-user=USER for Unix-socket clients");
+        }
+        if (!o.allowUsers.isEmpty() && (o.port != null || o.bind != null)) {
+            throw new UsageException("--allow-user lists Unix-socket users and --port/--bind listen on TCP: use"
+                    + " --allow=CIDR for TCP clients");
+        }
+        if (o.group != null && o.user == null) throw new UsageException("--group=" + o.group + " needs --user=USER");
+        if (o.user != null) {
+            long uid = effectiveUid();
+            if (uid != 0) {
+                throw new UsageException("--user=" + o.user + " needs root, to change user once listening; this process"
+                        + " runs as uid " + uid + " (start serve as the user you want instead)");
+            }
+        }
+    }
+
+    /** {@return the process's effective uid}, from /proc/self/status; -1 when it cannot be read */
+    static long effectiveUid() {
+        try {
+            for (String line : java.nio.file.Files.readAllLines(Path.of("/proc/self/status"))) {
+                if (line.startsWith("Uid:")) return Long.parseLong(line.substring(4).trim().split("\\s+")[1]);
+            }
+        } catch (IOException | RuntimeException e) {
+            // reported as -1
+        }
+        return -1;
+    }
+
+    private static boolean logDestination(String name, String value) throws UsageException {
+        switch (value) {
+            case "stderr": return false;
+            case "journal": return true;
+            case "syslog": throw new UsageException(Arguments.shown(name, value) + ": not offered (pagewise does not"
+                    + " write to syslog(3) or /dev/log); under systemd use " + Arguments.shown(name, "journal")
+                    + ", which journald reads from stderr with each line's severity");
+            default: throw new UsageException(Arguments.shown(name, value) + ": expected stderr or journal");
+        }
+    }
+
+    private static java.net.InetSocketAddress metrics(String name, String value) throws UsageException {
+        try {
+            return MetricsEndpoint.parseAddress(value);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(e.getMessage().replace("--metrics=", name + "="));
+        }
+    }
+
+    /** Comma-separated values, none empty. */
+    private static List<String> list(String name, String value) throws UsageException {
+        List<String> values = new ArrayList<>();
+        for (String part : value.split(",", -1)) {
+            if (part.trim().isEmpty()) throw new UsageException(Arguments.shown(name, value) + ": an empty entry in the list");
+            values.add(part.trim());
+        }
+        return values;
+    }
+
+    private static List<String> allowed(String name, String value) throws UsageException {
+        List<String> cidrs = list(name, value);
+        for (String cidr : cidrs) {
+            try {
+                NbdServer.builder().allow(cidr);
+            } catch (IllegalArgumentException e) {
+                throw new UsageException(Arguments.shown(name, value) + ": " + e.getMessage());
+            }
+        }
+        return cidrs;
+    }
+
+    private static List<String> allowedUsers(String name, String value) throws UsageException {
+        List<String> users = list(name, value);
+        for (String user : users) {
+            try {
+                NbdServer.builder().allowUsers(user);
+            } catch (IllegalArgumentException e) {
+                throw new UsageException(Arguments.shown(name, value) + ": " + e.getMessage());
+            }
+        }
+        return users;
     }
 
     private static AccessHint hint(String name, String value) throws UsageException {

@@ -9,16 +9,21 @@ import io.pagewise.backup.DirtyBitmap;
 import io.pagewise.backup.DirtyBitmapFilter;
 import io.pagewise.device.BlockDevice;
 import io.pagewise.devices.FileDevice;
+import io.pagewise.devices.ImageFormat;
 import io.pagewise.devices.NbdDevice;
 import io.pagewise.filters.Filters;
 import io.pagewise.filters.ReadOnlyFilter;
+import io.pagewise.nbd.server.DirectoryExports;
+import io.pagewise.nbd.server.ExportEntry;
 import io.pagewise.nbd.server.NbdServer;
+import io.pagewise.nbd.server.ServiceProcess;
 import io.pagewise.nbd.TlsCertificates;
 import io.pagewise.nbd.TlsMode;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
+import java.nio.channels.ServerSocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -28,20 +33,35 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.stream.Stream;
 
-/** One run of the command: the export, the server, and everything removed at exit. */
+/** One run of the command: the exports, the server, and everything removed at exit. */
 final class Serving {
+    private static final String PREFIX = "pagewise serve: ";
+
+    /**
+     * A FILE served: its export name, the file, the device open on it, and what the server serves (the device under
+     * --filter).
+     */
+    private record Served(String name, Path file, FileDevice export, BlockDevice device) {}
+
     private final ServeCommand.Options options;
     private final PrintStream out;
     private final PrintStream err;
+    /** Where messages go: plain lines, or with --log=journal lines with syslog severities; both on stderr. */
+    private final System.Logger logger;
     private final List<Path> temporary = new ArrayList<>();
-    private Path file;
-    /** The file served, or null when proxying. */
-    private FileDevice export;
-    /** What the server serves: the file or the proxied export (behind the read-only filter with -r), under --filter. */
-    private BlockDevice device;
+    /** The FILEs served (the demo disk counts as one), in the order given; empty when proxying or with --dir alone. */
+    private final List<Served> served = new ArrayList<>();
+    /** The proxied export (behind the read-only filter with -r), under --filter; or null. */
+    private BlockDevice proxied;
+    /** --dir's exports, or null. */
+    private DirectoryExports directory;
     private NbdServer server;
+    private MetricsEndpoint metrics;
+    /** The --pidfile written, to remove at exit; or null. */
+    private Path pidFileWritten;
     private Thread hook;
     private boolean finished;
     /** Set by {@link #finish()} when the closing flush or close failed: the exit status is then not 0. */
@@ -55,6 +75,13 @@ final class Serving {
         this.options = options;
         this.out = out;
         this.err = err;
+        this.logger = options.journal ? new SeverityLogger(PREFIX, err, options.verbose)
+                : new StderrLogger(PREFIX, err, options.verbose);
+    }
+
+    /** {@return the logger messages of this run go to}, for ServeCommand's last word on a failure */
+    System.Logger logger() {
+        return logger;
     }
 
     int serve() throws IOException {
@@ -62,23 +89,34 @@ final class Serving {
         hook = new Thread(this::stopFromSignal, "pagewise-serve-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
-            // Certificates first: a bad directory is reported before any file is created or opened.
+            if (options.exitWithParent) ServiceProcess.exitWithParent();
+            // Certificates and allow-lists first: a bad one is reported before any file is created or opened.
             tlsContext = options.tls == TlsMode.OFF ? null
-                    : TlsCertificates.serverContext(options.tlsCertificates, options.tlsVerifyPeer);
+                    : TlsCertificates.serverContext(options.tlsCertificates, verifyPeer());
+            NbdServer.Builder builder = configure();
+            ServerSocketChannel activated = ServiceProcess.systemdListener();
+            if (activated != null && (options.socket != null || options.port != null || options.bind != null)) {
+                throw new UsageProblem("socket activation (LISTEN_PID, LISTEN_FDS) passed the socket to listen on:"
+                        + " --socket, --port and --bind cannot be given with it");
+            }
             if (options.upstream != null) {
                 // Up to 4 connections to the upstream server, when it allows multi-conn.
                 BlockDevice upstream = NbdDevice.connect(options.upstream, 4);
-                device = options.readOnly ? new ReadOnlyFilter(upstream) : upstream;
+                proxied = withBitmaps(options.readOnly ? new ReadOnlyFilter(upstream) : upstream, null);
+                proxied = filtered(proxied); // when it fails, finish() closes what proxied holds
+                builder.export(options.exportName, options.description, proxied);
             } else {
-                prepareFile();
-                export = options.readOnly ? FileDevice.open(file, options.cache, StandardOpenOption.READ)
-                        : FileDevice.open(file, options.cache, StandardOpenOption.READ, StandardOpenOption.WRITE);
-                if (options.hint != AccessHint.NORMAL) export.file().advise(options.hint);
-                device = export;
+                openFiles(builder);
             }
-            device = withBitmaps(device);
-            device = filtered(device);
-            server = startServer();
+            if (options.defaultExport != null) builder.defaultExport(options.defaultExport);
+            server = start(builder, activated);
+            if (options.metrics != null) metrics = MetricsEndpoint.start(options.metrics, server::metrics);
+            if (options.pidFile != null) {
+                ServiceProcess.writePidFile(options.pidFile);
+                pidFileWritten = options.pidFile;
+            }
+            // Last: the sockets are bound and the FILEs open, as root; what --dir opens later is opened as USER.
+            if (options.user != null) dropPrivileges();
             if (options.run != null) return runCaptive();
             announce();
             server.awaitStopped();
@@ -101,25 +139,27 @@ final class Serving {
     }
 
     /**
-     * The --bitmap filters over the device, the innermost layer, so that every write through any --filter is
-     * recorded. Each bitmap is assigned to {@link #device} as soon as it wraps it, so that a failure to open the next
-     * one still closes (and saves) those already open.
+     * The --bitmap filters over a FILE's device (or the proxied one: image null), the innermost layer, so that every
+     * write through any --filter is recorded. When one cannot be opened, base is closed, with (and by) the bitmaps
+     * already over it, which are saved.
      */
-    private BlockDevice withBitmaps(BlockDevice base) throws IOException {
-        device = base;
+    private BlockDevice withBitmaps(BlockDevice base, Path image) throws IOException {
+        BlockDevice device = base;
         for (ServeCommand.BitmapSpec spec : options.bitmaps) {
-            Path bitmapFile = spec.fileFor(file);
+            Path bitmapFile = spec.fileFor(image);
             DirtyBitmap bitmap;
             try {
-                bitmap = DirtyBitmap.open(bitmapFile, spec.name(), file, device.size(), spec.granularity());
+                bitmap = DirtyBitmap.open(bitmapFile, spec.name(), image, device.size(), spec.granularity());
             } catch (IOException | IllegalArgumentException e) {
+                closeAfterFailure(device, e);
                 throw new IOException("--bitmap=" + spec.name() + ": " + e.getMessage(), e);
             }
             try {
                 if (options.bitmapClear) bitmap.clear();
                 device = new DirtyBitmapFilter(device, bitmap);
             } catch (IOException | RuntimeException e) {
-                bitmap.close();
+                closeAfterFailure(bitmap, e);
+                closeAfterFailure(device, e);
                 throw e;
             }
             bitmaps.add(bitmap);
@@ -141,25 +181,155 @@ final class Serving {
         }
     }
 
-    /** A --filter the filters refused once applied: exit status 2, as for any other usage mistake. */
-    static final class FilterSpecException extends IOException {
+    /**
+     * A mistake found once serving began (a --filter's parameters, a container FILE without --force-raw, listen
+     * options under socket activation): exit status 2, as for any other usage mistake.
+     */
+    static class UsageProblem extends IOException {
+        UsageProblem(String message) {
+            super(message);
+        }
+    }
+
+    /** A --filter the filters refused once applied. */
+    static final class FilterSpecException extends UsageProblem {
         FilterSpecException(String message) {
             super(message);
         }
     }
 
-    private void prepareFile() throws IOException {
-        if (options.file == null) {
+    /**
+     * Opens every FILE (the demo disk without FILE or --dir) and --dir, and adds them to the server. Each FILE is
+     * checked for a container signature before it is created, extended or opened.
+     */
+    private void openFiles(NbdServer.Builder builder) throws IOException {
+        for (ServeCommand.FileOperand f : options.files) {
+            if (Files.exists(f.path())) refuseContainer(f.path());
+        }
+        if (options.files.isEmpty() && options.dir == null) {
             Path dir = Files.createTempDirectory("pagewise-demo-");
             temporary.add(dir);
-            file = dir.resolve("demo.img");
-            try (StorageFile f = StorageFile.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE,
+            Path demo = dir.resolve("demo.img");
+            try (StorageFile f = StorageFile.open(demo, StandardOpenOption.READ, StandardOpenOption.WRITE,
                     StandardOpenOption.CREATE_NEW)) {
                 f.resize(ServeCommand.DEMO_SIZE);
             }
-            return;
+            open(options.exportName, demo);
         }
-        file = options.file;
+        for (ServeCommand.FileOperand f : options.files) {
+            prepareFile(f.path());
+            open(f.name(), f.path());
+        }
+        boolean lone = served.size() == 1 && options.dir == null;
+        for (Served s : served) {
+            // A lone FILE keeps the description it always had (--description, else none); several show their paths.
+            builder.export(new ExportEntry(s.name(), lone ? options.description : s.file().toString(), s.device(), s.file()));
+        }
+        if (options.dir != null) {
+            try {
+                directory = DirectoryExports.of(options.dir, this::openFromDirectory);
+            } catch (IOException e) {
+                throw new IOException("--dir=" + options.dir + ": " + (e instanceof java.nio.file.NoSuchFileException
+                        ? "no such directory" : "not a directory"), e);
+            }
+            builder.exports(options.forceRaw ? directory : new WithoutContainers(directory));
+        }
+    }
+
+    private void open(String name, Path file) throws IOException {
+        FileDevice export = openFile(file);
+        BlockDevice device = withBitmaps(export, file);
+        try {
+            served.add(new Served(name, file, export, filtered(device)));
+        } catch (IOException | RuntimeException e) {
+            closeAfterFailure(device, e); // the bitmaps (saved) and the file under them
+            throw e;
+        }
+    }
+
+    /** Closes what was opened before a failure, keeping a failure to close as suppressed. */
+    private static void closeAfterFailure(java.io.Closeable opened, Exception failure) {
+        try {
+            opened.close();
+        } catch (IOException | RuntimeException e) {
+            failure.addSuppressed(e);
+        }
+    }
+
+    /** A FILE with --cache, --hint and -r. */
+    private FileDevice openFile(Path file) throws IOException {
+        FileDevice export = options.readOnly ? FileDevice.open(file, options.cache, StandardOpenOption.READ)
+                : FileDevice.open(file, options.cache, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        if (options.hint != AccessHint.NORMAL) export.file().advise(options.hint);
+        return export;
+    }
+
+    /**
+     * A file of --dir that a client asked for, opened as the FILEs are; a container is refused to the client (and
+     * logged by the server) unless --force-raw.
+     */
+    private BlockDevice openFromDirectory(Path file) throws IOException {
+        Optional<ImageFormat> format = ImageFormat.detect(file);
+        if (format.isPresent()) {
+            String warning = format.get().warning(file);
+            if (!options.forceRaw) {
+                // The client is told why in the error reply; the operator learns it here.
+                logger.log(System.Logger.Level.WARNING, "a client asked for " + warning + "; not served without --force-raw");
+                throw new IOException(warning + "; not served without --force-raw");
+            }
+            logger.log(System.Logger.Level.WARNING, warning);
+        }
+        FileDevice export = openFile(file);
+        try {
+            return filtered(export);
+        } catch (IOException e) {
+            export.close();
+            throw e;
+        }
+    }
+
+    /**
+     * --dir's exports without the container images, which are not served without --force-raw: so that clients that
+     * list the exports (nbdinfo --list asks each for its size) are not shown what they cannot have.
+     */
+    private static final class WithoutContainers implements io.pagewise.nbd.server.ExportSource {
+        private final DirectoryExports directory;
+
+        WithoutContainers(DirectoryExports directory) {
+            this.directory = directory;
+        }
+
+        @Override
+        public List<Listing> list() throws IOException {
+            List<Listing> listings = new ArrayList<>();
+            for (Listing listing : directory.list()) {
+                try {
+                    if (ImageFormat.detect(directory.directory().resolve(listing.name())).isPresent()) continue;
+                } catch (IOException e) {
+                    // listed: asking for it will tell the client what is wrong
+                }
+                listings.add(listing);
+            }
+            return listings;
+        }
+
+        @Override
+        public ExportEntry find(String name) throws IOException {
+            return directory.find(name);
+        }
+    }
+
+    /** A FILE that starts with a container's signature: refused, or with --force-raw a warning. */
+    private void refuseContainer(Path file) throws IOException {
+        Optional<ImageFormat> format = ImageFormat.detect(file);
+        if (format.isEmpty()) return;
+        if (!options.forceRaw) {
+            throw new UsageProblem("refusing " + format.get().warning(file) + "; --force-raw serves it raw anyway");
+        }
+        logger.log(System.Logger.Level.WARNING, format.get().warning(file));
+    }
+
+    private void prepareFile(Path file) throws IOException {
         if (options.create != null) {
             try (StorageFile f = StorageFile.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE,
                     StandardOpenOption.CREATE)) {
@@ -170,10 +340,23 @@ final class Serving {
         }
     }
 
-    private NbdServer startServer() throws IOException {
-        NbdServer.Builder builder = NbdServer.builder()
-                .export(options.exportName, options.description, device)
-                .logger(new StderrLogger("pagewise serve: ", err, options.verbose));
+    private void dropPrivileges() throws IOException {
+        String as = "--user=" + options.user + (options.group != null ? " --group=" + options.group : "");
+        try {
+            ServiceProcess.dropPrivileges(options.user, options.group);
+        } catch (IllegalArgumentException | IOException e) {
+            throw new IOException(as + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** --tls-verify-peer, or --tls-authz: only a verified certificate says who a client is. */
+    private boolean verifyPeer() {
+        return options.tlsVerifyPeer || options.tlsAuthz != null;
+    }
+
+    /** The server's settings but its exports and where it listens: read first, so that mistakes come early. */
+    private NbdServer.Builder configure() throws IOException {
+        NbdServer.Builder builder = NbdServer.builder().logger(logger);
         if (options.threads != null) builder.threads(options.threads);
         if (options.maxConnections != null) builder.maxConnections(options.maxConnections);
         if (options.maxInflightBytes != null) builder.maxInflightBytes(options.maxInflightBytes);
@@ -184,9 +367,26 @@ final class Serving {
         if (options.idleTimeoutSeconds != null) builder.idleTimeout(Duration.ofSeconds(options.idleTimeoutSeconds));
         if (options.shutdownGraceSeconds != null) builder.shutdownGrace(Duration.ofSeconds(options.shutdownGraceSeconds));
         if (options.tls != TlsMode.OFF) {
-            builder.tls(tlsContext, options.tls).tlsVerifyPeer(options.tlsVerifyPeer);
+            builder.tls(tlsContext, options.tls).tlsVerifyPeer(verifyPeer());
         }
-        if (options.socket != null) {
+        if (options.tlsAuthz != null) {
+            try {
+                builder.tlsAuthzFile(options.tlsAuthz);
+            } catch (IllegalArgumentException | IOException e) {
+                throw new IOException("--tls-authz=" + options.tlsAuthz + ": " + e.getMessage(), e);
+            }
+        }
+        if (!options.allow.isEmpty()) builder.allow(options.allow.toArray(String[]::new));
+        if (!options.allowUsers.isEmpty()) builder.allowUsers(options.allowUsers.toArray(String[]::new));
+        if (options.jmx != null) builder.jmx(options.jmx);
+        return builder;
+    }
+
+    /** Listens where the options say (or on the socket systemd passed) and starts. */
+    private NbdServer start(NbdServer.Builder builder, ServerSocketChannel activated) throws IOException {
+        if (activated != null) {
+            builder.listen(activated);
+        } else if (options.socket != null) {
             builder.unixSocket(options.socket);
         } else if (options.run != null && options.port == null && options.bind == null) {
             Path dir = Files.createTempDirectory("pagewise-nbd-");
@@ -205,9 +405,26 @@ final class Serving {
         }
     }
 
-    /** The server's URI, with the certificates directory for TLS clients when TLS is required. */
+    /**
+     * {@return the export named by $exportname and $uri}: a lone FILE's (or the proxied, or the demo disk's), else
+     * the default export, else the first FILE's, else "" (--dir alone)
+     */
+    private String mainExport() {
+        if (options.upstream != null || (served.size() == 1 && options.dir == null)) {
+            return served.isEmpty() ? options.exportName : served.get(0).name();
+        }
+        if (options.defaultExport != null) return options.defaultExport;
+        return served.isEmpty() ? "" : served.get(0).name();
+    }
+
+    /** The server's URI for the main export. */
     private String uri() {
-        String uri = server.uri(options.exportName);
+        return uri(mainExport());
+    }
+
+    /** The server's URI for an export, with the certificates directory for TLS clients when TLS is required. */
+    private String uri(String name) {
+        String uri = server.uri(name);
         if (options.tls != TlsMode.REQUIRE) return uri;
         return uri + (uri.contains("?") ? "&" : "?") + "tls-certificates=" + options.tlsCertificates.toAbsolutePath();
     }
@@ -215,9 +432,9 @@ final class Serving {
     private void announce() throws IOException {
         String uri = uri();
         if (options.upstream != null) {
-            out.println("pagewise: serving " + options.upstream + " (" + Main.bytes(device.size()) + ", proxied"
-                    + (device.canWrite() ? "" : ", read-only") + ") at " + uri);
-        } else if (options.file == null) {
+            out.println("pagewise: serving " + options.upstream + " (" + Main.bytes(proxied.size()) + ", proxied"
+                    + (proxied.canWrite() ? "" : ", read-only") + ") at " + uri);
+        } else if (options.files.isEmpty() && options.dir == null) {
             out.println("pagewise: serving a 1 GiB scratch disk (sparse, deleted when the server stops) at");
             out.println("  " + uri);
             out.println("Try, from another terminal:");
@@ -225,9 +442,18 @@ final class Serving {
             out.println("  qemu-img info " + uri);
             out.println("Stop with Ctrl-C.");
         } else {
-            out.println("pagewise: serving " + file + " (" + Main.bytes(export.size()) + ", cache="
-                    + export.file().cacheMode().name().toLowerCase(Locale.ROOT)
-                    + (options.readOnly ? ", read-only" : "") + ") at " + uri);
+            String readOnly = options.readOnly ? ", read-only" : "";
+            for (Served s : served) {
+                out.println("pagewise: serving " + s.file() + " (" + Main.bytes(s.export().size()) + ", cache="
+                        + s.export().file().cacheMode().name().toLowerCase(Locale.ROOT) + readOnly + ") at " + uri(s.name()));
+            }
+            if (directory != null) {
+                out.println("pagewise: serving the files of " + options.dir + " (cache="
+                        + options.cache.name().toLowerCase(Locale.ROOT) + readOnly + ") at " + uri("NAME"));
+            }
+            if (options.defaultExport != null) {
+                out.println("pagewise: a client that gives no export name gets '" + options.defaultExport + "'");
+            }
         }
         for (int i = 0; i < bitmaps.size(); i++) {
             DirtyBitmap b = bitmaps.get(i);
@@ -236,6 +462,7 @@ final class Serving {
                     + (b.isValid() ? "" : ", INVALID (the image changed unrecorded): it reports everything changed until"
                     + " --bitmap-clear"));
         }
+        if (metrics != null) out.println("pagewise: metrics at " + metrics.url());
         out.flush();
     }
 
@@ -244,7 +471,8 @@ final class Serving {
         String uri = uri();
         process.environment().put("uri", uri);
         process.environment().put("nbd", uri);
-        process.environment().put("exportname", options.exportName);
+        process.environment().put("exportname", mainExport());
+        if (metrics != null) process.environment().put("metrics", metrics.url());
         if (server.address() instanceof java.net.UnixDomainSocketAddress) {
             process.environment().put("unixsocket",
                     ((java.net.UnixDomainSocketAddress) server.address()).getPath().toString());
@@ -277,22 +505,24 @@ final class Serving {
     private synchronized boolean finish() {
         if (finished) return false;
         finished = true;
+        if (metrics != null) metrics.close();
         if (server != null) {
             try {
                 server.close();
             } catch (IOException e) {
                 notFlushed = true;
-                err.println("pagewise serve: " + served() + " could not be flushed at exit: " + e.getMessage()
+                logger.log(System.Logger.Level.ERROR, served() + " could not be flushed at exit: " + e.getMessage()
                         + "; writes that no FLUSH or FUA made durable may be lost");
             }
         }
-        if (device != null) {
+        for (Served s : served) close(s.device(), served.size() > 1 ? s.file().toString() : served());
+        if (proxied != null) close(proxied, served());
+        if (directory != null) close(directory, "the files of --dir=" + options.dir);
+        if (pidFileWritten != null) {
             try {
-                device.close();
+                Files.deleteIfExists(pidFileWritten);
             } catch (IOException e) {
-                notFlushed = true;
-                err.println("pagewise serve: closing " + served() + " failed: " + e.getMessage()
-                        + "; writes that no FLUSH or FUA made durable may be lost");
+                logger.log(System.Logger.Level.WARNING, "cannot remove the pid file " + pidFileWritten + ": " + e);
             }
         }
         if (options.stats && server != null) printStats();
@@ -300,9 +530,23 @@ final class Serving {
         return true;
     }
 
-    /** What is served, for messages: the file, or the proxied URI. */
-    private Object served() {
-        return options.upstream != null ? options.upstream : file;
+    private void close(java.io.Closeable device, Object what) {
+        try {
+            device.close();
+        } catch (IOException e) {
+            notFlushed = true;
+            logger.log(System.Logger.Level.ERROR, "closing " + what + " failed: " + e.getMessage()
+                    + "; writes that no FLUSH or FUA made durable may be lost");
+        }
+    }
+
+    /** What is served, for messages: the file, the proxied URI, or "the exports" when there are several. */
+    private String served() {
+        if (options.upstream != null) return options.upstream;
+        if (served.size() == 1 && options.dir == null) {
+            return options.files.isEmpty() ? "the demo disk" : served.get(0).file().toString();
+        }
+        return "the exports";
     }
 
     private void printStats() {
@@ -310,17 +554,18 @@ final class Serving {
                 ? new PrintStream(new FileOutputStream(options.statsFile.toFile()), true, StandardCharsets.UTF_8)
                 : null) {
             PrintStream to = target != null ? target : err;
-            to.println("pagewise serve statistics for " + (options.upstream == null && options.file == null
-                    ? "the demo disk" : served()) + ":");
+            to.println("pagewise serve statistics for " + served() + ":");
             server.stats().print(to);
-            if (file != null && Native.isAvailable() && Files.exists(file)) {
-                Residency r = PageCache.residency(file);
-                to.printf(Locale.ROOT, "page cache: %d/%d pages resident (%.1f%%), %s%n", r.residentPages(),
-                        r.totalPages(), r.percent(), Main.bytes(r.residentBytes()));
+            for (Served s : served) {
+                if (!Native.isAvailable() || !Files.exists(s.file())) continue;
+                Residency r = PageCache.residency(s.file());
+                to.printf(Locale.ROOT, "page cache%s: %d/%d pages resident (%.1f%%), %s%n",
+                        served.size() > 1 ? " of " + s.file() : "", r.residentPages(), r.totalPages(), r.percent(),
+                        Main.bytes(r.residentBytes()));
             }
             to.flush();
         } catch (IOException e) {
-            err.println("pagewise serve: --stats: " + e.getMessage());
+            logger.log(System.Logger.Level.ERROR, "--stats: " + e.getMessage());
         }
     }
 

@@ -107,11 +107,11 @@ class OptionParsingTest {
         assertTrue(o.readOnly && o.verbose && o.stats);
         assertNull(o.statsFile, "--stats takes a value only with =");
         ServeCommand.Options dashed = ServeCommand.parse(List.of("--", "nbd://looks-like-a-uri"));
-        assertEquals(Path.of("nbd://looks-like-a-uri"), dashed.file, "after -- it is a FILE");
+        assertEquals(Path.of("nbd://looks-like-a-uri"), dashed.files.get(0).path(), "after -- it is a FILE");
         assertNull(dashed.upstream);
-        UsageException twice = assertThrows(UsageException.class,
-                () -> ServeCommand.parse(List.of("a.img", "--", "b.img")));
-        assertTrue(twice.getMessage().contains("more than one FILE given ('a.img' and 'b.img')"), twice.getMessage());
+        ServeCommand.Options two = ServeCommand.parse(List.of("a.img", "--", "-b.img"));
+        assertEquals(List.of(new ServeCommand.FileOperand("a.img", Path.of("a.img")),
+                new ServeCommand.FileOperand("-b.img", Path.of("-b.img"))), two.files, "several FILEs, named after their files");
         UsageException flag = assertThrows(UsageException.class, () -> ServeCommand.parse(List.of("-r=yes")));
         assertTrue(flag.getMessage().contains("unknown option '-=' (in '-r=yes')"), flag.getMessage());
     }

@@ -71,7 +71,7 @@ class ServeCommandTest {
             "--bind=badhost.invalid|--bind=badhost.invalid",
             "--bind=|--bind",
             "--read-only=yes|--read-only",
-            "a.img b.img|more than one FILE",
+            "a.img nbd://localhost/x|an NBD-URI is served alone",
             "--create=1M|--create needs a FILE",
             "--tls=on|--tls=on needs --tls-certificates=DIR",
             "--tls=require|--tls=require needs --tls-certificates=DIR",

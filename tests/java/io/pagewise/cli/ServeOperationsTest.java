@@ -1,0 +1,542 @@
+package io.pagewise.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.pagewise.testing.ExternalTools;
+import io.pagewise.testing.TestCertificates;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.RandomAccessFile;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * {@code pagewise serve} run as operators run nbdkit and qemu-nbd (issue 22): several exports and a directory of
+ * them, as a service (pid file, socket activation, exit with the parent, journal severities), live metrics, refused
+ * container images, and who may connect. Each drives the real command: in-process through {@link Main#run} with
+ * {@code --run}, or in a JVM of its own where the process itself matters.
+ */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class ServeOperationsTest {
+    @TempDir
+    Path dir;
+
+    private record Outcome(int status, String out, String err) {}
+
+    private static Outcome serve(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        List<String> all = new ArrayList<>(List.of("serve"));
+        all.addAll(List.of(args));
+        int status = Main.run(all.toArray(String[]::new), new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        return new Outcome(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    private Path image(String name, long size) throws IOException {
+        Path file = dir.resolve(name);
+        Files.createDirectories(file.getParent());
+        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
+            raf.setLength(size);
+        }
+        return file;
+    }
+
+    /** A file that starts with a qcow2 header's magic and version. */
+    private Path qcow2(String name) throws IOException {
+        Path file = image(name, 1 << 20);
+        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
+            raf.write(new byte[] {'Q', 'F', 'I', (byte) 0xfb, 0, 0, 0, 3});
+        }
+        return file;
+    }
+
+    /** The command that starts {@code pagewise serve} in a JVM of its own, as bin/pagewise would. */
+    private static List<String> serveCommand(String... args) {
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", Path.of(System.getProperty("user.dir"), "target", "classes").toString(), "io.pagewise.cli.Main", "serve"));
+        command.addAll(List.of(args));
+        return command;
+    }
+
+    private Process start(List<String> command) throws IOException {
+        return new ProcessBuilder(command).redirectOutput(dir.resolve("stdout.txt").toFile())
+                .redirectError(dir.resolve("stderr.txt").toFile()).start();
+    }
+
+    private String childErr() throws IOException {
+        Path err = dir.resolve("stderr.txt");
+        return Files.exists(err) ? Files.readString(err) : "";
+    }
+
+    private void awaitFile(Path path, Process process) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!Files.exists(path)) {
+            if (!process.isAlive() || System.nanoTime() > deadline) fail(path + " never appeared: " + childErr());
+            Thread.sleep(20);
+        }
+    }
+
+    /** nbdinfo --list's exports: name, then its lines up to the next export. */
+    private static String exportBlock(String list, String name) {
+        int start = list.indexOf("export=\"" + name + "\":");
+        assertTrue(start >= 0, name + " in\n" + list);
+        int end = list.indexOf("\nexport=", start + 1);
+        return list.substring(start, end < 0 ? list.length() : end);
+    }
+
+    @Test
+    void severalFilesAreExportsNamedAfterTheirFilesOrAsNameEqualsFileSays() throws Exception {
+        ExternalTools.require("nbdinfo");
+        Path vm1 = image("a/vm1.img", 1 << 20);
+        Path vm2 = image("b/vm2.img", 2 << 20);
+        Path odd = image("c/odd=name.img", 3 << 20);
+        Path other = image("c/other.img", 4 << 20);
+        Path list = dir.resolve("list.txt");
+        Path size = dir.resolve("size.txt");
+        // A / before the = makes it a FILE: an absolute path whose name has a = is a FILE.
+        Outcome outcome = serve("-r", "--default-export=vm2.img", vm1.toString(), vm2.toString(), odd.toString(),
+                "backup=" + other, "--run",
+                "nbdinfo --list \"$uri\" > " + list + " && nbdinfo --size \"nbd+unix:///?socket=$unixsocket\" > " + size
+                        + " && test \"$exportname\" = vm2.img");
+        assertEquals(0, outcome.status(), outcome.err());
+        String text = Files.readString(list);
+        String[][] expected = {{"vm1.img", vm1.toString(), "1048576"}, {"vm2.img", vm2.toString(), "2097152"},
+                {"odd=name.img", odd.toString(), "3145728"}, {"backup", other.toString(), "4194304"}};
+        for (String[] export : expected) {
+            String block = exportBlock(text, export[0]);
+            assertTrue(block.contains("description: " + export[1] + "\n"), block);
+            assertTrue(block.contains("export-size: " + export[2] + " "), block);
+            assertTrue(block.contains("is_read_only: true"), "-r applies to every export: " + block);
+        }
+        assertEquals(String.valueOf(2 << 20), Files.readString(size).trim(), "a client giving no name gets --default-export");
+    }
+
+    /** --bitmap with several FILEs: each FILE has its own bitmap beside it, which records that FILE's writes only. */
+    @Test
+    void eachFileHasItsOwnBitmap() throws Exception {
+        String python = ExternalTools.python();
+        Path a = image("a.img", 1 << 20);
+        Path c = image("c.img", 1 << 20);
+        Path script = dir.resolve("write.py");
+        Files.writeString(script, String.join("\n", "import nbd, os",
+                "h = nbd.NBD()",
+                "h.add_meta_context('qemu:dirty-bitmap:b')",
+                "h.connect_uri('nbd+unix:///c.img?socket=' + os.environ['unixsocket'])",
+                "h.pwrite(b'x' * 65536, 65536)",
+                "h.flush()",
+                "h.shutdown()") + "\n");
+        Outcome outcome = serve("--bitmap=b", a.toString(), c.toString(), "--run", python + " " + script);
+        assertEquals(0, outcome.status(), outcome.err());
+        assertTrue(Files.exists(dir.resolve("a.img.b.bitmap")) && Files.exists(dir.resolve("c.img.b.bitmap")),
+                "a bitmap file beside each FILE");
+        Path dirty = dir.resolve("dirty.txt");
+        String extents = "import nbd, os, sys\n"
+                + "h = nbd.NBD()\n"
+                + "h.add_meta_context('qemu:dirty-bitmap:b')\n"
+                + "h.connect_uri('nbd+unix:///' + sys.argv[1] + '?socket=' + os.environ['unixsocket'])\n"
+                + "found = []\n"
+                + "h.block_status(1 << 20, 0, lambda ctx, off, ents, err: found.extend(ents[i] for i in range(0, len(ents), 2) if ents[i + 1] & 1) or 0)\n"
+                + "open(sys.argv[2], 'a').write(sys.argv[1] + ' ' + str(sum(found)) + '\\n')\n";
+        Path check = dir.resolve("dirty.py");
+        Files.writeString(check, extents);
+        Outcome read = serve("--bitmap=b", a.toString(), c.toString(), "--run",
+                python + " " + check + " a.img " + dirty + " && " + python + " " + check + " c.img " + dirty);
+        assertEquals(0, read.status(), read.err());
+        assertEquals("a.img 0\nc.img 65536\n", Files.readString(dirty), "only c.img's bitmap recorded the write");
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "a/vm1.img b/vm1.img|export name 'vm1.img' is given twice ('a/vm1.img' and 'b/vm1.img')",
+            "x=a.img x=b.img|export name 'x' is given twice ('a.img' and 'b.img')",
+            "--export-name=x a.img b.img|--export-name names a lone FILE's export; with several FILEs, give NAME=FILE",
+            "--description=d a.img b.img|--description describes a lone FILE's export",
+            "--default-export=c a.img b.img|--default-export=c: no export of that name (the exports: a.img, b.img)",
+            "x=|'x=': no FILE after NAME=",
+            "a.img nbd://localhost/x|an NBD-URI is served alone",
+            "--dir=/tmp nbd://localhost/x|--dir=/tmp cannot be combined with a proxied nbd://localhost/x",
+            "--fork a.img|--fork is not offered: serve always runs in the foreground; run it under systemd",
+            "--log=syslog a.img|--log=syslog: not offered (pagewise does not write to syslog(3) or /dev/log); under systemd use --log=journal",
+            "--log=file a.img|--log=file: expected stderr or journal",
+            "--metrics=9109 a.img|--metrics=9109: expected ADDR:PORT",
+            "--metrics=127.0.0.1:http a.img|--metrics=127.0.0.1:http: the port must be a number",
+            "--allow=10.0.0.0/8,bogus a.img|--allow=10.0.0.0/8,bogus: ",
+            "--allow=10.0.0.0/8, a.img|--allow=10.0.0.0/8,: an empty entry in the list",
+            "--allow-user=no-such-user-here a.img|--allow-user=no-such-user-here: ",
+            "--allow=127.0.0.1 --socket=/tmp/s a.img|--allow lists TCP client addresses and --socket listens on a Unix socket",
+            "--allow-user=root --port=1 a.img|--allow-user lists Unix-socket users and --port/--bind listen on TCP",
+            "--tls-authz=/tmp/x a.img|--tls-authz needs --tls=on or --tls=require",
+            "--group=root a.img|--group=root needs --user=USER",
+            "--bitmap=b:file=/tmp/b.bitmap a.img c.img|--bitmap=b:file=/tmp/b.bitmap would be one bitmap file for 2 FILEs",
+            "--bitmap=b --dir=/tmp|--bitmap applies to FILEs, not to the files of --dir=/tmp",
+    })
+    void badCommandLinesExitTwoNamingTheOptionAndValue(String args, String named) {
+        Outcome outcome = serve(args.split(" "));
+        assertEquals(2, outcome.status(), outcome.err());
+        assertTrue(outcome.err().contains(named), outcome.err());
+    }
+
+    @Test
+    void aLoneFileIsStillServedUnderTheEmptyNameAndForegroundIsAccepted() throws Exception {
+        ExternalTools.require("nbdinfo");
+        Path disk = image("disk.img", 1 << 20);
+        Outcome outcome = serve("--foreground", "--run", "test \"$exportname\" = '' && case \"$uri\" in"
+                + " nbd+unix:///\\?socket=*) nbdinfo --size \"$uri\";; *) exit 9;; esac", disk.toString());
+        assertEquals(0, outcome.status(), outcome.err());
+    }
+
+    @Test
+    void aDirectoryIsServedWithFilesAddedLaterAndContainersRefusedToClients() throws Exception {
+        ExternalTools.require("nbdinfo");
+        Path images = Files.createDirectories(dir.resolve("images"));
+        image("images/vm1.img", 1 << 20);
+        qcow2("images/vm3.qcow2");
+        image("images/.hidden.img", 1 << 20);
+        Path before = dir.resolve("before.txt");
+        Path after = dir.resolve("after.txt");
+        Path qcow = dir.resolve("qcow2.txt");
+        Outcome outcome = serve("--dir=" + images, "--cache=evict", "--run",
+                "nbdinfo --list \"$uri\" > " + before + " && truncate -s 2M " + images.resolve("vm2.img")
+                        + " && nbdinfo --list \"$uri\" > " + after
+                        + " && ! nbdinfo --size \"nbd+unix:///vm3.qcow2?socket=$unixsocket\" 2> " + qcow);
+        assertEquals(0, outcome.status(), outcome.err());
+        String first = Files.readString(before);
+        assertTrue(exportBlock(first, "vm1.img").contains("export-size: 1048576 "), first);
+        assertFalse(first.contains("export=\"vm2.img\""), first);
+        assertFalse(first.contains("vm3.qcow2") || first.contains(".hidden.img"), "containers and dot files are not listed: " + first);
+        String second = Files.readString(after);
+        assertTrue(exportBlock(second, "vm2.img").contains("description: file, 2097152 bytes"), second);
+        assertTrue(outcome.err().contains("vm3.qcow2 starts with a QCOW2 signature") && outcome.err().contains("--force-raw"),
+                "the refusal is logged: " + outcome.err());
+    }
+
+    @Test
+    void aContainerFileIsRefusedUnlessForceRawAndThenServedWithAWarning() throws Exception {
+        ExternalTools.require("nbdinfo");
+        Path vm3 = qcow2("vm3.qcow2");
+        Outcome refused = serve("--run", "true", vm3.toString());
+        assertEquals(2, refused.status(), refused.err());
+        assertTrue(refused.err().contains("pagewise serve: refusing " + vm3 + " starts with a QCOW2 signature")
+                && refused.err().contains("qemu-img convert -f qcow2 -O raw")
+                && refused.err().contains("--force-raw serves it raw anyway"), refused.err());
+
+        Outcome forced = serve("--force-raw", "--log=journal", "--run", "nbdinfo --size \"$uri\"", vm3.toString());
+        assertEquals(0, forced.status(), forced.err());
+        assertTrue(forced.err().startsWith("<4>pagewise serve: " + vm3 + " starts with a QCOW2 signature: served raw"),
+                forced.err());
+    }
+
+    /** --log=journal: every line on stderr starts with its syslog severity; -v's request lines are debug (7). */
+    @Test
+    void journalLogLinesCarrySeverities() throws Exception {
+        ExternalTools.require("nbdinfo");
+        Path disk = image("disk.img", 1 << 20);
+        Outcome outcome = serve("--log=journal", "-v", "--run", "nbdinfo --size \"$uri\" >/dev/null", disk.toString());
+        assertEquals(0, outcome.status(), outcome.err());
+        assertFalse(outcome.err().isEmpty());
+        for (String line : outcome.err().split("\n")) {
+            assertTrue(line.startsWith("<7>pagewise serve: connection 1: "), outcome.err());
+        }
+        Outcome failed = serve("--log=journal", "--dir=" + dir.resolve("missing"));
+        assertEquals(1, failed.status(), failed.err());
+        assertEquals("<3>pagewise serve: --dir=" + dir.resolve("missing") + ": no such directory\n", failed.err());
+    }
+
+    @Test
+    void metricsAreScrapedWithCurlAndPassPromtool() throws Exception {
+        ExternalTools.require("curl", "promtool", "nbdcopy");
+        Path vm1 = dir.resolve("vm1.img");
+        byte[] data = new byte[4 << 20];
+        new java.util.Random(22).nextBytes(data);
+        Files.write(vm1, data); // data, not holes: nbdcopy reads it all
+        for (String address : new String[] {"127.0.0.1:0", "[::1]:0"}) {
+            Path metrics = dir.resolve("metrics.txt");
+            Path check = dir.resolve("promtool.txt");
+            Outcome outcome = serve("--metrics=" + address, "vm1.img=" + vm1, "--run",
+                    "nbdcopy \"$uri\" null: && curl -sSf \"$metrics\" > " + metrics
+                            + " && promtool check metrics < " + metrics + " > " + check + " 2>&1");
+            if (address.startsWith("[") && outcome.err().contains("Cannot assign requested address")) {
+                ExternalTools.unavailable("no IPv6 loopback (::1) here: " + outcome.err().strip(), "metrics on ::1 must be tested");
+            }
+            assertEquals(0, outcome.status(), outcome.err() + (Files.exists(check) ? Files.readString(check) : ""));
+            String text = Files.readString(metrics);
+            Matcher bytes = Pattern.compile("(?m)^pagewise_nbd_request_bytes_total\\{export=\"vm1.img\",command=\"read\"\\} (\\S+)$")
+                    .matcher(text);
+            assertTrue(bytes.find(), text);
+            assertEquals(4 << 20, (long) Double.parseDouble(bytes.group(1)));
+        }
+    }
+
+    @Test
+    void jmxBeansAreThereWhileServing() throws Exception {
+        Path vm1 = image("vm1.img", 1 << 20);
+        Path go = dir.resolve("go");
+        Thread serving = new Thread(() -> serve("--jmx=cli-jmx-test", vm1.toString(), "--run",
+                "while [ ! -e " + go + " ]; do sleep 0.05; done"));
+        serving.start();
+        try {
+            javax.management.MBeanServer jmx = java.lang.management.ManagementFactory.getPlatformMBeanServer();
+            javax.management.ObjectName bean = new javax.management.ObjectName("io.pagewise:type=NbdServer,name=\"cli-jmx-test\"");
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (!jmx.isRegistered(bean)) {
+                if (System.nanoTime() > deadline) fail(bean + " never registered");
+                Thread.sleep(20);
+            }
+            assertTrue(String.valueOf(jmx.getAttribute(bean, "Uri")).startsWith("nbd+unix:///?socket="));
+        } finally {
+            Files.writeString(go, "");
+            serving.join(TimeUnit.SECONDS.toMillis(30));
+        }
+    }
+
+    @Test
+    void allowListsKeepOutTcpAddressesAndUnixSocketUsers() throws Exception {
+        ExternalTools.require("nbdinfo");
+        Path disk = image("disk.img", 1 << 20);
+        Outcome refused = serve("--port=0", "--allow=10.0.0.0/8,192.0.2.1", "--run", "! nbdinfo --size \"$uri\" 2>/dev/null",
+                disk.toString());
+        assertEquals(0, refused.status(), refused.err());
+        assertTrue(refused.err().contains("is not in the allowed addresses [10.0.0.0/8, 192.0.2.1"), refused.err());
+        Outcome allowed = serve("--port=0", "--allow=10.0.0.0/8", "--allow=127.0.0.1", "--run", "nbdinfo --size \"$uri\"",
+                disk.toString());
+        assertEquals(0, allowed.status(), allowed.err());
+
+        String me = System.getProperty("user.name");
+        Outcome otherUser = serve("--socket=" + dir.resolve("s.sock"), "--allow-user=65534", "--run",
+                "! nbdinfo --size \"$uri\" 2>/dev/null", disk.toString());
+        assertEquals(0, otherUser.status(), otherUser.err());
+        assertTrue(otherUser.err().contains("user " + me + " is not an allowed user"), otherUser.err());
+        Outcome sameUser = serve("--socket=" + dir.resolve("s.sock"), "--allow-user=65534," + me, "--run",
+                "nbdinfo --size \"$uri\"", disk.toString());
+        assertEquals(0, sameUser.status(), sameUser.err());
+    }
+
+    @Test
+    void tlsAuthzLetsInOnlyTheListedSubjects() throws Exception {
+        ExternalTools.require("nbdinfo");
+        TestCertificates certs = TestCertificates.make(dir.resolve("certs"));
+        Path disk = image("disk.img", 1 << 20);
+        Path authz = dir.resolve("authz.txt");
+        Files.writeString(authz, "# only the EC client\nCN=ec client\n");
+        // $uri names the server's own directory, whose client certificate is CN=client; the EC client's is listed.
+        Outcome outcome = serve("--tls=require", "--tls-certificates=" + certs.all, "--tls-authz=" + authz, "--run",
+                "! nbdinfo --size \"$uri\" 2>/dev/null && nbdinfo --size \"nbds+unix:///?socket=$unixsocket&tls-certificates="
+                        + certs.ecClient + "\"", disk.toString());
+        assertEquals(0, outcome.status(), outcome.err());
+        assertTrue(outcome.err().contains("CN=client"), "the refusal names the subject: " + outcome.err());
+
+        Files.writeString(authz, "not a distinguished name\n");
+        Outcome bad = serve("--tls=require", "--tls-certificates=" + certs.all, "--tls-authz=" + authz, "--create=1M",
+                dir.resolve("never.img").toString());
+        assertEquals(1, bad.status(), bad.err());
+        assertTrue(bad.err().contains("--tls-authz=" + authz + ": " + authz + " line 1"), bad.err());
+        assertFalse(Files.exists(dir.resolve("never.img")), "a bad allow-list is reported before FILE is created");
+    }
+
+    /** --pidfile appears once the server listens, names the process, and goes at exit (SIGTERM). */
+    @Test
+    void pidFileIsWrittenOnceListeningAndRemovedAtExit() throws Exception {
+        Path disk = image("disk.img", 1 << 20);
+        Path socket = dir.resolve("s.sock");
+        Path pidFile = dir.resolve("serve.pid");
+        Process server = start(serveCommand("--socket=" + socket, "--pidfile=" + pidFile, disk.toString()));
+        try {
+            awaitFile(pidFile, server);
+            assertTrue(Files.exists(socket), "listening before the pid file appears");
+            assertEquals(server.pid() + "\n", Files.readString(pidFile));
+            server.destroy();
+            assertTrue(server.waitFor(30, TimeUnit.SECONDS));
+            assertEquals(0, server.exitValue(), childErr());
+            assertFalse(Files.exists(pidFile), "the pid file is removed at exit");
+        } finally {
+            ExternalTools.stop(server);
+        }
+    }
+
+    @Test
+    void exitsWithItsParent() throws Exception {
+        Path disk = image("disk.img", 1 << 20);
+        Path socket = dir.resolve("s.sock");
+        Path pidFile = dir.resolve("serve.pid");
+        StringBuilder line = new StringBuilder();
+        for (String arg : serveCommand("--exit-with-parent", "--socket=" + socket, "--pidfile=" + pidFile, disk.toString())) {
+            line.append('\'').append(arg).append("' ");
+        }
+        Process parent = start(List.of("bash", "-c", line + "& wait"));
+        ProcessHandle server = null;
+        try {
+            awaitFile(pidFile, parent);
+            server = ProcessHandle.of(Long.parseLong(Files.readString(pidFile).trim())).orElseThrow();
+            parent.destroyForcibly();
+            parent.waitFor(10, TimeUnit.SECONDS);
+            try {
+                server.onExit().get(30, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.TimeoutException e) {
+                fail("the server outlived its parent by 30 s: " + childErr());
+            }
+            assertFalse(Files.exists(socket), "SIGTERM stopped the server cleanly: its socket is gone");
+            assertFalse(Files.exists(pidFile), "and its pid file");
+        } finally {
+            ExternalTools.stop(parent);
+            if (server != null) server.destroyForcibly(); // the orphan, when the test failed
+        }
+    }
+
+    /**
+     * The unit file's ExecStart, run as systemd would run it: under systemd-socket-activate on a Unix socket (its
+     * --dir pointed at a temp dir, its metrics on a free port). The server takes the socket it is given, serves the
+     * directory, and logs with severities.
+     */
+    @Test
+    void theServiceUnitsCommandServesOnTheActivatedSocket() throws Exception {
+        ExternalTools.require("systemd-socket-activate", "nbdinfo", "curl");
+        List<String> exec = execStart();
+        assertEquals("/opt/pagewise/bin/pagewise", exec.get(0));
+        assertEquals("serve", exec.get(1));
+        Path images = Files.createDirectories(dir.resolve("images"));
+        image("images/vm1.img", 1 << 20);
+        int port;
+        try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = probe.getLocalPort();
+        }
+        List<String> args = new ArrayList<>();
+        for (String arg : exec.subList(2, exec.size())) {
+            if (arg.startsWith("--dir=")) arg = "--dir=" + images;
+            if (arg.startsWith("--metrics=")) arg = "--metrics=127.0.0.1:" + port;
+            args.add(arg);
+        }
+        Path pidFile = dir.resolve("serve.pid");
+        args.add("--pidfile=" + pidFile);
+        args.add("-v");
+        Path socket = dir.resolve("act.sock");
+        List<String> command = new ArrayList<>(List.of("systemd-socket-activate", "-l", socket.toString()));
+        command.addAll(serveCommand(args.toArray(String[]::new)));
+        Process process = start(command);
+        try {
+            awaitFile(socket, process);
+            // The first connection starts the server (systemd-socket-activate execs it then); it waits in the backlog.
+            String size = ExternalTools.run(60, "nbdinfo", "--size", "nbd+unix:///vm1.img?socket=" + socket)
+                    .assertOk("nbdinfo on the activated socket").stdout().trim();
+            assertEquals(String.valueOf(1 << 20), size);
+            assertEquals(process.pid() + "\n", Files.readString(pidFile), "systemd-socket-activate execs the server");
+            String metrics = ExternalTools.run(30, "curl", "-sSf", "http://127.0.0.1:" + port + "/metrics")
+                    .assertOk("curl").stdout();
+            assertTrue(metrics.contains("pagewise_nbd_handshakes_total 1"), metrics);
+            String announced = Files.readString(dir.resolve("stdout.txt"));
+            assertTrue(announced.contains("pagewise: serving the files of " + images + " (cache=evict) at nbd+unix:///NAME?socket="
+                    + socket + "\n") && announced.contains("pagewise: metrics at http://127.0.0.1:" + port + "/metrics\n"), announced);
+        } finally {
+            ExternalTools.stop(process);
+        }
+        assertTrue(Files.exists(socket), "the socket file is systemd's: the server leaves it");
+        String err = childErr();
+        assertTrue(err.contains("<7>pagewise serve: connection 1: serving 'vm1.img'"), err);
+        for (String line : err.split("\n")) {
+            if (!line.startsWith("Listening on") && !line.startsWith("Communication attempt") && !line.startsWith("Execing")
+                    && !line.startsWith("Received")) {
+                assertTrue(line.matches("<[3-7]>pagewise serve: .*"), "a line without severity: " + line + "\n" + err);
+            }
+        }
+    }
+
+    /** The ExecStart of docs/systemd/pagewise-nbd.service, its continuation lines joined, split at spaces. */
+    private static List<String> execStart() throws IOException {
+        String unit = Files.readString(Path.of(System.getProperty("user.dir"), "docs", "systemd", "pagewise-nbd.service"));
+        Matcher m = Pattern.compile("(?m)^ExecStart=((?:.*\\\\\n)*.*)$").matcher(unit);
+        assertTrue(m.find(), unit);
+        return List.of(m.group(1).replace("\\\n", " ").trim().split("\\s+"));
+    }
+
+    @Test
+    void socketActivationWithListenOptionsIsAMistake() throws Exception {
+        ExternalTools.require("systemd-socket-activate", "nbdinfo");
+        Path disk = image("disk.img", 1 << 20);
+        Path socket = dir.resolve("act.sock");
+        List<String> command = new ArrayList<>(List.of("systemd-socket-activate", "-l", socket.toString()));
+        command.addAll(serveCommand("--port=10", disk.toString()));
+        Process process = start(command);
+        try {
+            awaitFile(socket, process);
+            ExternalTools.run(60, "nbdinfo", "--size", "nbd+unix:///?socket=" + socket); // starts the server, which refuses
+            assertTrue(process.waitFor(60, TimeUnit.SECONDS), childErr());
+            assertEquals(2, process.exitValue(), childErr());
+            assertTrue(childErr().contains("socket activation (LISTEN_PID, LISTEN_FDS) passed the socket to listen on:"
+                    + " --socket, --port and --bind cannot be given with it"), childErr());
+        } finally {
+            ExternalTools.stop(process);
+        }
+    }
+
+    /** As root: --user drops to that user once listening, every thread; the socket bound as root still serves. */
+    @Test
+    void userDropsRootAfterBinding() throws Exception {
+        ExternalTools.require("nbdinfo");
+        if (ServeCommand.effectiveUid() != 0) {
+            ExternalTools.unavailable("dropping privileges needs root", "the CI runs as root");
+        }
+        Path disk = image("disk.img", 1 << 20);
+        Path socket = dir.resolve("s.sock");
+        Path pidFile = dir.resolve("serve.pid");
+        Process server = start(serveCommand("--user=65534", "--group=65534", "--socket=" + socket, "--pidfile=" + pidFile,
+                disk.toString()));
+        try {
+            awaitFile(pidFile, server);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            for (boolean dropped = false; !dropped; ) {
+                // dropPrivileges runs right after the pid file is written
+                dropped = Files.readAllLines(Path.of("/proc/" + server.pid() + "/status")).stream()
+                        .anyMatch(l -> l.matches("Uid:\\s+65534\\s+65534\\s+65534\\s+65534"));
+                if (!dropped && System.nanoTime() > deadline) fail("never ran as 65534: " + childErr());
+                if (!dropped) Thread.sleep(20);
+            }
+            try (var tasks = Files.list(Path.of("/proc/" + server.pid() + "/task"))) {
+                for (Path task : (Iterable<Path>) tasks::iterator) {
+                    for (String line : Files.readAllLines(task.resolve("status"))) {
+                        if (line.startsWith("Uid:") || line.startsWith("Gid:")) {
+                            assertTrue(line.matches("(Uid|Gid):\\s+65534\\s+65534\\s+65534\\s+65534"), task + " " + line);
+                        }
+                    }
+                }
+            }
+            ExternalTools.run(30, "nbdinfo", "--size", "nbd+unix:///?socket=" + socket).assertOk("nbdinfo after the drop");
+        } finally {
+            ExternalTools.stop(server);
+        }
+    }
+
+    /** Not root: --user is refused, saying why, before anything is served. */
+    @Test
+    void userWithoutRootIsRefused() throws Exception {
+        if (ServeCommand.effectiveUid() == 0) {
+            ExternalTools.require("setpriv");
+            List<String> command = new ArrayList<>(List.of("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"));
+            command.addAll(serveCommand("--user=root", "disk.img"));
+            ExternalTools.Result r = ExternalTools.run(60, command.toArray(String[]::new));
+            assertEquals(2, r.status(), r.stderr());
+            assertTrue(r.stderr().contains("pagewise serve: --user=root needs root, to change user once listening; this"
+                    + " process runs as uid 65534"), r.stderr());
+        } else {
+            Outcome outcome = serve("--user=root", "disk.img");
+            assertEquals(2, outcome.status(), outcome.err());
+            assertTrue(outcome.err().contains("--user=root needs root"), outcome.err());
+        }
+    }
+}
