@@ -39,6 +39,8 @@ public final class ServeCommand {
                     + " 64K); repeatable", (o, name, value) -> o.bitmaps.add(bitmap(name, value))),
             CliOption.flag("--bitmap-clear", "start a new generation of every --bitmap: all clean, valid again",
                     (o, name, value) -> o.bitmapClear = true),
+            CliOption.flag("-A, --allocation-depth", "offer the meta context qemu:allocation-depth, as qemu-nbd -A",
+                    (o, name, value) -> o.allocationDepth = true),
             CliOption.value("--socket", "PATH", "listen on a Unix socket",
                     (o, name, value) -> o.socket = Path.of(nonEmpty(name, value))),
             CliOption.value("--port", "N", "listen on TCP port N (default 10809)",
@@ -174,6 +176,7 @@ public final class ServeCommand {
         final List<FileOperand> files = new ArrayList<>();
         Path dir;
         String defaultExport;
+        boolean allocationDepth;
         boolean forceRaw;
         Path pidFile;
         boolean exitWithParent;

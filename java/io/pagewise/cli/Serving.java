@@ -109,6 +109,7 @@ final class Serving {
                 openFiles(builder);
             }
             if (options.defaultExport != null) builder.defaultExport(options.defaultExport);
+            builder.allocationDepth(options.allocationDepth);
             server = start(builder, activated);
             if (options.metrics != null) metrics = MetricsEndpoint.start(options.metrics, server::metrics);
             if (options.pidFile != null) {

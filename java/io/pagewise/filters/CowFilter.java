@@ -5,6 +5,7 @@ import io.pagewise.Extent;
 import io.pagewise.StorageFile;
 import io.pagewise.device.BlockDevice;
 import io.pagewise.device.FilterDevice;
+import io.pagewise.device.LayeredDevice;
 import io.pagewise.device.ZeroFlag;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -42,7 +43,7 @@ import java.util.Set;
  * is a temporary file that is removed as soon as it is open, so nothing is left even if the JVM dies; flush then does
  * nothing, since nothing of it outlives the filter.
  */
-public final class CowFilter extends FilterDevice {
+public final class CowFilter extends FilterDevice implements LayeredDevice {
     /** The block size unless one is given: 64 KiB, as nbdkit's cow filter. */
     public static final int DEFAULT_BLOCK_SIZE = 64 * 1024;
 
@@ -327,6 +328,20 @@ public final class CowFilter extends FilterDevice {
             }
             long covered = out.isEmpty() ? at : out.get(out.size() - 1).end();
             at = covered > at ? covered : runEnd;
+        }
+        return out;
+    }
+
+    /** What the overlay holds (written or zeroed blocks) and what reads through to the base, for allocation depth. */
+    @Override
+    public List<Extent> ownRuns(long offset, long length, int maxRuns) {
+        List<Extent> out = new ArrayList<>();
+        long end = offset + length;
+        for (long at = offset; at < end && out.size() < maxRuns; ) {
+            byte state = map.get(at / blockSize);
+            long runEnd = runEnd(at, end, state);
+            add(out, at, runEnd, state == CowMap.ABSENT);
+            at = runEnd;
         }
         return out;
     }

@@ -19,12 +19,19 @@ final class Exports {
     private final Map<String, ExportEntry> fixed;
     private final List<ExportSource> sources;
     private final String defaultName;
+    /** Whether every export offers the meta context qemu:allocation-depth. */
+    private final boolean allocationDepth;
     /** Every entry handed out, by identity: a source may hand out a new one when a file was replaced. */
     private final Set<ExportEntry> served = ConcurrentHashMap.newKeySet();
     /** Told of each entry the first time it is handed out (the JMX beans); null for none. */
     private volatile java.util.function.Consumer<ExportEntry> firstServed;
 
     Exports(Map<String, ExportEntry> fixed, List<ExportSource> sources, String defaultName) {
+        this(fixed, sources, defaultName, false);
+    }
+
+    Exports(Map<String, ExportEntry> fixed, List<ExportSource> sources, String defaultName, boolean allocationDepth) {
+        this.allocationDepth = allocationDepth;
         this.fixed = new LinkedHashMap<>(fixed);
         this.sources = List.copyOf(sources);
         this.defaultName = defaultName;
@@ -34,6 +41,11 @@ final class Exports {
     /** Only the exports of a map, without sources or default (tests and fuzzing drive the handshake so). */
     static Exports of(Map<String, ExportEntry> fixed) {
         return new Exports(fixed, List.of(), null);
+    }
+
+    /** {@return whether every export offers qemu:allocation-depth} */
+    boolean allocationDepth() {
+        return allocationDepth;
     }
 
     /** {@return the export a client asking for name gets, or null when there is none} */

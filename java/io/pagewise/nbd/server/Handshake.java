@@ -333,7 +333,7 @@ final class Handshake {
         ExportEntry entry = export(code, name);
         if (entry == null) return;
         List<MetaContext> answered = new ArrayList<>();
-        for (MetaContext context : MetaContext.offeredBy(entry.device())) {
+        for (MetaContext context : MetaContext.offeredBy(entry.device(), exports.allocationDepth())) {
             boolean asked = queries.isEmpty() && !set;
             for (String query : queries) asked |= context.answers(query, !set);
             if (asked) answered.add(context);

@@ -99,7 +99,7 @@ public final class NbdServer implements Closeable {
     private boolean stopping;
 
     private NbdServer(Builder b) throws IOException {
-        this.exports = new Exports(b.exports, b.sources, b.defaultExport);
+        this.exports = new Exports(b.exports, b.sources, b.defaultExport, b.allocationDepth);
         this.log = b.logger != null ? b.logger : System.getLogger(LOGGER_NAME);
         this.stats = new ServerStats();
         this.tls = new ServerTls(b.tlsContext == null ? TlsSettings.OFF
@@ -279,6 +279,7 @@ public final class NbdServer implements Closeable {
         private final Map<String, ExportEntry> exports = new LinkedHashMap<>();
         private final List<ExportSource> sources = new ArrayList<>();
         private String defaultExport;
+        private boolean allocationDepth;
         private SocketAddress address;
         private ServerSocketChannel inherited;
         private String jmxName;
@@ -361,6 +362,20 @@ public final class NbdServer implements Closeable {
          */
         public Builder defaultExport(String name) {
             this.defaultExport = java.util.Objects.requireNonNull(name, "name");
+            return this;
+        }
+
+        /**
+         * Offers the meta context {@code qemu:allocation-depth} on every export, as {@code qemu-nbd -A} does: for each
+         * range, 1 when the export's outermost layer holds it, one more for each {@link
+         * io.pagewise.device.LayeredDevice} (such as a copy-on-write overlay) it reads through; a device with no
+         * layers holds everything, holes included, at depth 1, as qemu counts a raw file. Off by default.
+         *
+         * @param offer true to offer it
+         * @return this builder
+         */
+        public Builder allocationDepth(boolean offer) {
+            this.allocationDepth = offer;
             return this;
         }
 

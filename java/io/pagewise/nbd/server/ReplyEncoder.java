@@ -2,7 +2,6 @@ package io.pagewise.nbd.server;
 
 import static io.pagewise.nbd.wire.Protocol.*;
 
-import io.pagewise.Extent;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -147,11 +146,12 @@ final class ReplyEncoder {
     /**
      * A BLOCK_STATUS reply: one chunk per meta context the session selected, in its order, the last with DONE. Each
      * has that context's runs from r.offset as descriptors, neighbours with the same status merged, at most one with
-     * REQ_ONE: for base:allocation a hole is HOLE|ZERO, for a dirty bitmap a changed run is DIRTY; when the runs say
-     * nothing about r.offset, one descriptor claims all of the range as data, or as dirty. With extended headers the
+     * REQ_ONE: for base:allocation a hole is HOLE|ZERO, for a dirty bitmap a changed run is DIRTY, for allocation depth
+     * the depth; when the runs say nothing about r.offset, one descriptor claims all of the range as data, as dirty, or
+     * as the outermost layer's. With extended headers the
      * descriptors have 64-bit lengths, and their count follows the context id.
      */
-    private void blockStatus(Request r, List<List<Extent>> runs) {
+    private void blockStatus(Request r, List<List<MetaContext.Run>> runs) {
         List<MetaContext> contexts = session.contexts();
         int limit = descriptorLimit(r, contexts.size());
         int prefix = extended ? 8 : 4;
@@ -160,17 +160,15 @@ final class ReplyEncoder {
         int base = 0;
         for (int i = 0; i < contexts.size(); i++) {
             MetaContext context = contexts.get(i);
-            boolean allocation = context.tracker() == null;
             area.position(base + chunkHeader + prefix);
             int count = 0;
             long covered = r.offset;
             int lastStatus = -1;
-            for (Extent extent : runs.get(i)) {
-                long start = Math.max(extent.offset(), covered);
-                long end = Math.min(extent.end(), r.offset + r.length);
+            for (MetaContext.Run run : runs.get(i)) {
+                long start = Math.max(run.offset(), covered);
+                long end = Math.min(run.end(), r.offset + r.length);
                 if (start != covered || end <= start) break;
-                int status = allocation ? (extent.hole() ? STATE_HOLE | STATE_ZERO : 0)
-                        : (extent.hole() ? 0 : MetaContext.STATE_DIRTY);
+                int status = run.status();
                 if (count > 0 && status == lastStatus) {
                     growLastDescriptor(area, end - start);
                 } else {
@@ -182,7 +180,7 @@ final class ReplyEncoder {
                 covered = end;
             }
             if (count == 0) {
-                putDescriptor(area, r.length, allocation ? 0 : MetaContext.STATE_DIRTY);
+                putDescriptor(area, r.length, context.unknownStatus());
                 count = 1;
             }
             int end = area.position();

@@ -3,7 +3,6 @@ package io.pagewise.nbd.server;
 import static io.pagewise.nbd.wire.Protocol.CMD_FLAG_FUA;
 import static io.pagewise.nbd.wire.Protocol.MAX_PAYLOAD;
 
-import io.pagewise.Extent;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.List;
@@ -46,7 +45,7 @@ final class Request {
      * A BLOCK_STATUS's runs, one list per selected meta context in the session's order: found by the executor,
      * encoded by the encoder, then dropped.
      */
-    List<List<Extent>> extents;
+    List<List<MetaContext.Run>> extents;
     /** A WRITE longer than a share was already written while its payload was received. */
     boolean writtenWhileReceiving;
     /** Why such a WRITE failed, or null. */

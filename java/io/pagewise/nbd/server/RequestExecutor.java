@@ -3,7 +3,6 @@ package io.pagewise.nbd.server;
 import static io.pagewise.device.DeviceException.EINVAL;
 import static io.pagewise.nbd.wire.Protocol.*;
 
-import io.pagewise.Extent;
 import io.pagewise.internal.Buffers;
 import io.pagewise.internal.Errno;
 import io.pagewise.device.BlockDevice;
@@ -86,11 +85,8 @@ final class RequestExecutor {
             case CMD_BLOCK_STATUS: {
                 List<MetaContext> contexts = session.contexts();
                 int limit = ReplyEncoder.descriptorLimit(r, contexts.size());
-                List<List<Extent>> runs = new ArrayList<>(contexts.size());
-                for (MetaContext c : contexts) {
-                    runs.add(c.tracker() == null ? device.extents(r.offset, r.length, limit)
-                            : c.tracker().changedRuns(r.offset, r.length, limit));
-                }
+                List<List<MetaContext.Run>> runs = new ArrayList<>(contexts.size());
+                for (MetaContext c : contexts) runs.add(c.runs(device, r.offset, r.length, limit));
                 r.extents = runs;
                 return;
             }
