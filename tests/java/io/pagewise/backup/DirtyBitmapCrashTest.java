@@ -86,7 +86,9 @@ class DirtyBitmapCrashTest {
 
     private static Process startWriter(Path image, Path bitmap, boolean fua) throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        return new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"), BitmapWriterProbe.class.getName(),
+        // As java -jar with the jar's manifest: no JVM warning on JDK 24+ about native access (JDK 17 takes it too).
+        return new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
+                BitmapWriterProbe.class.getName(),
                 image.toString(), bitmap.toString(), fua ? "fua" : "buffered").redirectErrorStream(true).start();
     }
 

@@ -330,7 +330,7 @@ class ServeCommandTest {
     /** Starts {@code pagewise serve} in a JVM of its own, as bin/pagewise would. */
     private static Process child(Path workDir, String... args) throws IOException {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", Path.of(System.getProperty("user.dir"), "target", "classes").toString(), "io.pagewise.cli.Main", "serve"));
+                "--enable-native-access=ALL-UNNAMED", "-cp", Path.of(System.getProperty("user.dir"), "target", "classes").toString(), "io.pagewise.cli.Main", "serve"));
         command.addAll(List.of(args));
         return new ProcessBuilder(command).directory(workDir.toFile()).redirectError(workDir.resolve("stderr.txt").toFile()).start();
     }

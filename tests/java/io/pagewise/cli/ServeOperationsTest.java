@@ -70,8 +70,9 @@ class ServeOperationsTest {
 
     /** The command that starts {@code pagewise serve} in a JVM of its own, as bin/pagewise would. */
     private static List<String> serveCommand(String... args) {
+        // As java -jar with the jar's manifest (Enable-Native-Access): no JVM warning on JDK 24+; JDK 17 takes it too.
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", Path.of(System.getProperty("user.dir"), "target", "classes").toString(), "io.pagewise.cli.Main", "serve"));
+                "--enable-native-access=ALL-UNNAMED", "-cp", Path.of(System.getProperty("user.dir"), "target", "classes").toString(), "io.pagewise.cli.Main", "serve"));
         command.addAll(List.of(args));
         return command;
     }

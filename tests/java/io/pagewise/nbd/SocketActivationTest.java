@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.pagewise.testing.ExternalTools;
+import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
@@ -126,14 +127,13 @@ class SocketActivationTest {
                 if (!process.isAlive() || System.nanoTime() > deadline) fail("server never listened: " + log());
                 Thread.sleep(20);
             }
-            Thread.sleep(200); // dropPrivileges runs right after the ready file appears
-            List<String> threads = new ArrayList<>();
-            try (var tasks = Files.list(Path.of("/proc/" + process.pid() + "/task"))) {
-                for (Path task : (Iterable<Path>) tasks::iterator) {
-                    for (String line : Files.readAllLines(task.resolve("status"))) {
-                        if (line.startsWith("Uid:") || line.startsWith("Gid:")) threads.add(task.getFileName() + " " + line);
-                    }
-                }
+            // dropPrivileges runs right after the ready file appears (its first native call may take a while on a
+            // busy machine): wait until every thread has changed, or fail with what the threads say at the end.
+            List<String> threads = idsOfEveryThread(process.pid());
+            while (!threads.stream().allMatch(t -> t.matches("\\d+ (Uid|Gid):\\s+65534\\s+65534\\s+65534\\s+65534"))
+                    && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+                threads = idsOfEveryThread(process.pid());
             }
             assertTrue(threads.size() > 10, "a JVM has many threads: " + threads);
             for (String thread : threads) {
@@ -170,5 +170,22 @@ class SocketActivationTest {
         } finally {
             ExternalTools.stop(parent);
         }
+    }
+
+    /** The Uid: and Gid: lines of every thread of a process, each after its thread id. */
+    private static List<String> idsOfEveryThread(long pid) throws IOException {
+        List<String> threads = new ArrayList<>();
+        try (var tasks = Files.list(Path.of("/proc/" + pid + "/task"))) {
+            for (Path task : (Iterable<Path>) tasks::iterator) {
+                try {
+                    for (String line : Files.readAllLines(task.resolve("status"))) {
+                        if (line.startsWith("Uid:") || line.startsWith("Gid:")) threads.add(task.getFileName() + " " + line);
+                    }
+                } catch (java.nio.file.NoSuchFileException ended) {
+                    // a thread that ended meanwhile
+                }
+            }
+        }
+        return threads;
     }
 }
