@@ -5,7 +5,8 @@
 # the time is the servers' TLS and request handling, not the disk. Each server is started afresh for each run and
 # left idle for a pause (-p) once it accepts connections, as a server is before its first client; optional untimed
 # reads (-w) then make the timed read one by a server that has been serving. Prints median/min seconds per server
-# and the paired ratio pagewise/nbdkit (median over rounds of the two times of the same round).
+# and the paired ratio pagewise/nbdkit (median over rounds of the two times of the same round), then the pagewise
+# server's CPU seconds up to the end of each timed read and how many of them its JIT compiler threads spent (jit.csv).
 #
 # Needs (Debian): libnbd-bin (nbdcopy), nbdkit, vmtouch, openssl, python3, bc. Installs nothing itself.
 set -euo pipefail
@@ -79,6 +80,9 @@ start_server() {
 
 csv="$out/results.csv"
 echo "round,size,pause_s,warm_reads,config,seconds" > "$csv"
+# The pagewise server's CPU seconds from its start to the end of the timed read, and its JIT compilers' share.
+jit_csv="$out/jit.csv"
+echo "round,server_cpu_s,jit_cpu_s" > "$jit_csv"
 configs=(pagewise nbdkit)
 for round in $(seq 1 "$rounds"); do
     for i in 0 1; do
@@ -89,9 +93,16 @@ for round in $(seq 1 "$rounds"); do
         sleep "$pause"
         for _ in $(seq 1 "$warm"); do nbdcopy "nbds://localhost:$port/?tls-certificates=$certs" null:; done
         seconds=$(timed nbdcopy "nbds://localhost:$port/?tls-certificates=$certs" null:)
+        if [ "$config" = pagewise ]; then
+            read -r server_cpu jit_cpu < <(jit_cpu "$server_pid")
+            echo "$round,$server_cpu,$jit_cpu" >> "$jit_csv"
+        fi
         stop_server
         printf '%s,%s,%s,%s,%s,%.3f\n' "$round" "$size" "$pause" "$warm" "$config" "$seconds" | tee -a "$csv" >&2
     done
 done
 
 "$root/jmh/summarize.sh" "$csv" | tee "$out/summary.txt"
+echo "pagewise server CPU from its start to the end of the timed read, and its JIT compiler threads' part:" \
+    | tee -a "$out/summary.txt"
+tee -a "$out/summary.txt" < "$jit_csv"

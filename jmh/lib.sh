@@ -86,3 +86,25 @@ timed() {
 resident_percent() {
     vmtouch "$1" | awk '/Resident Pages/ { gsub("%", "", $NF); print $NF }'
 }
+
+# The CPU seconds (user + system) process $1 has used so far, and those of its JIT compiler threads (HotSpot's
+# "C1 CompilerThre…" and "C2 CompilerThre…"), as "total jit". Threads that ended are counted in the total only.
+jit_cpu() {
+    python3 - "$1" <<'PY'
+import os, sys
+pid, hz = sys.argv[1], os.sysconf("SC_CLK_TCK")
+def cpu(stat):
+    fields = stat[stat.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / hz
+total = cpu(open(f"/proc/{pid}/stat").read())
+jit = 0.0
+for tid in os.listdir(f"/proc/{pid}/task"):
+    try:
+        stat = open(f"/proc/{pid}/task/{tid}/stat").read()
+    except OSError:
+        continue
+    if "CompilerThre" in stat[stat.index("(") + 1:stat.rindex(")")]:
+        jit += cpu(stat)
+print(f"{total:.2f} {jit:.2f}")
+PY
+}
