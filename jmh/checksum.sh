@@ -19,6 +19,7 @@ while getopts "s:r:w:B:h" opt; do
     esac
 done
 require_tools qemu-nbd:qemu-utils bc:bc
+size=$(numfmt --from=iec "$size") # 4G -> 4294967296
 [ -x "$blksum" ] || { echo "jmh/checksum.sh: no blksum at $blksum (bash ../shared/tools/blkhash/build.sh)" >&2; exit 1; }
 pagewise="$root/bin/pagewise"
 "$pagewise" --version >/dev/null # builds the jar first when it is stale, outside the timings
