@@ -113,6 +113,9 @@ public class PositionalIoBenchmark {
         try (FileChannel fill = FileChannel.open(path, StandardOpenOption.WRITE)) {
             ByteBuffer chunk = ByteBuffer.allocateDirect(1 << 20);
             for (long at = 0; at < FILE_SIZE; at += chunk.capacity()) fill.write(chunk.clear(), at);
+            // On disk before anything is measured: O_DIRECT writes over dirty cached pages would write them back
+            // first, and extents not yet allocated (delayed allocation) make every write an allocating one.
+            fill.force(true);
         }
         PageCache.touch(path);
         CacheMode cacheMode = CacheMode.valueOf(mode);
