@@ -30,7 +30,7 @@ import org.openjdk.jmh.infra.ThreadParams;
 
 /**
  * J1 and issue 24: pagewise's positional read/write (JNI on JDK 17-21, FFM on 22+) against
- * {@code FileChannel.read/write(ByteBuffer, long)}, walking a 256 MiB file in steps of {@code size}, into direct or
+ * {@code FileChannel.read/write(ByteBuffer, long)} ({@code via}), walking a 256 MiB file in steps of {@code size}, into direct or
  * heap buffers ({@code buffer}), from one thread ({@code read}, {@code write}) or four ({@code read4}, {@code write4},
  * each thread with its own buffer and cursor, starting a quarter of the file apart). {@code mode} is the
  * StorageFile's cache mode. What the FileChannel does in each mode, so which comparisons are like for like:
@@ -56,8 +56,12 @@ public class PositionalIoBenchmark {
     @Param({"4096", "65536", "1048576"})
     public int size;
 
+    /**
+     * pagewise or FileChannel. Named so that it sorts after the other parameters: JMH varies the last one fastest, so
+     * each case runs through both APIs back to back, and load from other processes falls on both alike.
+     */
     @Param({"pagewise", "filechannel"})
-    public String api;
+    public String via;
 
     @Param({"direct", "heap"})
     public String buffer;
@@ -119,7 +123,7 @@ public class PositionalIoBenchmark {
         }
         PageCache.touch(path);
         CacheMode cacheMode = CacheMode.valueOf(mode);
-        pagewise = api.equals("pagewise");
+        pagewise = via.equals("pagewise");
         storage = StorageFile.open(path, cacheMode, StandardOpenOption.READ, StandardOpenOption.WRITE);
         channel = cacheMode.isDirect()
                 ? FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE, ExtendedOpenOption.DIRECT)
