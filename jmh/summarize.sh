@@ -11,7 +11,8 @@
 #   JMH text output of PositionalIoBenchmark: target J1
 #   JMH text output of FfmVsJniReadBenchmark (JDK 22+): issue 20's JNI-or-FFM reads (no verdict: see the rounds)
 #   round,threads,op,buffer,api,...   jmh/positional-io-rounds.sh: StorageFile vs FileChannel, paired per round
-#   JMH JSON output (-rf json) of PositionalIoBenchmark: issue 24, per thread count, op, buffer and cache mode
+#   JMH JSON output (-rf json) of PositionalIoBenchmark: issue 24, per thread count, op, buffer and cache mode;
+#                                       given several, also every case over all of them, their forks pooled
 #   round,size,method,load1,...         jmh/ffm-vs-jni-rounds.sh: the same in interleaved rounds, medians and paired
 #   jmh/server-memory.sh output: target M1
 #   jmh/dontcache-disk-reads.sh, dontcache-nbd-reads.sh, trace-whole-requests.sh, direct-sparse-writes.sh and
@@ -289,7 +290,7 @@ def positional_json(path, results):
         op = method.rstrip("4")
         key = (r["threads"], op, p["buffer"], p["mode"], int(p["size"]))
         forks = r["primaryMetric"]["rawData"]
-        cases.setdefault(key, {})[p["via"]] = forks
+        cases.setdefault(key, {}).setdefault(p["via"], []).extend(forks)
     sizes = sorted({k[4] for k in cases})
     print(f"\n{path}: issue 24, StorageFile against FileChannel at {', '.join(str(s) for s in sizes)} bytes; median "
           "ops/s over every measured iteration of every fork; ratio = pagewise median / FileChannel median; per fork: "
@@ -407,6 +408,7 @@ def block_status(path, text):
               f"| {rows[0][2]} → {max(r[3] for r in rows)} | {median(times):.2f} | {pair} |")
 
 
+pooled = []
 for path in paths:
     with open(path) as f:
         text = f.read()
@@ -425,6 +427,7 @@ for path in paths:
         cache_modes(path, list(csv.DictReader(text.splitlines())))
     elif text.lstrip().startswith("[") and "PositionalIoBenchmark." in text:
         positional_json(path, json.loads(text))
+        pooled.append((path, json.loads(text)))
     elif "FfmVsJniReadBenchmark." in text:
         ffm_vs_jni(path, text)
     elif "PositionalIoBenchmark." in text:
@@ -448,4 +451,7 @@ for path in paths:
     else:
         print(f"\n{path}: not a results file summarize.sh knows", file=sys.stderr)
 print_tls()
+if len(pooled) > 1:
+    # The same cases from several runs, their forks together (fork k of one API against fork k of the other).
+    positional_json("pooled: " + " + ".join(p for p, _ in pooled), [r for _, rs in pooled for r in rs])
 PY
