@@ -30,7 +30,7 @@ for round in $(seq 1 "$rounds"); do
             for i in 0 1; do
                 api=${apis[$(( (i + round) % 2 ))]}
                 load=$(cut -d' ' -f1 /proc/loadavg)
-                if ! "$java" -jar "$jar" "PositionalIoBenchmark\.$op\$" -p size="$size" -p api="$api" \
+                if ! "$java" -jar "$jar" "PositionalIoBenchmark\.$op\$" -p size="$size" -p via="$api" \
                         -p buffer="$buffer" -p mode="$mode" -t "$threads" -f 1 -wi 2 -w 1 -i 3 -r 1 \
                         -rf csv -rff "$work/one.csv" > "$work/one.log" 2>&1; then
                     echo "JMH failed for $op $buffer $api:" >&2

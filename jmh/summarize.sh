@@ -13,6 +13,8 @@
 #   JMH text output of PositionalIoBenchmark: target J1
 #   JMH text output of FfmVsJniReadBenchmark (JDK 22+): issue 20's JNI-or-FFM reads (no verdict: see the rounds)
 #   round,threads,op,buffer,api,...   jmh/positional-io-rounds.sh: StorageFile vs FileChannel, paired per round
+#   JMH JSON output (-rf json) of PositionalIoBenchmark: issue 24, per thread count, op, buffer and cache mode;
+#                                       given several, also every case over all of them, their forks pooled
 #   round,size,method,load1,...         jmh/ffm-vs-jni-rounds.sh: the same in interleaved rounds, medians and paired
 #   jmh/server-memory.sh output: target M1
 #   jmh/dontcache-disk-reads.sh, dontcache-nbd-reads.sh, trace-whole-requests.sh, direct-sparse-writes.sh and
@@ -26,7 +28,7 @@
 set -euo pipefail
 [ $# -gt 0 ] || { echo "usage: jmh/summarize.sh FILE..." >&2; exit 2; }
 python3 - "${READ_REF:-nbdkit}" "${WRITE_REF:-nbdkit-none}" "$@" <<'PY'
-import csv, re, statistics, sys
+import csv, json, re, statistics, sys
 
 read_ref, write_ref, paths = sys.argv[1], sys.argv[2], sys.argv[3:]
 median = statistics.median
@@ -302,6 +304,50 @@ def positional_rounds(path, rows):
               f"| {median(pairs):.2f} ({min(pairs):.2f}–{max(pairs):.2f}) | {verdict(median(pairs) >= 1.0)} |")
 
 
+COMPARED = {
+    "WRITEBACK": "like for like: both buffered",
+    "UNSAFE": "like for like: both buffered",
+    "DIRECT": "like for like: both O_DIRECT",
+    "EVICT": "no counterpart: against buffered",
+    "DONTCACHE": "no counterpart: against buffered",
+}
+
+
+def positional_json(path, results):
+    """PositionalIoBenchmark's JMH JSON (-rf json): every measured iteration of every fork, pagewise and FileChannel
+    of each case run back to back (the parameter via is last in JMH's order)."""
+    cases = {}
+    for r in results:
+        method = r["benchmark"].rsplit(".", 1)[1]
+        p = r["params"]
+        op = method.rstrip("4")
+        key = (r["threads"], op, p["buffer"], p["mode"], int(p["size"]))
+        forks = r["primaryMetric"]["rawData"]
+        cases.setdefault(key, {}).setdefault(p["via"], []).extend(forks)
+    sizes = sorted({k[4] for k in cases})
+    print(f"\n{path}: issue 24, StorageFile against FileChannel at {', '.join(str(s) for s in sizes)} bytes; median "
+          "ops/s over every measured iteration of every fork; ratio = pagewise median / FileChannel median; per fork: "
+          "the pagewise / FileChannel ratio of the forks' means, fork by fork (min–max)")
+    print("| threads | op | buffer | mode | compared | pagewise ops/s | FileChannel ops/s | ratio | per fork | at least as fast (ratio ≥ 1.00) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    order = {m: i for i, m in enumerate(COMPARED)}
+    met = {}
+    for key in sorted(cases, key=lambda k: (k[0], k[1], k[2], order.get(k[3], 99), k[4])):
+        both = cases[key]
+        if "pagewise" not in both or "filechannel" not in both:
+            continue
+        mine, theirs = both["pagewise"], both["filechannel"]
+        m = median([x for fork in mine for x in fork])
+        t = median([x for fork in theirs for x in fork])
+        forks = [statistics.mean(a) / statistics.mean(b) for a, b in zip(mine, theirs)]
+        ok = m >= t
+        met[key] = ok
+        print(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | {COMPARED.get(key[3], '')} | {m:,.0f} | {t:,.0f} "
+              f"| {m / t:.2f} | {min(forks):.2f}–{max(forks):.2f} | {verdict(ok)} |")
+    alike = [ok for k, ok in met.items() if COMPARED.get(k[3], "").startswith("like")]
+    print(f"like-for-like cases met: {sum(alike)} of {len(alike)}; all cases met: {sum(met.values())} of {len(met)}")
+
+
 def server_cpu(path, text):
     rows = [line.split() for line in text.splitlines() if re.match(r"^\d+ (read|write) \S+ [\d.]+ [\d.]+ [\d.]+", line)]
     size = re.search(r"(\d+) bytes", text)
@@ -398,6 +444,7 @@ def block_status(path, text):
               f"| {rows[0][2]} → {max(r[3] for r in rows)} | {median(times):.2f} | {pair} |")
 
 
+pooled = []
 for path in paths:
     with open(path) as f:
         text = f.read()
@@ -414,6 +461,9 @@ for path in paths:
         positional_rounds(path, list(csv.DictReader(text.splitlines())))
     elif header.startswith("mode,op,sizeMiB,"):
         cache_modes(path, list(csv.DictReader(text.splitlines())))
+    elif text.lstrip().startswith("[") and "PositionalIoBenchmark." in text:
+        positional_json(path, json.loads(text))
+        pooled.append((path, json.loads(text)))
     elif "FfmVsJniReadBenchmark." in text:
         ffm_vs_jni(path, text)
     elif "PositionalIoBenchmark." in text:
@@ -437,4 +487,7 @@ for path in paths:
     else:
         print(f"\n{path}: not a results file summarize.sh knows", file=sys.stderr)
 print_tls()
+if len(pooled) > 1:
+    # The same cases from several runs, their forks together (fork k of one API against fork k of the other).
+    positional_json("pooled: " + " + ".join(p for p, _ in pooled), [r for _, rs in pooled for r in rs])
 PY

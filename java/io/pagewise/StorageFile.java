@@ -211,7 +211,20 @@ public final class StorageFile implements Channel {
      * @throws IllegalArgumentException when dst is read-only
      */
     public int read(ByteBuffer dst, long offset) throws IOException {
-        return (int) read(new ByteBuffer[] {dst}, offset);
+        // The one-buffer path of read(ByteBuffer[], long), with its checks, without the array: small reads are
+        // mostly this overhead (issue 24).
+        if (dst.isReadOnly()) throw new IllegalArgumentException("read into a read-only buffer");
+        int wanted = dst.remaining();
+        checkRange(offset, wanted);
+        enter();
+        try {
+            int n = policy.read(dst, offset);
+            reads.increment();
+            bytesRead.add(n);
+            return n == 0 && wanted > 0 ? -1 : n;
+        } finally {
+            exit();
+        }
     }
 
     /**
@@ -300,7 +313,7 @@ public final class StorageFile implements Channel {
      * @throws java.nio.file.AccessDeniedException when the file is open read-only
      */
     public int write(ByteBuffer src, long offset) throws IOException {
-        return (int) write(new ByteBuffer[] {src}, offset, false);
+        return write(src, offset, false);
     }
 
     /**
@@ -317,7 +330,19 @@ public final class StorageFile implements Channel {
      * @throws java.nio.file.AccessDeniedException when the file is open read-only
      */
     public int write(ByteBuffer src, long offset, boolean fua) throws IOException {
-        return (int) write(new ByteBuffer[] {src}, offset, fua);
+        // The one-buffer path of write(ByteBuffer[], long, boolean), with its checks, without the array.
+        int length = src.remaining();
+        checkRange(offset, length);
+        checkWritable("write");
+        enter();
+        try {
+            policy.write(src, offset, fua);
+            writes.increment();
+            bytesWritten.add(length);
+            return length;
+        } finally {
+            exit();
+        }
     }
 
     /**

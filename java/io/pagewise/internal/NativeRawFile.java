@@ -1,6 +1,7 @@
 package io.pagewise.internal;
 
 import io.pagewise.Alignment;
+import io.pagewise.NativeIOException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -155,10 +156,47 @@ public final class NativeRawFile implements RawFile {
 
     @Override
     public long read(ByteBuffer[] dsts, long offset, int flags) throws IOException {
+        if (dsts.length == 1) return read(dsts[0], offset, flags);
         long[] asked = askedFor(flags);
-        long n = Buffers.allDirect(dsts) ? Errno.check(PositionalIo.read(fd, dsts, offset, flags, asked),
-                operation("preadv", flags), path, offset, Buffers.remaining(dsts)) : readBounced(dsts, offset, flags, asked);
+        long n;
+        if (Buffers.allDirect(dsts)) {
+            long length = Buffers.remaining(dsts);
+            n = PositionalIo.read(fd, dsts, offset, flags, asked);
+            if (n < 0) throw failure(n, "preadv", flags, offset, length);
+        } else {
+            n = readBounced(dsts, offset, flags, asked);
+        }
         if (asked != null) counters.asked(asked, false);
+        return n;
+    }
+
+    /**
+     * One buffer, the common small request: no array, and for a direct buffer nothing allocated at all unless a
+     * flag is to be counted (issue 24). The same calls, checks and messages as the vector path.
+     */
+    @Override
+    public int read(ByteBuffer dst, long offset, int flags) throws IOException {
+        long[] asked = askedFor(flags);
+        int n;
+        if (dst.isDirect()) {
+            int length = dst.remaining();
+            n = PositionalIo.read(fd, dst, offset, flags, asked);
+            if (n < 0) throw failure(n, "preadv", flags, offset, length);
+        } else {
+            n = readBounced(dst, offset, flags, asked);
+        }
+        if (asked != null) counters.asked(asked, false);
+        return n;
+    }
+
+    /** A small heap buffer in one bounce through the thread's own buffer; a large one as a vector. */
+    private int readBounced(ByteBuffer dst, long offset, int flags, long[] asked) throws IOException {
+        int want = dst.remaining();
+        if (want > BufferPool.SMALL_SIZE) return (int) readBounced(new ByteBuffer[] {dst}, offset, flags, asked);
+        ByteBuffer bounce = BufferPool.small().limit(want);
+        int n = PositionalIo.read(fd, bounce, offset, flags, asked); // one call: asked is its own count
+        if (n < 0) throw failure(n, "preadv", flags, offset, want);
+        dst.put(bounce.flip());
         return n;
     }
 
@@ -173,7 +211,7 @@ public final class NativeRawFile implements RawFile {
             for (long left = length; left > 0; ) {
                 int want = (int) Math.min(left, bounce.capacity());
                 int n = PositionalIo.read(fd, bounce.clear().limit(want), offset + total, flags, chunkAsked);
-                Errno.check(n, operation("preadv", flags), path, offset + total, want);
+                if (n < 0) throw failure(n, "preadv", flags, offset + total, want);
                 if (asked != null) add(asked, chunkAsked);
                 Buffers.scatter(bounce.flip(), dsts);
                 total += n;
@@ -188,16 +226,46 @@ public final class NativeRawFile implements RawFile {
 
     @Override
     public void write(ByteBuffer[] srcs, long offset, int flags) throws IOException {
+        if (srcs.length == 1) {
+            write(srcs[0], offset, flags);
+            return;
+        }
         long length = Buffers.remaining(srcs);
         if (!asyncWritesDurable) flags &= ~AIO; // see asyncWritesDurable(): a synchronous write is durable everywhere
         long[] asked = askedFor(flags);
         if (Buffers.allDirect(srcs)) {
-            Errno.check(PositionalIo.write(fd, srcs, offset, flags, asked), operation("pwritev", flags), path,
-                    offset, length);
+            long n = PositionalIo.write(fd, srcs, offset, flags, asked);
+            if (n < 0) throw failure(n, "pwritev", flags, offset, length);
         } else {
             writeBounced(srcs, offset, length, flags, asked);
         }
         if (asked != null) counters.asked(asked, true);
+    }
+
+    /** One buffer, as {@link #read(ByteBuffer, long, int)}. */
+    @Override
+    public void write(ByteBuffer src, long offset, int flags) throws IOException {
+        int length = src.remaining();
+        if (!asyncWritesDurable) flags &= ~AIO; // see asyncWritesDurable(): a synchronous write is durable everywhere
+        long[] asked = askedFor(flags);
+        if (src.isDirect()) {
+            long n = PositionalIo.write(fd, src, offset, flags, asked);
+            if (n < 0) throw failure(n, "pwritev", flags, offset, length);
+        } else {
+            writeBounced(src, offset, length, flags, asked);
+        }
+        if (asked != null) counters.asked(asked, true);
+    }
+
+    /** A small heap buffer in one bounce through the thread's own buffer, as the vector path does it. */
+    private void writeBounced(ByteBuffer src, long offset, int length, int flags, long[] asked) throws IOException {
+        if (length > BufferPool.SMALL_SIZE) {
+            writeBounced(new ByteBuffer[] {src}, offset, length, flags, asked);
+            return;
+        }
+        ByteBuffer bounce = BufferPool.small().put(src).flip();
+        long n = PositionalIo.write(fd, bounce, offset, flags, asked); // one call: asked is its own count
+        if (n < 0) throw failure(n, "pwritev", flags, offset, length);
     }
 
     private void writeBounced(ByteBuffer[] srcs, long offset, long length, int flags, long[] asked)
@@ -209,8 +277,8 @@ public final class NativeRawFile implements RawFile {
             for (long done = 0; done < length; ) {
                 int chunk = (int) Math.min(length - done, bounce.capacity());
                 Buffers.gather(srcs, bounce.clear(), 0, chunk);
-                Errno.check(PositionalIo.write(fd, new ByteBuffer[] {bounce.limit(chunk)}, offset + done, flags,
-                        chunkAsked), operation("pwritev", flags), path, offset + done, chunk);
+                long n = PositionalIo.write(fd, bounce.limit(chunk), offset + done, flags, chunkAsked);
+                if (n < 0) throw failure(n, "pwritev", flags, offset + done, chunk);
                 if (asked != null) add(asked, chunkAsked);
                 done += chunk;
             }
@@ -229,6 +297,14 @@ public final class NativeRawFile implements RawFile {
 
     private static void add(long[] total, long[] part) {
         for (int i = 0; i < total.length; i++) total[i] += part[i];
+    }
+
+    /**
+     * The exception for a read or write that failed with -errno: the operation's name is built here, on failure
+     * only, not on every call.
+     */
+    private NativeIOException failure(long negativeErrno, String base, int flags, long offset, long length) {
+        return Errno.exception(negativeErrno, operation(base, flags), path, offset, length);
     }
 
     /** The syscall as C makes it: preadv/pwritev, or preadv2/pwritev2 with the RWF_ flags, or either by io_submit. */

@@ -83,6 +83,12 @@ public final class PositionalIo {
         return n;
     }
 
+    /** {@link #write(int, ByteBuffer[], long, int, long[])} of one buffer. */
+    static long write(int fd, ByteBuffer src, long offset, int flags, long[] asked) {
+        checkFlags(flags);
+        return transferOne(fd, src, offset, flags, true, asked);
+    }
+
     /** One buffer by pread0/pwrite0: no arrays built, and few calls back into the JVM. */
     private static long transferOne(int fd, ByteBuffer buffer, long offset, int flags, boolean writing, long[] asked) {
         if (!buffer.isDirect()) throw new IllegalArgumentException("native I/O needs direct buffers");

@@ -34,6 +34,17 @@ final class BufferedPolicy implements CachePolicy {
     }
 
     @Override
+    public int read(ByteBuffer dst, long offset) throws IOException {
+        return file.read(dst, offset, 0);
+    }
+
+    @Override
+    public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
+        boolean durable = mode.syncsEveryWrite() || (fua && mode.flushSyncs());
+        file.write(src, offset, durable ? RawFile.DSYNC : 0);
+    }
+
+    @Override
     public void flush() throws IOException {
         if (mode.flushSyncs()) file.dataSync();
     }

@@ -22,6 +22,19 @@ public interface CachePolicy {
     /** @param fua the data is durable when this returns, by this write alone (RWF_DSYNC), not by a sync of the file */
     void write(ByteBuffer[] srcs, long offset, boolean fua) throws IOException;
 
+    /**
+     * {@link #read(ByteBuffer[], long)} of one buffer; the modes whose small requests are the hot path take it
+     * without building the array.
+     */
+    default int read(ByteBuffer dst, long offset) throws IOException {
+        return (int) read(new ByteBuffer[] {dst}, offset);
+    }
+
+    /** {@link #write(ByteBuffer[], long, boolean)} of one buffer, as {@link #read(ByteBuffer, long)}. */
+    default void write(ByteBuffer src, long offset, boolean fua) throws IOException {
+        write(new ByteBuffer[] {src}, offset, fua);
+    }
+
     void flush() throws IOException;
 
     /** Starts reading a range into the cache; called only where {@link #prefetches()}. */

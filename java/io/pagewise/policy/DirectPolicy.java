@@ -6,6 +6,7 @@ import io.pagewise.internal.BufferPool;
 import io.pagewise.internal.Buffers;
 import io.pagewise.internal.Errno;
 import io.pagewise.internal.RawFile;
+import io.pagewise.internal.Space;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.locks.ReentrantLock;
@@ -20,6 +21,8 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * <p>Writes go by Linux AIO, each submitted and waited for by its thread: ext4 runs an O_DIRECT write into a hole
  * under the exclusive inode lock, and a synchronous one holds it until the disk is done, so writes from many threads
  * into a sparse file would reach the disk one at a time; a submitted write holds it only while it is submitted.
+ * A write over allocated data goes by pwritev instead ({@link #overwrites}): ext4 runs that one under the shared
+ * lock, and a submitted write's completion comes through a kernel worker, which halved 4 KiB overwrites.
  *
  * <p>Two writers to different ranges can share an edge block, so read-modify-write holds a lock stripe for each
  * edge block. A write that ends in a partial block reaching past the end of the file pads that block, so it must
@@ -111,10 +114,10 @@ final class DirectPolicy implements CachePolicy {
     public void write(ByteBuffer[] srcs, long offset, boolean fua) throws IOException {
         long length = Buffers.remaining(srcs);
         if (length == 0) return; // nothing to write; must not move knownSize past the real end of file
-        // AIO: into a hole (a sparse file), ext4 serialises synchronous O_DIRECT writes on the inode lock.
-        int flags = (fua ? RawFile.DSYNC : 0) | RawFile.AIO;
         long end = offset + length;
         if (end > maxEnd || end < 0) throw Errno.exception(-Errno.EFBIG, "pwritev", file.path(), offset, length);
+        // AIO: into a hole (a sparse file), ext4 serialises synchronous O_DIRECT writes on the inode lock.
+        int flags = (fua ? RawFile.DSYNC : 0) | (overwrites(offset, end) ? 0 : RawFile.AIO);
         // A write ending inside a block writes that whole block; if the block reaches past the end of the file,
         // the file grows to the block's end and must be cut back. That holds even when end itself is inside the file.
         boolean extending = end % block != 0 && alignUp(end) > knownSize;
@@ -142,6 +145,24 @@ final class DirectPolicy implements CachePolicy {
             knownSize = sizeAfter;
         } finally {
             sizeLock.writeLock().unlock();
+        }
+    }
+
+    /**
+     * Whether [offset, end) lies in allocated data (no hole up to end, by SEEK_HOLE): then the write goes by pwritev,
+     * not io_submit. ext4 runs such an O_DIRECT overwrite under the shared inode lock, so synchronous writes from
+     * many threads run at once anyway, and a submitted write costs more: its completion is handed to a kernel worker
+     * before the waiting thread wakes. Measured on ext4 (Linux 6.18, issue 24), 4 KiB O_DIRECT overwrites from one
+     * thread ran at 0.5x the rate of pwritev (10,300 against 19,700 a second). Writes into holes, unwritten
+     * (fallocated) extents and past the end of the file still go by io_submit. One lseek per write, about a
+     * microsecond; a race with a concurrent hole punch only picks the slower way, never a wrong result.
+     */
+    private boolean overwrites(long offset, long end) {
+        if (!file.isNative()) return false; // AIO is a hint the pure-Java path ignores
+        try {
+            return file.seek(offset, Space.SEEK_HOLE) >= end;
+        } catch (IOException e) {
+            return false; // as before: by io_submit
         }
     }
 

@@ -92,6 +92,13 @@ final class DontcachePolicy implements CachePolicy {
         return n;
     }
 
+    /** A small read (the usual one-buffer request) is a plain read in EVICT's window tracker: no array built. */
+    @Override
+    public int read(ByteBuffer dst, long offset) throws IOException {
+        if (fellBack || !(EVERY_READ || wholeWindows(offset, dst.remaining()))) return windows.read(dst, offset);
+        return (int) read(new ByteBuffer[] {dst}, offset);
+    }
+
     private static boolean wholeWindows(long offset, long length) {
         return length > 0 && offset % EvictPolicy.WINDOW == 0 && length % EvictPolicy.WINDOW == 0;
     }

@@ -88,6 +88,20 @@ final class EvictPolicy implements CachePolicy {
     }
 
     @Override
+    public int read(ByteBuffer dst, long offset) throws IOException {
+        int n = file.read(dst, offset, 0);
+        touched(offset, n, false);
+        return n;
+    }
+
+    @Override
+    public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
+        int length = src.remaining();
+        file.write(src, offset, fua ? RawFile.DSYNC : 0);
+        touched(offset, length, true);
+    }
+
+    @Override
     public void prefetch(long offset, long length) throws IOException {
         CachePolicy.willNeed(file, offset, length);
         touched(offset, length, false);

@@ -80,7 +80,42 @@ public final class PositionalIo {
 
     /** {@link #read(int, ByteBuffer[], long, int, long[])} of one buffer. */
     static int read(int fd, ByteBuffer dst, long offset, int flags, long[] asked) {
-        return (int) read(fd, new ByteBuffer[] {dst}, offset, flags, asked);
+        checkFlags(flags);
+        if ((flags & AIO) != 0) throw new IllegalArgumentException("AIO is for writes only");
+        if (dst.isReadOnly()) throw new IllegalArgumentException("read into a read-only buffer");
+        return (int) transferSingle(fd, dst, offset, flags, false, asked);
+    }
+
+    /** {@link #write(int, ByteBuffer[], long, int, long[])} of one buffer. */
+    static long write(int fd, ByteBuffer src, long offset, int flags, long[] asked) {
+        checkFlags(flags);
+        return transferSingle(fd, src, offset, flags, true, asked);
+    }
+
+    /**
+     * One buffer without flags, the common small request, as {@link #transfer} would do it but without the arrays
+     * (the vector and the counts) it builds per call (issue 24); with flags, by transfer.
+     */
+    private static long transferSingle(int fd, ByteBuffer buffer, long offset, int flags, boolean writing,
+                                       long[] asked) {
+        if ((flags & (DONTCACHE | DSYNC | AIO)) != 0) {
+            return transfer(fd, new ByteBuffer[] {buffer}, offset, flags, writing, asked);
+        }
+        if (!buffer.isDirect()) throw new IllegalArgumentException("native I/O needs direct buffers");
+        if (asked != null && asked.length < ASKED_FIELDS) return -EINVAL;
+        long n;
+        try {
+            long length = buffer.remaining();
+            if (offset < 0) n = -EINVAL;
+            else if (length == 0) n = 0;
+            else if (offset > Long.MAX_VALUE - length) n = writing ? -EFBIG : -EOVERFLOW;
+            else n = transferOne(fd, address(buffer), length, offset, flags, writing);
+        } finally {
+            Reference.reachabilityFence(buffer); // the kernel used its memory by raw address
+        }
+        if (asked != null) java.util.Arrays.fill(asked, 0, ASKED_FIELDS, 0); // nothing counted without flags
+        if (n > 0) buffer.position(buffer.position() + (int) n);
+        return n;
     }
 
     /**
