@@ -20,6 +20,7 @@
 #   jmh/dontcache-disk-reads.sh, dontcache-nbd-reads.sh, trace-whole-requests.sh, direct-sparse-writes.sh and
 #   disk-inflight.sh output: printed as it is
 #   jmh/block-status.sh output: per server, BLOCK_STATUS seconds, descriptors, RSS and nbdcopy seconds
+#   compare-tls.sh jit.csv: the TLS server's CPU and its JIT compilers' part; jmh/checksum.sh output: as it is
 # copy.csv rows also get issue 12's target C3: file-file pagewise copy at most 0.7x nbdcopy.
 # Rules: "paired" is the median over rounds of row / reference timed in the same round. A time target is met
 # only when both the ratio of the medians and the median paired ratio are <= 1.00; a residency target only when
@@ -89,7 +90,8 @@ def servers(path, rows):
             text = f"at most {most:.2f} % left; " + text
         print(f"| {label} | {text} | {verdict(ok)} |")
 
-    peers = [c for t, c in runs if t == "read" and not c.startswith("pagewise-")]
+    # Peers are NBD servers: fio alone (the disk's limit) is compared with below, not raced against.
+    peers = [c for t, c in runs if t == "read" and not c.startswith(("pagewise-", "fio-"))]
     fastest = min(peers, key=lambda c: median(times("read", c))) if peers else "a peer"
     print(f"\n{path}: targets (a time is met only when ratio of medians and paired median are both <= 1)")
     print("| target | measured | verdict |")
@@ -455,6 +457,14 @@ for path in paths:
         copies(path, list(csv.DictReader(text.splitlines())))
     elif header.startswith("round,size,pause_s,warm_reads,config,seconds"):
         tls(path, list(csv.DictReader(text.splitlines())))
+    elif header.startswith("round,server_cpu_s,jit_cpu_s"):
+        rows = list(csv.DictReader(text.splitlines()))
+        cpu = median(float(r["server_cpu_s"]) for r in rows)
+        jit = median(float(r["jit_cpu_s"]) for r in rows)
+        print(f"\n{path}: the pagewise TLS server's CPU from its start to the end of the timed read, median of "
+              f"{len(rows)}: {cpu:.2f} s, of which its JIT compiler threads {jit:.2f} s ({jit / cpu * 100:.0f} %)")
+    elif "median ratio pagewise / blksum" in text:
+        print(f"\n{path}: pagewise checksum against blksum (jmh/checksum.sh)\n{text.rstrip()}")
     elif header.startswith("round,size,method,load1,"):
         ffm_rounds(path, list(csv.DictReader(text.splitlines())))
     elif header.startswith("round,threads,op,buffer,api,"):
