@@ -1,17 +1,13 @@
 package io.pagewise.cli;
 
-import io.pagewise.AccessHint;
 import io.pagewise.Native;
 import io.pagewise.PageCache;
 import io.pagewise.Residency;
 import io.pagewise.StorageFile;
 import io.pagewise.backup.DirtyBitmap;
-import io.pagewise.backup.DirtyBitmapFilter;
 import io.pagewise.device.BlockDevice;
 import io.pagewise.devices.FileDevice;
-import io.pagewise.devices.ImageFormat;
 import io.pagewise.devices.NbdDevice;
-import io.pagewise.filters.Filters;
 import io.pagewise.filters.ReadOnlyFilter;
 import io.pagewise.nbd.server.DirectoryExports;
 import io.pagewise.nbd.server.ExportEntry;
@@ -33,7 +29,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
-import java.util.Optional;
 import java.util.stream.Stream;
 
 /** One run of the command: the exports, the server, and everything removed at exit. */
@@ -67,9 +62,8 @@ final class Serving {
     /** Set by {@link #finish()} when the closing flush or close failed: the exit status is then not 0. */
     private volatile boolean notFlushed;
     private javax.net.ssl.SSLContext tlsContext;
-    /** The --bitmap bitmaps, open, and their files, for the announcement. */
-    private final List<DirtyBitmap> bitmaps = new ArrayList<>();
-    private final List<Path> bitmapFiles = new ArrayList<>();
+    /** Opens the FILEs, their bitmaps and filters, and --dir's files. */
+    private final ServeDevices devices;
 
     Serving(ServeCommand.Options options, PrintStream out, PrintStream err) {
         this.options = options;
@@ -77,6 +71,7 @@ final class Serving {
         this.err = err;
         this.logger = options.journal ? new SeverityLogger(PREFIX, err, options.verbose)
                 : new StderrLogger(PREFIX, err, options.verbose);
+        this.devices = new ServeDevices(options, logger);
     }
 
     /** {@return the logger messages of this run go to}, for ServeCommand's last word on a failure */
@@ -102,8 +97,8 @@ final class Serving {
             if (options.upstream != null) {
                 // Up to 4 connections to the upstream server, when it allows multi-conn.
                 BlockDevice upstream = NbdDevice.connect(options.upstream, 4);
-                proxied = withBitmaps(options.readOnly ? new ReadOnlyFilter(upstream) : upstream, null);
-                proxied = filtered(proxied); // when it fails, finish() closes what proxied holds
+                proxied = devices.withBitmaps(options.readOnly ? new ReadOnlyFilter(upstream) : upstream, null);
+                proxied = devices.filtered(proxied); // when it fails, finish() closes what proxied holds
                 builder.export(options.exportName, options.description, proxied);
             } else {
                 openFiles(builder);
@@ -140,49 +135,6 @@ final class Serving {
     }
 
     /**
-     * The --bitmap filters over a FILE's device (or the proxied one: image null), the innermost layer, so that every
-     * write through any --filter is recorded. When one cannot be opened, base is closed, with (and by) the bitmaps
-     * already over it, which are saved.
-     */
-    private BlockDevice withBitmaps(BlockDevice base, Path image) throws IOException {
-        BlockDevice device = base;
-        for (ServeCommand.BitmapSpec spec : options.bitmaps) {
-            Path bitmapFile = spec.fileFor(image);
-            DirtyBitmap bitmap;
-            try {
-                bitmap = DirtyBitmap.open(bitmapFile, spec.name(), image, device.size(), spec.granularity());
-            } catch (IOException | IllegalArgumentException e) {
-                closeAfterFailure(device, e);
-                throw new IOException("--bitmap=" + spec.name() + ": " + e.getMessage(), e);
-            }
-            try {
-                if (options.bitmapClear) bitmap.clear();
-                device = new DirtyBitmapFilter(device, bitmap);
-            } catch (IOException | RuntimeException e) {
-                closeAfterFailure(bitmap, e);
-                closeAfterFailure(device, e);
-                throw e;
-            }
-            bitmaps.add(bitmap);
-            bitmapFiles.add(bitmapFile);
-        }
-        return device;
-    }
-
-    /**
-     * The --filter stack over the device, so that closing what is served at exit closes the filters and the device.
-     * A filter that refuses its parameters is a usage mistake; the device is closed (by finish) and nothing served.
-     */
-    private BlockDevice filtered(BlockDevice base) throws IOException {
-        if (options.filters.isEmpty()) return base;
-        try {
-            return Filters.apply(base, options.filters);
-        } catch (IllegalArgumentException e) {
-            throw new FilterSpecException("--filter: " + e.getMessage());
-        }
-    }
-
-    /**
      * A mistake found once serving began (a --filter's parameters, a container FILE without --force-raw, listen
      * options under socket activation): exit status 2, as for any other usage mistake.
      */
@@ -205,7 +157,7 @@ final class Serving {
      */
     private void openFiles(NbdServer.Builder builder) throws IOException {
         for (ServeCommand.FileOperand f : options.files) {
-            if (Files.exists(f.path())) refuseContainer(f.path());
+            if (Files.exists(f.path())) devices.refuseContainer(f.path());
         }
         if (options.files.isEmpty() && options.dir == null) {
             Path dir = Files.createTempDirectory("pagewise-demo-");
@@ -218,7 +170,7 @@ final class Serving {
             open(options.exportName, demo);
         }
         for (ServeCommand.FileOperand f : options.files) {
-            prepareFile(f.path());
+            devices.prepareFile(f.path());
             open(f.name(), f.path());
         }
         boolean lone = served.size() == 1 && options.dir == null;
@@ -228,116 +180,23 @@ final class Serving {
         }
         if (options.dir != null) {
             try {
-                directory = DirectoryExports.of(options.dir, this::openFromDirectory);
+                directory = DirectoryExports.of(options.dir, devices::openFromDirectory);
             } catch (IOException e) {
                 throw new IOException("--dir=" + options.dir + ": " + (e instanceof java.nio.file.NoSuchFileException
                         ? "no such directory" : "not a directory"), e);
             }
-            builder.exports(options.forceRaw ? directory : new WithoutContainers(directory));
+            builder.exports(options.forceRaw ? directory : new ServeDevices.WithoutContainers(directory));
         }
     }
 
     private void open(String name, Path file) throws IOException {
-        FileDevice export = openFile(file);
-        BlockDevice device = withBitmaps(export, file);
+        FileDevice export = devices.openFile(file);
+        BlockDevice device = devices.withBitmaps(export, file);
         try {
-            served.add(new Served(name, file, export, filtered(device)));
+            served.add(new Served(name, file, export, devices.filtered(device)));
         } catch (IOException | RuntimeException e) {
-            closeAfterFailure(device, e); // the bitmaps (saved) and the file under them
+            ServeDevices.closeAfterFailure(device, e); // the bitmaps (saved) and the file under them
             throw e;
-        }
-    }
-
-    /** Closes what was opened before a failure, keeping a failure to close as suppressed. */
-    private static void closeAfterFailure(java.io.Closeable opened, Exception failure) {
-        try {
-            opened.close();
-        } catch (IOException | RuntimeException e) {
-            failure.addSuppressed(e);
-        }
-    }
-
-    /** A FILE with --cache, --hint and -r. */
-    private FileDevice openFile(Path file) throws IOException {
-        FileDevice export = options.readOnly ? FileDevice.open(file, options.cache, StandardOpenOption.READ)
-                : FileDevice.open(file, options.cache, StandardOpenOption.READ, StandardOpenOption.WRITE);
-        if (options.hint != AccessHint.NORMAL) export.file().advise(options.hint);
-        return export;
-    }
-
-    /**
-     * A file of --dir that a client asked for, opened as the FILEs are; a container is refused to the client (and
-     * logged by the server) unless --force-raw.
-     */
-    private BlockDevice openFromDirectory(Path file) throws IOException {
-        Optional<ImageFormat> format = ImageFormat.detect(file);
-        if (format.isPresent()) {
-            String warning = format.get().warning(file);
-            if (!options.forceRaw) {
-                // The client is told why in the error reply; the operator learns it here.
-                logger.log(System.Logger.Level.WARNING, "a client asked for " + warning + "; not served without --force-raw");
-                throw new IOException(warning + "; not served without --force-raw");
-            }
-            logger.log(System.Logger.Level.WARNING, warning);
-        }
-        FileDevice export = openFile(file);
-        try {
-            return filtered(export);
-        } catch (IOException e) {
-            export.close();
-            throw e;
-        }
-    }
-
-    /**
-     * --dir's exports without the container images, which are not served without --force-raw: so that clients that
-     * list the exports (nbdinfo --list asks each for its size) are not shown what they cannot have.
-     */
-    private static final class WithoutContainers implements io.pagewise.nbd.server.ExportSource {
-        private final DirectoryExports directory;
-
-        WithoutContainers(DirectoryExports directory) {
-            this.directory = directory;
-        }
-
-        @Override
-        public List<Listing> list() throws IOException {
-            List<Listing> listings = new ArrayList<>();
-            for (Listing listing : directory.list()) {
-                try {
-                    if (ImageFormat.detect(directory.directory().resolve(listing.name())).isPresent()) continue;
-                } catch (IOException e) {
-                    // listed: asking for it will tell the client what is wrong
-                }
-                listings.add(listing);
-            }
-            return listings;
-        }
-
-        @Override
-        public ExportEntry find(String name) throws IOException {
-            return directory.find(name);
-        }
-    }
-
-    /** A FILE that starts with a container's signature: refused, or with --force-raw a warning. */
-    private void refuseContainer(Path file) throws IOException {
-        Optional<ImageFormat> format = ImageFormat.detect(file);
-        if (format.isEmpty()) return;
-        if (!options.forceRaw) {
-            throw new UsageProblem("refusing " + format.get().warning(file) + "; --force-raw serves it raw anyway");
-        }
-        logger.log(System.Logger.Level.WARNING, format.get().warning(file));
-    }
-
-    private void prepareFile(Path file) throws IOException {
-        if (options.create != null) {
-            try (StorageFile f = StorageFile.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE,
-                    StandardOpenOption.CREATE)) {
-                if (f.size() < options.create) f.resize(options.create);
-            }
-        } else if (!Files.exists(file)) {
-            throw new IOException(file + ": no such file (use --create=SIZE to make one)");
         }
     }
 
@@ -456,10 +315,10 @@ final class Serving {
                 out.println("pagewise: a client that gives no export name gets '" + options.defaultExport + "'");
             }
         }
-        for (int i = 0; i < bitmaps.size(); i++) {
-            DirtyBitmap b = bitmaps.get(i);
+        for (int i = 0; i < devices.bitmaps().size(); i++) {
+            DirtyBitmap b = devices.bitmaps().get(i);
             out.println("pagewise: dirty bitmap " + b.name() + " (qemu:dirty-bitmap:" + b.name() + ") in "
-                    + bitmapFiles.get(i) + ": generation " + b.generation() + ", granularity " + Main.bytes(b.granularity())
+                    + devices.bitmapFiles().get(i) + ": generation " + b.generation() + ", granularity " + Main.bytes(b.granularity())
                     + (b.isValid() ? "" : ", INVALID (the image changed unrecorded): it reports everything changed until"
                     + " --bitmap-clear"));
         }

@@ -1,0 +1,154 @@
+package io.pagewise.cli;
+
+import io.pagewise.AccessHint;
+import io.pagewise.nbd.TlsMode;
+import io.pagewise.nbd.server.NbdServer;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/** Parsers of serve's option values; mistakes are {@link UsageException}s naming the option and the value. */
+final class ServeArguments {
+    private ServeArguments() {}
+
+    /**
+     * A --bitmap: its name, its file (null for the default, FILE.NAME.bitmap beside the image) and granularity.
+     *
+     * @param name        the bitmap's name, as in qemu:dirty-bitmap:NAME
+     * @param file        the bitmap file, or null for the default
+     * @param granularity bytes per bit
+     */
+    record BitmapSpec(String name, Path file, long granularity) {
+        /** {@return the bitmap file: the one given, else IMAGE.NAME.bitmap beside the image} */
+        Path fileFor(Path image) {
+            return file != null ? file : image.resolveSibling(image.getFileName() + "." + name + ".bitmap");
+        }
+    }
+
+    /** Parses NAME[:file=PATH,granularity=SIZE]. */
+    static BitmapSpec bitmap(String option, String value) throws UsageException {
+        int colon = value.indexOf(':');
+        String name = colon < 0 ? value : value.substring(0, colon);
+        if (name.isEmpty()) throw new UsageException(Arguments.shown(option, value) + ": the bitmap needs a NAME");
+        if (name.getBytes(StandardCharsets.UTF_8).length > 1024) {
+            throw new UsageException(Arguments.shown(option, value) + ": the bitmap name is over 1024 bytes");
+        }
+        Path file = null;
+        long granularity = io.pagewise.backup.DirtyBitmap.DEFAULT_GRANULARITY;
+        if (colon >= 0) {
+            for (String parameter : value.substring(colon + 1).split(",", -1)) {
+                int equals = parameter.indexOf('=');
+                String key = equals < 0 ? parameter : parameter.substring(0, equals);
+                String given = equals < 0 ? "" : parameter.substring(equals + 1);
+                if (key.equals("file") && !given.isEmpty()) {
+                    file = Path.of(given);
+                } else if (key.equals("granularity") && !given.isEmpty()) {
+                    granularity = Arguments.size(option + " granularity", given);
+                    if (granularity < 512 || granularity > (1L << 30) || Long.bitCount(granularity) != 1) {
+                        throw new UsageException(Arguments.shown(option, value) + ": granularity " + given
+                                + " is not a power of two from 512 to 1G");
+                    }
+                } else {
+                    throw new UsageException(Arguments.shown(option, value) + ": '" + parameter
+                            + "' is not file=PATH or granularity=SIZE");
+                }
+            }
+        }
+        return new BitmapSpec(name, file, granularity);
+    }
+
+    static boolean logDestination(String name, String value) throws UsageException {
+        switch (value) {
+            case "stderr": return false;
+            case "journal": return true;
+            case "syslog": throw new UsageException(Arguments.shown(name, value) + ": not offered (pagewise does not"
+                    + " write to syslog(3) or /dev/log); under systemd use " + Arguments.shown(name, "journal")
+                    + ", which journald reads from stderr with each line's severity");
+            default: throw new UsageException(Arguments.shown(name, value) + ": expected stderr or journal");
+        }
+    }
+
+    static java.net.InetSocketAddress metrics(String name, String value) throws UsageException {
+        try {
+            return MetricsEndpoint.parseAddress(value);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(e.getMessage().replace("--metrics=", name + "="));
+        }
+    }
+
+    /** Comma-separated values, none empty. */
+    static List<String> list(String name, String value) throws UsageException {
+        List<String> values = new ArrayList<>();
+        for (String part : value.split(",", -1)) {
+            if (part.trim().isEmpty()) throw new UsageException(Arguments.shown(name, value) + ": an empty entry in the list");
+            values.add(part.trim());
+        }
+        return values;
+    }
+
+    static List<String> allowed(String name, String value) throws UsageException {
+        List<String> cidrs = list(name, value);
+        for (String cidr : cidrs) {
+            try {
+                NbdServer.builder().allow(cidr);
+            } catch (IllegalArgumentException e) {
+                throw new UsageException(Arguments.shown(name, value) + ": " + e.getMessage());
+            }
+        }
+        return cidrs;
+    }
+
+    static List<String> allowedUsers(String name, String value) throws UsageException {
+        List<String> users = list(name, value);
+        for (String user : users) {
+            try {
+                NbdServer.builder().allowUsers(user);
+            } catch (IllegalArgumentException e) {
+                throw new UsageException(Arguments.shown(name, value) + ": " + e.getMessage());
+            }
+        }
+        return users;
+    }
+
+    static AccessHint hint(String name, String value) throws UsageException {
+        switch (value.toLowerCase(Locale.ROOT)) {
+            case "normal": return AccessHint.NORMAL;
+            case "sequential": return AccessHint.SEQUENTIAL;
+            case "random": return AccessHint.RANDOM;
+            default: throw new UsageException(Arguments.shown(name, value) + ": expected normal, sequential or random");
+        }
+    }
+
+    static TlsMode tlsMode(String name, String value) throws UsageException {
+        switch (value) {
+            case "off": return TlsMode.OFF;
+            case "on": return TlsMode.ON;
+            case "require": return TlsMode.REQUIRE;
+            default: throw new UsageException(Arguments.shown(name, value) + ": expected off, on or require");
+        }
+    }
+
+    static String nonEmpty(String name, String value) throws UsageException {
+        if (value.isEmpty()) throw new UsageException(name + " needs a value");
+        return value;
+    }
+
+    static InetAddress address(String name, String value) throws UsageException {
+        try {
+            return InetAddress.getByName(value);
+        } catch (UnknownHostException e) {
+            throw new UsageException(name + "=" + value + ": unknown host or address");
+        }
+    }
+
+    /** NBD strings (export names, descriptions) are at most 4096 bytes of UTF-8. */
+    static String nbdString(String name, String value) throws UsageException {
+        int bytes = value.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > 4096) throw new UsageException(name + " is " + bytes + " bytes long; NBD allows at most 4096");
+        return value;
+    }
+}

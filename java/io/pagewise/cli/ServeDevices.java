@@ -1,0 +1,183 @@
+package io.pagewise.cli;
+
+import io.pagewise.AccessHint;
+import io.pagewise.StorageFile;
+import io.pagewise.backup.DirtyBitmap;
+import io.pagewise.backup.DirtyBitmapFilter;
+import io.pagewise.device.BlockDevice;
+import io.pagewise.devices.FileDevice;
+import io.pagewise.devices.ImageFormat;
+import io.pagewise.filters.Filters;
+import io.pagewise.nbd.server.DirectoryExports;
+import io.pagewise.nbd.server.ExportEntry;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * How serve opens what it serves: a FILE with --cache, --hint and -r, under its --bitmap filters (innermost) and its
+ * --filter stack; the files of --dir as clients ask for them; and the container images it refuses without
+ * --force-raw.
+ */
+final class ServeDevices {
+    private final ServeCommand.Options options;
+    private final System.Logger logger;
+    /** The --bitmap bitmaps, open, and their files, for the announcement. */
+    private final List<DirtyBitmap> bitmaps = new ArrayList<>();
+    private final List<Path> bitmapFiles = new ArrayList<>();
+
+    ServeDevices(ServeCommand.Options options, System.Logger logger) {
+        this.options = options;
+        this.logger = logger;
+    }
+
+    /** {@return the bitmaps opened so far} */
+    List<DirtyBitmap> bitmaps() {
+        return bitmaps;
+    }
+
+    /** {@return the files of the bitmaps opened so far, in the same order} */
+    List<Path> bitmapFiles() {
+        return bitmapFiles;
+    }
+
+    /**
+     * The --bitmap filters over a FILE's device (or the proxied one: image null), the innermost layer, so that every
+     * write through any --filter is recorded. When one cannot be opened, base is closed, with (and by) the bitmaps
+     * already over it, which are saved.
+     */
+    BlockDevice withBitmaps(BlockDevice base, Path image) throws IOException {
+        BlockDevice device = base;
+        for (ServeArguments.BitmapSpec spec : options.bitmaps) {
+            Path bitmapFile = spec.fileFor(image);
+            DirtyBitmap bitmap;
+            try {
+                bitmap = DirtyBitmap.open(bitmapFile, spec.name(), image, device.size(), spec.granularity());
+            } catch (IOException | IllegalArgumentException e) {
+                closeAfterFailure(device, e);
+                throw new IOException("--bitmap=" + spec.name() + ": " + e.getMessage(), e);
+            }
+            try {
+                if (options.bitmapClear) bitmap.clear();
+                device = new DirtyBitmapFilter(device, bitmap);
+            } catch (IOException | RuntimeException e) {
+                closeAfterFailure(bitmap, e);
+                closeAfterFailure(device, e);
+                throw e;
+            }
+            bitmaps.add(bitmap);
+            bitmapFiles.add(bitmapFile);
+        }
+        return device;
+    }
+
+    /**
+     * The --filter stack over the device, so that closing what is served at exit closes the filters and the device.
+     * A filter that refuses its parameters is a usage mistake; the device is closed (by finish) and nothing served.
+     */
+    BlockDevice filtered(BlockDevice base) throws IOException {
+        if (options.filters.isEmpty()) return base;
+        try {
+            return Filters.apply(base, options.filters);
+        } catch (IllegalArgumentException e) {
+            throw new Serving.FilterSpecException("--filter: " + e.getMessage());
+        }
+    }
+
+    /** Closes what was opened before a failure, keeping a failure to close as suppressed. */
+    static void closeAfterFailure(java.io.Closeable opened, Exception failure) {
+        try {
+            opened.close();
+        } catch (IOException | RuntimeException e) {
+            failure.addSuppressed(e);
+        }
+    }
+
+    /** A FILE with --cache, --hint and -r. */
+    FileDevice openFile(Path file) throws IOException {
+        FileDevice export = options.readOnly ? FileDevice.open(file, options.cache, StandardOpenOption.READ)
+                : FileDevice.open(file, options.cache, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        if (options.hint != AccessHint.NORMAL) export.file().advise(options.hint);
+        return export;
+    }
+
+    /**
+     * A file of --dir that a client asked for, opened as the FILEs are; a container is refused to the client (and
+     * logged by the server) unless --force-raw.
+     */
+    BlockDevice openFromDirectory(Path file) throws IOException {
+        Optional<ImageFormat> format = ImageFormat.detect(file);
+        if (format.isPresent()) {
+            String warning = format.get().warning(file);
+            if (!options.forceRaw) {
+                // The client is told why in the error reply; the operator learns it here.
+                logger.log(System.Logger.Level.WARNING, "a client asked for " + warning + "; not served without --force-raw");
+                throw new IOException(warning + "; not served without --force-raw");
+            }
+            logger.log(System.Logger.Level.WARNING, warning);
+        }
+        FileDevice export = openFile(file);
+        try {
+            return filtered(export);
+        } catch (IOException e) {
+            export.close();
+            throw e;
+        }
+    }
+
+    /**
+     * --dir's exports without the container images, which are not served without --force-raw: so that clients that
+     * list the exports (nbdinfo --list asks each for its size) are not shown what they cannot have.
+     */
+    static final class WithoutContainers implements io.pagewise.nbd.server.ExportSource {
+        private final DirectoryExports directory;
+
+        WithoutContainers(DirectoryExports directory) {
+            this.directory = directory;
+        }
+
+        @Override
+        public List<Listing> list() throws IOException {
+            List<Listing> listings = new ArrayList<>();
+            for (Listing listing : directory.list()) {
+                try {
+                    if (ImageFormat.detect(directory.directory().resolve(listing.name())).isPresent()) continue;
+                } catch (IOException e) {
+                    // listed: asking for it will tell the client what is wrong
+                }
+                listings.add(listing);
+            }
+            return listings;
+        }
+
+        @Override
+        public ExportEntry find(String name) throws IOException {
+            return directory.find(name);
+        }
+    }
+
+    /** A FILE that starts with a container's signature: refused, or with --force-raw a warning. */
+    void refuseContainer(Path file) throws IOException {
+        Optional<ImageFormat> format = ImageFormat.detect(file);
+        if (format.isEmpty()) return;
+        if (!options.forceRaw) {
+            throw new Serving.UsageProblem("refusing " + format.get().warning(file) + "; --force-raw serves it raw anyway");
+        }
+        logger.log(System.Logger.Level.WARNING, format.get().warning(file));
+    }
+
+    void prepareFile(Path file) throws IOException {
+        if (options.create != null) {
+            try (StorageFile f = StorageFile.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE,
+                    StandardOpenOption.CREATE)) {
+                if (f.size() < options.create) f.resize(options.create);
+            }
+        } else if (!Files.exists(file)) {
+            throw new IOException(file + ": no such file (use --create=SIZE to make one)");
+        }
+    }
+}
