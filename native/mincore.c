@@ -148,6 +148,23 @@ residentBitmap0(JNIEnv *env, jclass cls, jint fd, jlong offset, jlong length, jb
     return rc;
 }
 
+/* One cachestat(2) of [offset, offset + length) into *stat (len 0: to the end of the file), counted; 0, -ENOSYS
+ * where the kernel (or this architecture's build) has none, or -errno. */
+static int
+cachestat_range(jint fd, jlong offset, jlong length, struct pw_cachestat *stat)
+{
+#ifdef __NR_cachestat
+    struct pw_cachestat_range range = { (uint64_t) offset, (uint64_t) length };
+    long rc;
+    atomic_fetch_add(&cachestat_calls, 1);
+    PW_RETRY(rc, syscall(__NR_cachestat, fd, &range, stat, 0));
+    return rc < 0 ? -errno : 0;
+#else
+    (void) fd; (void) offset; (void) length; (void) stat;
+    return -ENOSYS;
+#endif
+}
+
 /* Counts the cached pages of [offset, offset + length) with one cachestat(2); -ENOSYS where the kernel (or this
  * architecture's build) has none, -EPERM where a kernel refuses it for a file the caller cannot write. */
 static jlong
@@ -158,17 +175,9 @@ cachedPages0(JNIEnv *env, jclass cls, jint fd, jlong offset, jlong length)
         return -EINVAL;
     if (length == 0) /* cachestat reads len 0 as "to the end of the file" */
         return 0;
-#ifdef __NR_cachestat
-    struct pw_cachestat_range range = { (uint64_t) offset, (uint64_t) length };
     struct pw_cachestat stat = { 0 };
-    long rc;
-    atomic_fetch_add(&cachestat_calls, 1);
-    PW_RETRY(rc, syscall(__NR_cachestat, fd, &range, &stat, 0));
-    return rc < 0 ? -errno : (jlong) stat.nr_cache;
-#else
-    (void) fd;
-    return -ENOSYS;
-#endif
+    int rc = cachestat_range(fd, offset, length, &stat);
+    return rc < 0 ? rc : (jlong) stat.nr_cache;
 }
 
 /* Fills out[0..5) with the page-cache state of [offset, offset + length) from one cachestat(2): cached, dirty, under
@@ -179,23 +188,15 @@ cacheStat0(JNIEnv *env, jclass cls, jint fd, jlong offset, jlong length, jlongAr
     (void) cls;
     if (offset < 0 || length < 0 || out == NULL || (*env)->GetArrayLength(env, out) < 5)
         return -EINVAL;
-#ifdef __NR_cachestat
     /* Here len 0 is wanted: "to the end of the file", however long it has grown. */
-    struct pw_cachestat_range range = { (uint64_t) offset, (uint64_t) length };
     struct pw_cachestat stat = { 0 };
-    long rc;
-    atomic_fetch_add(&cachestat_calls, 1);
-    PW_RETRY(rc, syscall(__NR_cachestat, fd, &range, &stat, 0));
+    int rc = cachestat_range(fd, offset, length, &stat);
     if (rc < 0)
-        return -errno;
+        return rc;
     jlong values[5] = { (jlong) stat.nr_cache, (jlong) stat.nr_dirty, (jlong) stat.nr_writeback,
                         (jlong) stat.nr_evicted, (jlong) stat.nr_recently_evicted };
     (*env)->SetLongArrayRegion(env, out, 0, 5, values);
     return 0;
-#else
-    (void) env; (void) fd;
-    return -ENOSYS;
-#endif
 }
 
 /* out[0] = mincore calls, out[1] = cachestat calls made by this library since it loaded. */

@@ -85,13 +85,9 @@ public final class Mincore {
     private static long cachedPages0(int fd, long offset, long length) {
         if (offset < 0 || length < 0) return -EINVAL;
         if (length == 0) return 0; // cachestat reads len 0 as "to the end of the file"
-        MemorySegment out = Ffm.scratch().out; // struct cachestat_range (16 bytes), then struct cachestat (40)
-        out.set(JAVA_LONG, 0, offset);
-        out.set(JAVA_LONG, 8, length);
-        out.asSlice(16, 40).fill((byte) 0);
-        CACHESTAT_CALLS.incrementAndGet();
-        long rc = Ffm.syscall(Ffm.ARCH.cachestat, fd, out.address(), out.address() + 16, 0, 0, 0);
-        return rc < 0 ? rc : out.get(JAVA_LONG, 16); // nr_cache
+        MemorySegment scratch = Ffm.scratch().out;
+        long rc = cachestat(fd, offset, length, scratch);
+        return rc < 0 ? rc : scratch.get(JAVA_LONG, 16); // nr_cache
     }
 
     /**
@@ -102,15 +98,23 @@ public final class Mincore {
     static int cacheStat(int fd, long offset, long length, long[] out) {
         if (out.length < 5) throw new IllegalArgumentException("cachestat fills 5 fields");
         if (offset < 0 || length < 0) return -EINVAL;
-        MemorySegment scratch = Ffm.scratch().out; // struct cachestat_range (16 bytes), then struct cachestat (40)
+        MemorySegment scratch = Ffm.scratch().out;
+        long rc = cachestat(fd, offset, length, scratch);
+        if (rc < 0) return (int) rc;
+        for (int i = 0; i < 5; i++) out[i] = scratch.get(JAVA_LONG, 16 + 8L * i);
+        return 0;
+    }
+
+    /**
+     * One cachestat call, counted: struct cachestat_range at scratch offset 0 (16 bytes), the struct cachestat it
+     * fills at offset 16 (40 bytes); @return 0 or -errno
+     */
+    private static long cachestat(int fd, long offset, long length, MemorySegment scratch) {
         scratch.set(JAVA_LONG, 0, offset);
         scratch.set(JAVA_LONG, 8, length);
         scratch.asSlice(16, 40).fill((byte) 0);
         CACHESTAT_CALLS.incrementAndGet();
-        long rc = Ffm.syscall(Ffm.ARCH.cachestat, fd, scratch.address(), scratch.address() + 16, 0, 0, 0);
-        if (rc < 0) return (int) rc;
-        for (int i = 0; i < 5; i++) out[i] = scratch.get(JAVA_LONG, 16 + 8L * i);
-        return 0;
+        return Ffm.syscall(Ffm.ARCH.cachestat, fd, scratch.address(), scratch.address() + 16, 0, 0, 0);
     }
 
         /** Sets bit i (byte i/8, bit i%8) of out when page i of the range is resident; @return 0 or -errno */
