@@ -91,27 +91,25 @@ final class ServeArguments {
     }
 
     static List<String> allowed(String name, String value) throws UsageException {
-        List<String> cidrs = list(name, value);
-        for (String cidr : cidrs) {
-            try {
-                NbdServer.builder().allow(cidr);
-            } catch (IllegalArgumentException e) {
-                throw new UsageException(Arguments.shown(name, value) + ": " + e.getMessage());
-            }
-        }
-        return cidrs;
+        return checkedList(name, value, cidr -> NbdServer.builder().allow(cidr));
     }
 
     static List<String> allowedUsers(String name, String value) throws UsageException {
-        List<String> users = list(name, value);
-        for (String user : users) {
+        return checkedList(name, value, user -> NbdServer.builder().allowUsers(user));
+    }
+
+    /** A list whose entries the server's builder checks, its IllegalArgumentException a usage mistake. */
+    private static List<String> checkedList(String name, String value, java.util.function.Consumer<String> check)
+            throws UsageException {
+        List<String> entries = list(name, value);
+        for (String entry : entries) {
             try {
-                NbdServer.builder().allowUsers(user);
+                check.accept(entry);
             } catch (IllegalArgumentException e) {
                 throw new UsageException(Arguments.shown(name, value) + ": " + e.getMessage());
             }
         }
-        return users;
+        return entries;
     }
 
     static AccessHint hint(String name, String value) throws UsageException {

@@ -1,5 +1,6 @@
 package io.pagewise.copy;
 
+import io.pagewise.internal.Buffers;
 import java.nio.ByteBuffer;
 import java.security.MessageDigest;
 import java.util.HashMap;
@@ -130,22 +131,10 @@ public final class Accumulator {
 
     /** The digest of one whole block (or the short last one); a full block of zeros is not hashed again. */
     private byte[] digestOf(ByteBuffer block) {
-        if (block.remaining() == blockSize && isZero(block)) return zeroBlock;
+        if (block.remaining() == blockSize && Buffers.isZero(block, block.position(), block.limit())) return zeroBlock;
         MessageDigest digest = inner.get();
         digest.update(block);
         return digest.digest();
-    }
-
-    private static boolean isZero(ByteBuffer block) {
-        int i = block.position();
-        int end = block.limit();
-        for (; i + 8 <= end; i += 8) {
-            if (block.getLong(i) != 0) return false;
-        }
-        for (; i < end; i++) {
-            if (block.get(i) != 0) return false;
-        }
-        return true;
     }
 
     private void addPart(long block, int at, ByteBuffer piece, int blockLength) {

@@ -5,6 +5,7 @@ import io.pagewise.device.BlockDevice;
 import io.pagewise.device.ChangeTracker;
 import io.pagewise.device.ZeroFlag;
 import io.pagewise.internal.BufferPool;
+import io.pagewise.internal.Buffers;
 import io.pagewise.internal.Uninterruptibly;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -399,7 +400,7 @@ public final class Copier {
             int at = 0;
             while (at < length) {
                 int blockEnd = (int) Math.min(length, (offset + at) / sparseBlock * sparseBlock + sparseBlock - offset);
-                boolean zero = blockEnd - at == sparseBlock && isZero(at, blockEnd);
+                boolean zero = blockEnd - at == sparseBlock && Buffers.isZero(buffer, at, blockEnd);
                 if (at > runStart && zero != runIsZero) {
                     flushRun(offset, runStart, at, runIsZero);
                     runStart = at;
@@ -432,17 +433,6 @@ public final class Copier {
                 destination.write(slice, at, false);
                 at += n;
             }
-        }
-
-        private boolean isZero(int from, int to) {
-            int i = from;
-            for (; i + 8 <= to; i += 8) {
-                if (buffer.getLong(i) != 0) return false;
-            }
-            for (; i < to; i++) {
-                if (buffer.get(i) != 0) return false;
-            }
-            return true;
         }
 
         private void write(long offset, int from, int to) throws IOException {

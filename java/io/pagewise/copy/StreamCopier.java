@@ -4,6 +4,7 @@ import io.pagewise.Extent;
 import io.pagewise.StorageFile;
 import io.pagewise.device.BlockDevice;
 import io.pagewise.internal.BufferPool;
+import io.pagewise.internal.Buffers;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
@@ -212,7 +213,7 @@ public final class StreamCopier {
         for (int at = 0; at < length; ) {
             int next = sparse == 0 ? length
                     : (int) Math.min(length, (position + at) / sparse * sparse + sparse - position);
-            boolean zero = sparse != 0 && next - at == sparse && isZero(buffer, at, next);
+            boolean zero = sparse != 0 && next - at == sparse && Buffers.isZero(buffer, at, next);
             if (at > runStart && zero != runIsZero) {
                 writeRun(sink, buffer, position, runStart, at, runIsZero);
                 runStart = at;
@@ -243,16 +244,6 @@ public final class StreamCopier {
         }
     }
 
-    private static boolean isZero(ByteBuffer buffer, int from, int to) {
-        int i = from;
-        for (; i + 8 <= to; i += 8) {
-            if (buffer.getLong(i) != 0) return false;
-        }
-        for (; i < to; i++) {
-            if (buffer.get(i) != 0) return false;
-        }
-        return true;
-    }
 
     private int requestSize(BlockDevice source) throws IOException {
         int block = source.minimumBlockSize();

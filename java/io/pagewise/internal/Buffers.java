@@ -13,6 +13,18 @@ public final class Buffers {
         return total;
     }
 
+    /** {@return true when the bytes of buffer from index from to index to (absolute, positions untouched) are all 0} */
+    public static boolean isZero(ByteBuffer buffer, int from, int to) {
+        int i = from;
+        for (; i + 8 <= to; i += 8) {
+            if (buffer.getLong(i) != 0) return false;
+        }
+        for (; i < to; i++) {
+            if (buffer.get(i) != 0) return false;
+        }
+        return true;
+    }
+
     /** {@return true when every buffer is direct} */
     public static boolean allDirect(ByteBuffer[] buffers) {
         for (ByteBuffer buffer : buffers) {
