@@ -16,7 +16,7 @@ public final class NativeRawFile implements RawFile {
     private final Path path;
     private final int fd;
     private final AtomicBoolean closed = new AtomicBoolean();
-    private final IoCounters counters = new IoCounters();
+    private final IoCounters counters;
     private final boolean blockDevice;
     private final boolean cached;
     private final Alignment alignment;
@@ -28,8 +28,9 @@ public final class NativeRawFile implements RawFile {
     private volatile long readaheadBytes;
 
     private NativeRawFile(Path path, int fd, boolean blockDevice, boolean cached, Alignment alignment,
-                          long deviceMajor, long deviceMinor, long fileSystemType) {
+                          long deviceMajor, long deviceMinor, long fileSystemType, IoCounters counters) {
         this.path = path;
+        this.counters = counters;
         this.asyncWritesDurable = !blockDevice && asyncWritesDurable(fileSystemType);
         this.fd = fd;
         this.blockDevice = blockDevice;
@@ -41,7 +42,25 @@ public final class NativeRawFile implements RawFile {
 
     /** @param flags {@link FileDescriptors} open flags */
     public static NativeRawFile open(Path path, int flags) throws IOException {
-        int fd = FileDescriptors.open(path, flags);
+        return open(path, path, flags, new IoCounters());
+    }
+
+    /**
+     * A second descriptor of this same open file (by /proc/self/fd, so a rename or unlink since does not matter),
+     * with other open flags; its errors name this file's path and it counts into this file's {@link #counters()}. The
+     * caller owns and closes it.
+     *
+     * @param flags {@link FileDescriptors} open flags, without CREATE, EXCLUSIVE or TRUNCATE
+     */
+    public NativeRawFile reopen(int flags) throws IOException {
+        if ((flags & (FileDescriptors.CREATE | FileDescriptors.EXCLUSIVE | FileDescriptors.TRUNCATE)) != 0) {
+            throw new IllegalArgumentException("reopen takes no CREATE, EXCLUSIVE or TRUNCATE");
+        }
+        return open(Path.of("/proc/self/fd/" + fd), path, flags, counters);
+    }
+
+    private static NativeRawFile open(Path openAt, Path path, int flags, IoCounters counters) throws IOException {
+        int fd = FileDescriptors.open(openAt, flags);
         if (fd < 0) {
             String operation = (flags & FileDescriptors.DIRECT) != 0 ? "open (O_DIRECT)" : "open";
             if (fd == -Errno.EINVAL && (flags & FileDescriptors.DIRECT) != 0) {
@@ -57,7 +76,8 @@ public final class NativeRawFile implements RawFile {
             long fileSystemType = FileDescriptors.fileSystemType(fd);
             Errno.check(fileSystemType, "fstatfs", path);
             return new NativeRawFile(path, fd, stat[1] == FileDescriptors.TYPE_BLOCK_DEVICE,
-                    stat[1] != FileDescriptors.TYPE_OTHER, alignment(direct, stat), stat[4], stat[5], fileSystemType);
+                    stat[1] != FileDescriptors.TYPE_OTHER, alignment(direct, stat), stat[4], stat[5], fileSystemType,
+                    counters);
         } catch (IOException | RuntimeException e) {
             FileDescriptors.close(fd);
             throw e;

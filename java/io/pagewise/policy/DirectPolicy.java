@@ -67,7 +67,7 @@ final class DirectPolicy implements CachePolicy {
     @Override public int requestAlignment() { return block; }
 
     /** O_DIRECT takes a vector as is only when the offset and every buffer's address and length are aligned. */
-    private boolean aligned(ByteBuffer[] buffers, long offset) {
+    boolean aligned(ByteBuffer[] buffers, long offset) {
         if (offset % block != 0) return false;
         for (ByteBuffer buffer : buffers) {
             if (!buffer.isDirect() || buffer.remaining() % block != 0

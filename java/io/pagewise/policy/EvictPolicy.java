@@ -27,6 +27,8 @@ import java.util.Map;
  * window is dropped once more {@link #RECHECK_WINDOWS} retirements later, for folios still in use the first time.
  *
  * <p>Pages that were cached when the file was opened belong to someone else: they are never dropped.
+ *
+ * <p>Writes of at least 256 KiB in whole pages skip the cache altogether: {@link LargeDirectWrites}.
  */
 final class EvictPolicy implements CachePolicy {
     static final long WINDOW = 2L << 20;
@@ -49,6 +51,8 @@ final class EvictPolicy implements CachePolicy {
     private final int spillWindows;
 
     private final PrecachedPages precached;
+    /** Large aligned writes go to the disk by O_DIRECT, bypassing the cache and this tracker. */
+    private final LargeDirectWrites directWrites;
     /** False for files without page cache (character devices), where there is nothing to evict. */
     private final boolean tracking;
     private final Object lock = new Object();
@@ -67,6 +71,7 @@ final class EvictPolicy implements CachePolicy {
         this.spillWindows = (int) Math.min(64, (file.readaheadBytes() + WINDOW - 1) / WINDOW + 1);
         this.tracking = file.usesPageCache();
         this.precached = tracking ? PrecachedPages.snapshot(file) : PrecachedPages.none();
+        this.directWrites = new LargeDirectWrites(file, precached);
     }
 
     @Override public CacheMode mode() { return CacheMode.EVICT; }
@@ -83,6 +88,7 @@ final class EvictPolicy implements CachePolicy {
     @Override
     public void write(ByteBuffer[] srcs, long offset, boolean fua) throws IOException {
         long length = Buffers.remaining(srcs);
+        if (directWrites.write(srcs, offset, length, fua)) return;
         file.write(srcs, offset, fua ? RawFile.DSYNC : 0);
         touched(offset, length, true);
     }
@@ -97,6 +103,9 @@ final class EvictPolicy implements CachePolicy {
     @Override
     public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
         int length = src.remaining();
+        if (length >= LargeDirectWrites.MIN_LENGTH && directWrites.write(new ByteBuffer[] {src}, offset, length, fua)) {
+            return;
+        }
         file.write(src, offset, fua ? RawFile.DSYNC : 0);
         touched(offset, length, true);
     }
@@ -203,6 +212,7 @@ final class EvictPolicy implements CachePolicy {
     /** Writes back and drops every window still held, including readahead past the last ones and the rechecks. */
     @Override
     public void close() throws IOException {
+        directWrites.close();
         List<Retired> clean = new ArrayList<>();
         List<Long> dirty = new ArrayList<>();
         List<Long> again;

@@ -19,6 +19,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
@@ -111,6 +112,38 @@ class PowerLossTest {
             lazyfs.powerCut();
         }
         lazyfs.assertSurvived(name, expected, BLOCK, mode + ": every other block zeroed, then flush");
+    }
+
+    /**
+     * EVICT and DONTCACHE send writes of 256 KiB and more in whole pages by O_DIRECT through a second descriptor:
+     * FUA writes on it survive by themselves, and plain ones once the file is flushed, as the buffered ones do.
+     */
+    @ParameterizedTest
+    @EnumSource(value = CacheMode.class, names = {"EVICT", "DONTCACHE"})
+    void largeFuaWritesSurvive(CacheMode mode) throws Exception {
+        largeWrites(mode, true);
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = CacheMode.class, names = {"EVICT", "DONTCACHE"})
+    void largeWritesBeforeAFlushSurvive(CacheMode mode) throws Exception {
+        largeWrites(mode, false);
+    }
+
+    private static void largeWrites(CacheMode mode, boolean fua) throws Exception {
+        int large = 1 << 20;
+        int blocks = 4;
+        String name = durableFile(Fixtures.random(20, blocks * large));
+        byte[] fresh = Fixtures.random(21, blocks * large);
+        try (StorageFile file = open(name, mode)) {
+            for (int b = 0; b < blocks; b++) {
+                Fixtures.write(file, (long) b * large, Arrays.copyOfRange(fresh, b * large, (b + 1) * large),
+                        BufferKind.DIRECT, fua);
+            }
+            if (!fua) file.flush();
+            lazyfs.powerCut();
+        }
+        lazyfs.assertSurvived(name, fresh, large, mode + ": 1 MiB writes" + (fua ? " with FUA" : ", then flush"));
     }
 
     @ParameterizedTest
