@@ -7,11 +7,8 @@ import io.pagewise.CacheMode;
 import io.pagewise.devices.FileDevice;
 import io.pagewise.nbd.server.NbdServer;
 import io.pagewise.testing.ExternalTools;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PrintStream;
 import java.io.RandomAccessFile;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -30,14 +27,9 @@ class ChecksumCommandTest {
     @TempDir
     Path dir;
 
-    private record Run(int status, String out, String err) {}
 
-    private static Run pagewise(String... args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int status = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8));
-        return new Run(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    private static CommandRun pagewise(String... args) {
+        return CommandRun.of(args);
     }
 
     /** Random data runs, zeros written as data and holes. */
@@ -69,11 +61,11 @@ class ChecksumCommandTest {
         ExternalTools.require("qemu-nbd"); // blksum reads files through qemu-nbd
         Path a = sparseImage("a.raw", 48L << 20, 1);
         Path b = sparseImage("b.raw", (3L << 20) + 512, 2);
-        Run run = pagewise("checksum", a.toString(), b.toString());
+        CommandRun run = pagewise("checksum", a.toString(), b.toString());
         assertEquals(0, run.status(), run.err());
         assertEquals(blksum(a.toString()) + "\n" + blksum(b.toString()) + "\n", run.out());
 
-        Run sha1 = pagewise("checksum", "-d", "sha1", "-t", "1", "--cache=writeback", a.toString());
+        CommandRun sha1 = pagewise("checksum", "-d", "sha1", "-t", "1", "--cache=writeback", a.toString());
         assertEquals(0, sha1.status(), sha1.err());
         assertEquals(blksum("--digest=sha1", a.toString()) + "\n", sha1.out());
     }
@@ -83,7 +75,7 @@ class ChecksumCommandTest {
         Path image = sparseImage("export.raw", 32L << 20, 3);
         try (FileDevice device = FileDevice.open(image, CacheMode.EVICT);
              NbdServer server = NbdServer.builder().export("", device).unixSocket(dir.resolve("nbd.sock")).start()) {
-            Run run = pagewise("checksum", "-C", "2", server.uri());
+            CommandRun run = pagewise("checksum", "-C", "2", server.uri());
             assertEquals(0, run.status(), run.err());
             assertEquals(blksum(server.uri()) + "\n", run.out());
         }
@@ -95,14 +87,14 @@ class ChecksumCommandTest {
         ExternalTools.require("qemu-nbd");
         Path source = sparseImage("source.raw", 40L << 20, 4);
         Path copy = dir.resolve("copy.raw");
-        Run run = pagewise("copy", "--checksum", source.toString(), copy.toString());
+        CommandRun run = pagewise("copy", "--checksum", source.toString(), copy.toString());
         assertEquals(0, run.status(), run.err());
         String expected = blksum(source.toString()).split("\\s+")[0];
         assertEquals(expected + "  " + copy + "\n", run.out());
         assertEquals(expected + "  " + copy + "\n", pagewise("checksum", copy.toString()).out());
 
         Path sha512 = dir.resolve("sha512.raw");
-        Run other = pagewise("copy", "--checksum=sha512", "-R", "3", "--request-size=64K", source.toString(),
+        CommandRun other = pagewise("copy", "--checksum=sha512", "-R", "3", "--request-size=64K", source.toString(),
                 sha512.toString());
         assertEquals(0, other.status(), other.err());
         assertEquals(blksum("--digest=sha512", source.toString()).split("\\s+")[0] + "  " + sha512 + "\n", other.out());
@@ -111,35 +103,35 @@ class ChecksumCommandTest {
     @Test
     void mistakesAreNamed() throws IOException {
         Path image = sparseImage("image.raw", 1 << 20, 5);
-        Run digest = pagewise("checksum", "--digest=sha999", image.toString());
+        CommandRun digest = pagewise("checksum", "--digest=sha999", image.toString());
         assertEquals(2, digest.status());
         assertTrue(digest.err().startsWith("pagewise checksum: --digest=sha999: unknown digest 'sha999'"), digest.err());
         assertEquals("", digest.out());
 
-        Run none = pagewise("checksum");
+        CommandRun none = pagewise("checksum");
         assertEquals(2, none.status());
         assertTrue(none.err().startsWith("pagewise checksum: no IMAGE given"), none.err());
 
-        Run blockSize = pagewise("checksum", "--block-size=1000", image.toString());
+        CommandRun blockSize = pagewise("checksum", "--block-size=1000", image.toString());
         assertEquals(2, blockSize.status());
         assertTrue(blockSize.err().contains("--block-size=1000: expected a multiple of 512"), blockSize.err());
 
         // A missing file fails on its own line; the others are still printed.
         Path missing = dir.resolve("missing.raw");
-        Run partly = pagewise("checksum", missing.toString(), image.toString());
+        CommandRun partly = pagewise("checksum", missing.toString(), image.toString());
         assertEquals(1, partly.status());
         assertTrue(partly.err().startsWith("pagewise checksum: " + missing + ": "), partly.err());
         assertTrue(partly.err().contains("no such file") || partly.err().contains("No such file"), partly.err());
         assertTrue(partly.out().matches("[0-9a-f]{64}  " + java.util.regex.Pattern.quote(image.toString()) + "\n"),
                 partly.out());
 
-        Run stream = pagewise("copy", "--checksum", image.toString(), "-");
+        CommandRun stream = pagewise("copy", "--checksum", image.toString(), "-");
         assertEquals(2, stream.status());
         assertTrue(stream.err().contains("--checksum needs SRC and DST that are files"), stream.err());
-        Run withChanged = pagewise("copy", "--checksum", "--changed=b", "nbd+unix:///?socket=/nonexistent", image.toString());
+        CommandRun withChanged = pagewise("copy", "--checksum", "--changed=b", "nbd+unix:///?socket=/nonexistent", image.toString());
         assertEquals(2, withChanged.status());
         assertTrue(withChanged.err().contains("--changed cannot be combined with --checksum"), withChanged.err());
-        Run badCopyDigest = pagewise("copy", "--checksum=nope", image.toString(), dir.resolve("x").toString());
+        CommandRun badCopyDigest = pagewise("copy", "--checksum=nope", image.toString(), dir.resolve("x").toString());
         assertEquals(2, badCopyDigest.status());
         assertTrue(badCopyDigest.err().contains("--checksum=nope: unknown digest 'nope'"), badCopyDigest.err());
         assertTrue(Files.notExists(dir.resolve("x")), "a usage mistake creates nothing");

@@ -5,9 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.Native;
 import io.pagewise.PageCache;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Random;
@@ -23,15 +20,9 @@ class CliTest {
     @TempDir
     Path dir;
 
-    /** Exit code and captured streams of one run. */
-    private record Result(int status, String out, String err) {}
 
-    private static Result run(String... args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int status = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8));
-        return new Result(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    private static CommandRun run(String... args) {
+        return CommandRun.of(args);
     }
 
     private Path file(String name, int size) throws Exception {
@@ -45,11 +36,11 @@ class CliTest {
     @Test
     void helpPrintsUsageAndSucceeds() {
         for (String flag : new String[] {"--help", "-h", "help"}) {
-            Result r = run(flag);
-            assertEquals(0, r.status, flag);
-            assertTrue(r.out.startsWith("usage: pagewise COMMAND"), r.out);
-            assertTrue(r.out.contains("cachestats FILE") && r.out.contains("evict FILE"), r.out);
-            assertEquals("", r.err);
+            CommandRun r = run(flag);
+            assertEquals(0, r.status(), flag);
+            assertTrue(r.out().startsWith("usage: pagewise COMMAND"), r.out());
+            assertTrue(r.out().contains("cachestats FILE") && r.out().contains("evict FILE"), r.out());
+            assertEquals("", r.err());
         }
     }
 
@@ -57,17 +48,17 @@ class CliTest {
     void fileCommandsTakeNoOptions() throws Exception {
         Path a = file("a.img", 4096);
         for (String command : new String[] {"cachestats", "evict"}) {
-            Result unknown = run(command, "--frob", a.toString());
-            assertEquals(2, unknown.status, unknown.err);
-            assertTrue(unknown.err.contains("unknown option '--frob'") && unknown.err.contains("usage: pagewise " + command),
-                    unknown.err);
-            Result help = run(command, "--help");
-            assertEquals(0, help.status, help.err);
-            assertTrue(help.out.startsWith("usage: pagewise " + command), help.out);
+            CommandRun unknown = run(command, "--frob", a.toString());
+            assertEquals(2, unknown.status(), unknown.err());
+            assertTrue(unknown.err().contains("unknown option '--frob'") && unknown.err().contains("usage: pagewise " + command),
+                    unknown.err());
+            CommandRun help = run(command, "--help");
+            assertEquals(0, help.status(), help.err());
+            assertTrue(help.out().startsWith("usage: pagewise " + command), help.out());
         }
-        Result r = run("cachestats", "--", a.toString());
-        assertEquals(0, r.status, r.err);
-        assertTrue(r.out.startsWith(a + ": "), r.out);
+        CommandRun r = run("cachestats", "--", a.toString());
+        assertEquals(0, r.status(), r.err());
+        assertTrue(r.out().startsWith(a + ": "), r.out());
     }
 
     /** The usage made from the tables keeps the details the hand-written one had (the docs: OptionDocsTest). */
@@ -79,18 +70,18 @@ class CliTest {
 
     @Test
     void noArgumentsIsAUsageError() {
-        Result r = run();
-        assertEquals(2, r.status);
-        assertTrue(r.err.contains("usage: pagewise"), r.err);
-        assertEquals("", r.out);
+        CommandRun r = run();
+        assertEquals(2, r.status());
+        assertTrue(r.err().contains("usage: pagewise"), r.err());
+        assertEquals("", r.out());
     }
 
     @Test
     void versionPrintsTheVersionAndNativeStatus() {
         for (String flag : new String[] {"--version", "-V"}) {
-            Result r = run(flag);
-            assertEquals(0, r.status);
-            String line = r.out.strip();
+            CommandRun r = run(flag);
+            assertEquals(0, r.status());
+            String line = r.out().strip();
             assertTrue(line.matches("pagewise \\d+\\.\\d+\\.\\d+\\S* \\(native library: .*\\)"),
                     "a filtered version number: " + line);
             assertTrue(Native.isAvailable(), "this JVM has the native library");
@@ -105,11 +96,11 @@ class CliTest {
         int page = PageCache.pageSize();
         PageCache.touch(a);
         PageCache.evict(b);
-        Result r = run("cachestats", a.toString(), b.toString());
-        assertEquals(0, r.status, r.err);
-        assertEquals("", r.err);
-        String[] lines = r.out.split("\n");
-        assertEquals(2, lines.length, r.out);
+        CommandRun r = run("cachestats", a.toString(), b.toString());
+        assertEquals(0, r.status(), r.err());
+        assertEquals("", r.err());
+        String[] lines = r.out().split("\n");
+        assertEquals(2, lines.length, r.out());
         long aPages = SIZE / page;
         long bPages = (SIZE / 2 + 1 + page - 1) / page;
         assertEquals(a + ": " + aPages + "/" + aPages + " pages resident (100.0%), 8.0 MiB of 8.0 MiB", lines[0]);
@@ -121,12 +112,12 @@ class CliTest {
         Path a = file("evict.img", SIZE);
         PageCache.touch(a);
         assertEquals(100.0, PageCache.residency(a).percent(), "touched first");
-        Result r = run("evict", a.toString());
-        assertEquals(0, r.status, r.err);
-        assertEquals("evicted " + a, r.out.strip());
+        CommandRun r = run("evict", a.toString());
+        assertEquals(0, r.status(), r.err());
+        assertEquals("evicted " + a, r.out().strip());
         assertEquals(0, PageCache.residency(a).residentPages());
-        Result stats = run("cachestats", a.toString());
-        assertTrue(stats.out.contains(": 0/" + SIZE / PageCache.pageSize() + " pages resident (0.0%)"), stats.out);
+        CommandRun stats = run("cachestats", a.toString());
+        assertTrue(stats.out().contains(": 0/" + SIZE / PageCache.pageSize() + " pages resident (0.0%)"), stats.out());
     }
 
     @Test
@@ -134,31 +125,31 @@ class CliTest {
         Path missing = dir.resolve("missing.img");
         Path present = file("present.img", 4096);
         for (String command : new String[] {"cachestats", "evict"}) {
-            Result r = run(command, missing.toString(), present.toString());
-            assertEquals(1, r.status, command);
-            assertTrue(r.err.startsWith("pagewise " + command + ": "), r.err);
-            assertTrue(r.err.contains(missing.toString()) && r.err.contains("No such file"), r.err);
-            assertTrue(r.out.contains(present.toString()), "the present file is still handled: " + r.out);
-            assertTrue(!r.out.contains(missing.toString()), r.out);
+            CommandRun r = run(command, missing.toString(), present.toString());
+            assertEquals(1, r.status(), command);
+            assertTrue(r.err().startsWith("pagewise " + command + ": "), r.err());
+            assertTrue(r.err().contains(missing.toString()) && r.err().contains("No such file"), r.err());
+            assertTrue(r.out().contains(present.toString()), "the present file is still handled: " + r.out());
+            assertTrue(!r.out().contains(missing.toString()), r.out());
         }
     }
 
     @Test
     void aCommandWithoutFilesIsAUsageError() {
         for (String command : new String[] {"cachestats", "evict"}) {
-            Result r = run(command);
-            assertEquals(2, r.status, command);
-            assertTrue(r.err.contains("no FILE given") && r.err.contains("usage: pagewise " + command), r.err);
+            CommandRun r = run(command);
+            assertEquals(2, r.status(), command);
+            assertTrue(r.err().contains("no FILE given") && r.err().contains("usage: pagewise " + command), r.err());
         }
     }
 
     @Test
     void anUnknownCommandIsAUsageError() {
-        Result r = run("frobnicate", "x");
-        assertEquals(2, r.status);
-        assertTrue(r.err.startsWith("pagewise: unknown command 'frobnicate'"), r.err);
-        assertTrue(r.err.contains("usage: pagewise"), r.err);
-        assertEquals("", r.out);
+        CommandRun r = run("frobnicate", "x");
+        assertEquals(2, r.status());
+        assertTrue(r.err().startsWith("pagewise: unknown command 'frobnicate'"), r.err());
+        assertTrue(r.err().contains("usage: pagewise"), r.err());
+        assertEquals("", r.out());
     }
 
     @Test

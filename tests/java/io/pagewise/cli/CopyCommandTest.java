@@ -15,11 +15,8 @@ import io.pagewise.nbd.server.NbdServer;
 import io.pagewise.testing.ExternalTools;
 import io.pagewise.testing.NbdChildServer;
 import io.pagewise.testing.ResidencyCheck;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PrintStream;
 import java.io.RandomAccessFile;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -44,21 +41,14 @@ class CopyCommandTest {
     @TempDir
     Path dir;
 
-    private record Result(int status, String out, String err) {}
 
-    private static Result copy(String... args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        List<String> command = new ArrayList<>(List.of("copy"));
-        command.addAll(List.of(args));
-        int status = Main.run(command.toArray(new String[0]), new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8));
-        return new Result(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    private static CommandRun copy(String... args) {
+        return CommandRun.command("copy", args);
     }
 
     private static void copyOk(String... args) {
-        Result r = copy(args);
-        assertEquals(0, r.status, "pagewise copy " + String.join(" ", args) + "\n" + r.err);
+        CommandRun r = copy(args);
+        assertEquals(0, r.status(), "pagewise copy " + String.join(" ", args) + "\n" + r.err());
     }
 
     /** A sparse image: random data islands, the rest holes. */
@@ -229,18 +219,18 @@ class CopyCommandTest {
 
     @Test
     void missingSourceIsAClearError() {
-        Result r = copy(dir.resolve("nosuch.img").toString(), dir.resolve("dst.img").toString());
-        assertEquals(1, r.status);
-        assertTrue(r.err.contains("cannot open source") && r.err.contains("nosuch.img"), r.err);
+        CommandRun r = copy(dir.resolve("nosuch.img").toString(), dir.resolve("dst.img").toString());
+        assertEquals(1, r.status());
+        assertTrue(r.err().contains("cannot open source") && r.err().contains("nosuch.img"), r.err());
         assertFalse(Files.exists(dir.resolve("dst.img")));
     }
 
     @Test
     void unwritableDestinationIsAClearError() throws Exception {
         Path src = image("src.img");
-        Result r = copy(src.toString(), dir.resolve("no/such/dir/dst.img").toString());
-        assertEquals(1, r.status);
-        assertTrue(r.err.contains("cannot open destination") && r.err.contains("ENOENT"), r.err);
+        CommandRun r = copy(src.toString(), dir.resolve("no/such/dir/dst.img").toString());
+        assertEquals(1, r.status());
+        assertTrue(r.err().contains("cannot open destination") && r.err().contains("ENOENT"), r.err());
 
         Path locked = dir.resolve("locked.img");
         Files.write(locked, new byte[(int) SIZE]);
@@ -258,9 +248,9 @@ class CopyCommandTest {
         }
         try {
             r = copy(src.toString(), locked.toString());
-            assertEquals(1, r.status);
-            assertTrue(r.err.contains("cannot open destination " + locked) && r.err.contains("(EPERM)")
-                    || r.err.contains("(EACCES)"), r.err);
+            assertEquals(1, r.status());
+            assertTrue(r.err().contains("cannot open destination " + locked) && r.err().contains("(EPERM)")
+                    || r.err().contains("(EACCES)"), r.err());
         } finally {
             if (root) ExternalTools.run(10, "chattr", "-i", locked.toString());
         }
@@ -271,55 +261,55 @@ class CopyCommandTest {
         Path src = image("src.img");
         Path small = dir.resolve("small.img");
         Files.write(small, new byte[4096]);
-        Result r = copy(src.toString(), small.toString());
-        assertEquals(1, r.status);
-        assertTrue(r.err.contains("destination " + small + " (4096 bytes) is smaller than source " + src
-                + " (" + SIZE + " bytes)"), r.err);
+        CommandRun r = copy(src.toString(), small.toString());
+        assertEquals(1, r.status());
+        assertTrue(r.err().contains("destination " + small + " (4096 bytes) is smaller than source " + src
+                + " (" + SIZE + " bytes)"), r.err());
         try (NbdChildServer nbdkit = NbdChildServer.nbdkit(dir, "memory", "1M")) {
             r = copy(src.toString(), nbdkit.uri());
-            assertEquals(1, r.status);
-            assertTrue(r.err.contains("is smaller than source"), r.err);
+            assertEquals(1, r.status());
+            assertTrue(r.err().contains("is smaller than source"), r.err());
         }
     }
 
     @Test
     void usageErrors() {
-        assertEquals(2, copy().status);
-        assertEquals(2, copy("a").status);
-        assertEquals(2, copy("--requests=0", "a", "b").status);
-        assertEquals(2, copy("--sparse=100", "a", "b").status);
+        assertEquals(2, copy().status());
+        assertEquals(2, copy("a").status());
+        assertEquals(2, copy("--requests=0", "a", "b").status());
+        assertEquals(2, copy("--sparse=100", "a", "b").status());
         String[][] mistakes = {
                 {"pattern:abc", "null:"}, {"zero:12Q", "null:"}, {"null:", "b"}, {"a", "pattern:1M"}, {"a", "zero:1M"},
                 {"nbd://[::1/x", "b"}, {"a", "nbds://127.0.0.1/x?tls-psk-file=k"}, {"nbd+unix:///x", "b"}, {"nbd:///x", "b"},
                 {"--progress=1000000", "pattern:1M", "null:"},
         };
         for (String[] args : mistakes) {
-            Result r = copy(args);
-            assertEquals(2, r.status, String.join(" ", args) + ": " + r.err);
-            assertTrue(r.err.contains("usage: pagewise copy"), r.err);
+            CommandRun r = copy(args);
+            assertEquals(2, r.status(), String.join(" ", args) + ": " + r.err());
+            assertTrue(r.err().contains("usage: pagewise copy"), r.err());
         }
         assertFalse(Files.exists(Path.of("pattern:1M")) || Files.exists(Path.of("zero:1M")), "a synthetic DST made a file");
-        assertTrue(copy("--frobnicate", "a", "b").err.contains("unknown option '--frobnicate'"));
-        Result help = copy("--help");
-        assertEquals(0, help.status);
-        assertTrue(help.out.contains("--destination-is-zero"), help.out);
+        assertTrue(copy("--frobnicate", "a", "b").err().contains("unknown option '--frobnicate'"));
+        CommandRun help = copy("--help");
+        assertEquals(0, help.status());
+        assertTrue(help.out().contains("--destination-is-zero"), help.out());
     }
 
     @Test
     void serverDisconnectMidCopyFailsNamingTheOffset() throws Exception {
         NbdChildServer nbdkit = NbdChildServer.nbdkit(dir, "--filter=delay", "pattern", "1G", "rdelay=50ms");
         try {
-            Result[] result = new Result[1];
+            CommandRun[] result = new CommandRun[1];
             Thread copying = new Thread(() -> result[0] = copy(nbdkit.uri(), dir.resolve("dst.img").toString()));
             copying.start();
             Thread.sleep(700);
             nbdkit.kill();
             copying.join(60_000);
-            Result r = result[0];
-            assertEquals(1, r.status, r.err);
-            assertTrue(r.err.matches("(?s).*reading nbd\\+unix:///\\?socket=\\S+ at offset \\d+ .*READ at \\d+ .*"), r.err);
+            CommandRun r = result[0];
+            assertEquals(1, r.status(), r.err());
+            assertTrue(r.err().matches("(?s).*reading nbd\\+unix:///\\?socket=\\S+ at offset \\d+ .*READ at \\d+ .*"), r.err());
             assertFalse(Files.exists(dir.resolve("dst.img")), "the unfinished destination this copy created is left");
-            assertTrue(r.err.contains("removed " + dir.resolve("dst.img") + ", which this copy had created"), r.err);
+            assertTrue(r.err().contains("removed " + dir.resolve("dst.img") + ", which this copy had created"), r.err());
         } finally {
             nbdkit.close();
         }
@@ -412,9 +402,9 @@ class CopyCommandTest {
 
     @Test
     void progressBarShowsBytesPercentRateAndEta() {
-        Result r = copy("--progress", "pattern:8M", "null:");
-        assertEquals(0, r.status, r.err);
-        assertTrue(r.err.matches("(?s).*\\[#+\\] 100\\.0% 8\\.0 MiB of 8\\.0 MiB, .*/s, ETA 0:00.*"), r.err);
+        CommandRun r = copy("--progress", "pattern:8M", "null:");
+        assertEquals(0, r.status(), r.err());
+        assertTrue(r.err().matches("(?s).*\\[#+\\] 100\\.0% 8\\.0 MiB of 8\\.0 MiB, .*/s, ETA 0:00.*"), r.err());
     }
 
     @Test
@@ -481,13 +471,13 @@ class CopyCommandTest {
                      .tcp(java.net.InetAddress.getLoopbackAddress(), 0).start()) {
             String uri = server.uri("disk");
             assertTrue(uri.startsWith("nbd://127.0.0.1:") || uri.startsWith("nbd://[::1]:"), uri);
-            Result r = copy("-v", src.toString(), uri);
-            assertEquals(0, r.status, r.err);
+            CommandRun r = copy("-v", src.toString(), uri);
+            assertEquals(0, r.status(), r.err());
             // Each side as the device describes itself: the file with its cache mode, the export with its connections.
-            assertTrue(r.err.matches("(?s).*pagewise copy: " + java.util.regex.Pattern.quote(src.toString())
+            assertTrue(r.err().matches("(?s).*pagewise copy: " + java.util.regex.Pattern.quote(src.toString())
                     + " \\([a-z]+\\) -> " + java.util.regex.Pattern.quote(uri)
-                    + " \\([0-9]+ connections?, extended headers\\), 24\\.0 MiB, .*"), r.err);
-            assertTrue(r.err.matches("(?s).*24\\.0 MiB in [0-9.]+ s .*: 1\\.0 MiB written, 23\\.0 MiB zeroed, 0 B already zero.*"), r.err);
+                    + " \\([0-9]+ connections?, extended headers\\), 24\\.0 MiB, .*"), r.err());
+            assertTrue(r.err().matches("(?s).*24\\.0 MiB in [0-9.]+ s .*: 1\\.0 MiB written, 23\\.0 MiB zeroed, 0 B already zero.*"), r.err());
         }
         cmp(src, served);
     }
@@ -498,16 +488,16 @@ class CopyCommandTest {
         Path src = image("src.img");
         try (NbdChildServer nbdkit = NbdChildServer.nbdkit(dir, "--filter=blocksize-policy", "memory",
                 Long.toString(SIZE), "blocksize-maximum=64K")) {
-            Result r = copy("-v", "--connections=3", "--request-size=1M", src.toString(), nbdkit.uri());
-            assertEquals(0, r.status, r.err);
-            assertTrue(r.err.contains(" -> " + nbdkit.uri() + " (3 connections), 24.0 MiB, 16 requests of 64.0 KiB"), r.err);
+            CommandRun r = copy("-v", "--connections=3", "--request-size=1M", src.toString(), nbdkit.uri());
+            assertEquals(0, r.status(), r.err());
+            assertTrue(r.err().contains(" -> " + nbdkit.uri() + " (3 connections), 24.0 MiB, 16 requests of 64.0 KiB"), r.err());
         }
         try (NbdChildServer single = NbdChildServer.nbdkit(dir, "--filter=multi-conn", "memory", Long.toString(SIZE),
                 "multi-conn-mode=disable")) {
-            Result r = copy("-v", "--connections=3", single.uri(), "null:");
-            assertEquals(0, r.status, r.err);
-            assertTrue(r.err.contains(single.uri() + " (1 connection, no multi-conn) -> null:, 24.0 MiB, 16 requests of "
-                    + "256.0 KiB"), r.err);
+            CommandRun r = copy("-v", "--connections=3", single.uri(), "null:");
+            assertEquals(0, r.status(), r.err());
+            assertTrue(r.err().contains(single.uri() + " (1 connection, no multi-conn) -> null:, 24.0 MiB, 16 requests of "
+                    + "256.0 KiB"), r.err());
         }
     }
 
@@ -516,9 +506,9 @@ class CopyCommandTest {
     void aReadOnlyExportIsRefusedAsDestination() throws Exception {
         Path src = image("src.img");
         try (NbdChildServer nbdkit = NbdChildServer.nbdkit(dir, "-r", "memory", Long.toString(SIZE))) {
-            Result r = copy(src.toString(), nbdkit.uri());
-            assertEquals(1, r.status, r.err);
-            assertTrue(r.err.contains("destination " + nbdkit.uri() + " is read-only"), r.err);
+            CommandRun r = copy(src.toString(), nbdkit.uri());
+            assertEquals(1, r.status(), r.err());
+            assertTrue(r.err().contains("destination " + nbdkit.uri() + " is read-only"), r.err());
         }
     }
 
@@ -527,9 +517,9 @@ class CopyCommandTest {
         Path src = image("src.img");
         try (NbdChildServer nbdkit = NbdChildServer.nbdkit(dir, "--filter=error", "memory", Long.toString(SIZE),
                 "error-pwrite=ENOSPC", "error-pwrite-rate=1")) {
-            Result r = copy("--requests=1", src.toString(), nbdkit.uri());
-            assertEquals(1, r.status, r.err);
-            assertTrue(r.err.contains("writing " + nbdkit.uri() + " at offset 0 (+262144) failed: NBD WRITE at 0 (+262144) failed: ENOSPC"), r.err);
+            CommandRun r = copy("--requests=1", src.toString(), nbdkit.uri());
+            assertEquals(1, r.status(), r.err());
+            assertTrue(r.err().contains("writing " + nbdkit.uri() + " at offset 0 (+262144) failed: NBD WRITE at 0 (+262144) failed: ENOSPC"), r.err());
         }
     }
 
@@ -539,18 +529,18 @@ class CopyCommandTest {
         try (NbdChildServer nbdkit = NbdChildServer.nbdkit(dir, "--filter=error", "pattern", "64M",
                 "error-pread=EIO", "error-pread-rate=10%")) {
             Path created = dir.resolve("new.img");
-            Result r = copy(nbdkit.uri(), created.toString());
-            assertEquals(1, r.status, r.err);
-            assertTrue(r.err.contains("EIO"), r.err);
+            CommandRun r = copy(nbdkit.uri(), created.toString());
+            assertEquals(1, r.status(), r.err());
+            assertTrue(r.err().contains("EIO"), r.err());
             assertFalse(Files.exists(created), "a failed copy left " + created + ", which looks like a finished image");
-            assertTrue(r.err.contains("removed " + created + ", which this copy had created"), r.err);
+            assertTrue(r.err().contains("removed " + created + ", which this copy had created"), r.err());
 
             Path existing = dir.resolve("old.img");
             Files.write(existing, new byte[(int) MiB]);
-            Result kept = copy(nbdkit.uri(), existing.toString());
-            assertEquals(1, kept.status, kept.err);
+            CommandRun kept = copy(nbdkit.uri(), existing.toString());
+            assertEquals(1, kept.status(), kept.err());
             assertTrue(Files.exists(existing), "a failed copy removed a destination that existed before it");
-            assertTrue(kept.err.contains("kept " + existing + ", which existed before the copy"), kept.err);
+            assertTrue(kept.err().contains("kept " + existing + ", which existed before the copy"), kept.err());
         }
     }
 }

@@ -6,10 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.testing.ExternalTools;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -26,14 +23,9 @@ class FilterOptionsTest {
     @TempDir
     Path dir;
 
-    private record Outcome(int status, String out, String err) {}
 
-    private static Outcome pagewise(String... args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int status = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8));
-        return new Outcome(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    private static CommandRun pagewise(String... args) {
+        return CommandRun.of(args);
     }
 
     private Path randomFile(String name, int size) throws IOException {
@@ -61,24 +53,24 @@ class FilterOptionsTest {
                 "except nbd.Error as e:",
                 "    assert e.errno in (errno.EPERM, 'EPERM'), e.errno",
                 ""));
-        Outcome outcome = pagewise("serve", "--filter=readonly", "--run", python + " " + script, file.toString());
+        CommandRun outcome = pagewise("serve", "--filter=readonly", "--run", python + " " + script, file.toString());
         assertEquals(0, outcome.status(), outcome.out() + outcome.err());
         assertArrayEquals(before, Files.readAllBytes(file));
 
-        Outcome unfiltered = pagewise("serve", "--run", python + " " + script, file.toString());
+        CommandRun unfiltered = pagewise("serve", "--run", python + " " + script, file.toString());
         assertTrue(unfiltered.status() != 0, "without the filter the write goes through: " + unfiltered.err());
     }
 
     @Test
     void serveRefusesAnUnknownFilterAndParametersAFilterDoesNotTake() {
         Path never = dir.resolve("never.img");
-        Outcome unknown = pagewise("serve", "--filter=frob", "--create=1M", never.toString());
+        CommandRun unknown = pagewise("serve", "--filter=frob", "--create=1M", never.toString());
         assertEquals(2, unknown.status(), unknown.err());
         assertTrue(unknown.err().contains("pagewise serve: --filter=frob: unknown filter 'frob': expected one of cow, error, delay"),
                 unknown.err());
         assertFalse(Files.exists(never), "a usage error must not create the file");
 
-        Outcome parameters = pagewise("serve", "--filter=readonly:speed=1", "--run", "exit 7", "--create=1M",
+        CommandRun parameters = pagewise("serve", "--filter=readonly:speed=1", "--run", "exit 7", "--create=1M",
                 never.toString());
         assertEquals(2, parameters.status(), parameters.err());
         assertTrue(parameters.err().contains("pagewise serve: --filter: filter readonly: unknown parameter speed=1 (it takes none)"),
@@ -86,7 +78,7 @@ class FilterOptionsTest {
         assertTrue(parameters.err().contains("usage: pagewise serve"), parameters.err());
     }
 
-    private static Outcome copy(String... args) {
+    private static CommandRun copy(String... args) {
         List<String> all = new ArrayList<>(List.of("copy"));
         all.addAll(List.of(args));
         return pagewise(all.toArray(String[]::new));
@@ -96,20 +88,20 @@ class FilterOptionsTest {
     void copyWithAReadonlyDestinationFilterIsRefusedBeforeCopying() throws Exception {
         Path src = randomFile("src.img", 1 << 20);
         Path created = dir.resolve("new.img");
-        Outcome toNew = copy("--dst-filter=readonly", src.toString(), created.toString());
+        CommandRun toNew = copy("--dst-filter=readonly", src.toString(), created.toString());
         assertEquals(1, toNew.status(), toNew.err());
         assertTrue(toNew.err().contains("pagewise copy: destination " + created + " is read-only"), toNew.err());
         assertFalse(Files.exists(created), "the file the refused copy created is removed: " + toNew.err());
 
         Path existing = dir.resolve("old.img");
         Files.write(existing, new byte[1 << 20]);
-        Outcome toOld = copy("--dst-filter", "readonly", src.toString(), existing.toString());
+        CommandRun toOld = copy("--dst-filter", "readonly", src.toString(), existing.toString());
         assertEquals(1, toOld.status(), toOld.err());
         assertArrayEquals(new byte[1 << 20], Files.readAllBytes(existing), "nothing was written");
         assertTrue(toOld.err().contains("kept " + existing + ", which existed before the copy: the copy stopped before"
                 + " writing to it"), toOld.err());
 
-        Outcome fromFiltered = copy("--filter=readonly", src.toString(), existing.toString());
+        CommandRun fromFiltered = copy("--filter=readonly", src.toString(), existing.toString());
         assertEquals(0, fromFiltered.status(), "a read-only source copies: " + fromFiltered.err());
         assertArrayEquals(Files.readAllBytes(src), Files.readAllBytes(existing));
     }
@@ -118,15 +110,15 @@ class FilterOptionsTest {
     void copyRefusesAnUnknownFilterAndBadParametersNamingTheOption() throws Exception {
         Path src = randomFile("src.img", 4096);
         Path dst = dir.resolve("dst.img");
-        Outcome unknown = copy("--dst-filter=frob", src.toString(), dst.toString());
+        CommandRun unknown = copy("--dst-filter=frob", src.toString(), dst.toString());
         assertEquals(2, unknown.status(), unknown.err());
         assertTrue(unknown.err().contains("--dst-filter=frob: unknown filter 'frob'"), unknown.err());
-        Outcome parameters = copy("--filter=readonly:x=1", src.toString(), dst.toString());
+        CommandRun parameters = copy("--filter=readonly:x=1", src.toString(), dst.toString());
         assertEquals(2, parameters.status(), parameters.err());
         assertTrue(parameters.err().contains("pagewise copy: --filter: filter readonly: unknown parameter x=1 (it takes none)"),
                 parameters.err());
         assertFalse(Files.exists(dst), "the source's filter is refused before the destination is opened");
-        Outcome dstParameters = copy("--dst-filter=readonly:x=1", src.toString(), dst.toString());
+        CommandRun dstParameters = copy("--dst-filter=readonly:x=1", src.toString(), dst.toString());
         assertEquals(2, dstParameters.status(), dstParameters.err());
         assertTrue(dstParameters.err().contains("pagewise copy: --dst-filter: filter readonly: unknown parameter x=1 (it takes none)"),
                 dstParameters.err());

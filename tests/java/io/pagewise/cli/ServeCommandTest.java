@@ -6,10 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.BufferedReader;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.io.PrintStream;
 import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -30,16 +28,9 @@ class ServeCommandTest {
     @TempDir
     Path dir;
 
-    private record Outcome(int status, String out, String err) {}
 
-    private static Outcome serve(String... args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        List<String> all = new ArrayList<>(List.of("serve"));
-        all.addAll(List.of(args));
-        int status = Main.run(all.toArray(String[]::new), new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8));
-        return new Outcome(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    private static CommandRun serve(String... args) {
+        return CommandRun.command("serve", args);
     }
 
     private Path disk(long size) throws IOException {
@@ -82,7 +73,7 @@ class ServeCommandTest {
             "--tls=require --tls-psk=keys.psk|--tls-psk is not supported: the JDK's TLS has no pre-shared keys",
     })
     void badCommandLinesExitTwoNamingTheOption(String args, String named) {
-        Outcome outcome = serve(args.split(" "));
+        CommandRun outcome = serve(args.split(" "));
         assertEquals(2, outcome.status(), outcome.err());
         assertTrue(outcome.err().contains(named), outcome.err());
     }
@@ -91,7 +82,7 @@ class ServeCommandTest {
     void namesAndDescriptionsOverTheProtocolsLimitAreUsageErrors() {
         String tooLong = "x".repeat(4097);
         for (String option : new String[] {"--export-name", "--description"}) {
-            Outcome outcome = serve(option + "=" + tooLong, "--create=1M", dir.resolve("never.img").toString());
+            CommandRun outcome = serve(option + "=" + tooLong, "--create=1M", dir.resolve("never.img").toString());
             assertEquals(2, outcome.status(), outcome.err());
             assertTrue(outcome.err().contains(option + " is 4097 bytes long"), outcome.err());
             assertFalse(Files.exists(dir.resolve("never.img")), "a usage error must not create the file");
@@ -103,7 +94,7 @@ class ServeCommandTest {
         Path certs = Files.createDirectories(dir.resolve("certs"));
         Files.writeString(certs.resolve("server-cert.pem"), "not a certificate\n");
         Path never = dir.resolve("never.img");
-        Outcome outcome = serve("--tls=require", "--tls-certificates=" + certs, "--create=1M", never.toString());
+        CommandRun outcome = serve("--tls=require", "--tls-certificates=" + certs, "--create=1M", never.toString());
         assertEquals(1, outcome.status(), outcome.err());
         assertTrue(outcome.err().contains(certs.resolve("server-cert.pem") + ": no PEM certificate"), outcome.err());
         assertFalse(Files.exists(never), "a bad certificates directory must not create the file");
@@ -118,7 +109,7 @@ class ServeCommandTest {
         io.pagewise.testing.TestCertificates certs = io.pagewise.testing.TestCertificates.make(dir.resolve("certs"));
         Path file = disk(1 << 20);
         for (String listen : new String[] {"--port=0", "--socket=" + dir.resolve("tls.sock")}) {
-            Outcome outcome = serve("--tls=require", "--tls-certificates=" + certs.all, "--tls-verify-peer", listen, "--run",
+            CommandRun outcome = serve("--tls=require", "--tls-certificates=" + certs.all, "--tls-verify-peer", listen, "--run",
                     "case \"$uri\" in nbds*tls-certificates=" + certs.all + ") nbdinfo --size \"$uri\";; *) echo \"$uri\"; exit 9;; esac",
                     file.toString());
             assertEquals(0, outcome.status(), outcome.err());
@@ -140,14 +131,14 @@ class ServeCommandTest {
              io.pagewise.nbd.server.NbdServer upstream = io.pagewise.nbd.server.NbdServer.builder().export("", device)
                      .unixSocket(dir.resolve("back.sock"))
                      .logger(new io.pagewise.testing.RecordingLogger(null, System.Logger.Level.ERROR)).start()) {
-            Outcome copied = serve("--run", "nbdcopy " + source + " \"$uri\"", upstream.uri());
+            CommandRun copied = serve("--run", "nbdcopy " + source + " \"$uri\"", upstream.uri());
             assertEquals(0, copied.status(), copied.err());
             assertTrue(java.util.Arrays.equals(data, Files.readAllBytes(back)), "the copy reached the back server's file");
 
-            Outcome refused = serve("-r", "--run", "nbdcopy " + source + " \"$uri\"", upstream.uri());
+            CommandRun refused = serve("-r", "--run", "nbdcopy " + source + " \"$uri\"", upstream.uri());
             assertTrue(refused.status() != 0, "-r makes the proxy read-only: " + refused.err());
 
-            Outcome usage = serve("--create=1M", upstream.uri());
+            CommandRun usage = serve("--create=1M", upstream.uri());
             assertEquals(2, usage.status(), usage.err());
             assertTrue(usage.err().contains("apply to a FILE"), usage.err());
         }
@@ -155,7 +146,7 @@ class ServeCommandTest {
 
     @Test
     void cacheNoneNamesBothMeanings() {
-        Outcome outcome = serve("--cache=none", "x.img");
+        CommandRun outcome = serve("--cache=none", "x.img");
         assertTrue(outcome.err().contains("--cache=direct") && outcome.err().contains("--cache=evict"), outcome.err());
     }
 
@@ -172,7 +163,7 @@ class ServeCommandTest {
     void runExitsWithTheCommandsStatus() throws Exception {
         Path file = disk(1 << 20);
         assertEquals(3, serve("--run", "exit 3", file.toString()).status());
-        Outcome env = serve("--export-name=foo", "--run",
+        CommandRun env = serve("--export-name=foo", "--run",
                 "test -S \"$unixsocket\" && test \"$uri\" = \"$nbd\" && case \"$uri\" in "
                         + "\"nbd+unix:///foo?socket=$unixsocket\") exit 0;; *) echo \"$uri\"; exit 9;; esac",
                 file.toString());
@@ -183,10 +174,10 @@ class ServeCommandTest {
     void runOverTcpAndIpv6() throws Exception {
         requireTool("nbdinfo");
         Path file = disk(1 << 20);
-        Outcome tcp = serve("--port=0", "--run", "test \"$port\" -gt 0 && nbdinfo --size \"$uri\" | grep -qx 1048576",
+        CommandRun tcp = serve("--port=0", "--run", "test \"$port\" -gt 0 && nbdinfo --size \"$uri\" | grep -qx 1048576",
                 file.toString());
         assertEquals(0, tcp.status(), tcp.err());
-        Outcome v6 = serve("--bind=::1", "--port=0", "--run",
+        CommandRun v6 = serve("--bind=::1", "--port=0", "--run",
                 "case \"$uri\" in nbd://\\[::1\\]:*) nbdinfo --size \"$uri\";; *) exit 9;; esac", file.toString());
         if (v6.err().contains("Cannot assign requested address")) {
             ExternalTools.unavailable("no IPv6 loopback (::1) here: " + v6.err().strip(), "serving on ::1 must be tested");
@@ -199,7 +190,7 @@ class ServeCommandTest {
         requireTool("nbdinfo");
         Path file = dir.resolve("new.img");
         Path stats = dir.resolve("stats.txt");
-        Outcome outcome = serve("--create=8M", "--stats=" + stats, "--run",
+        CommandRun outcome = serve("--create=8M", "--stats=" + stats, "--run",
                 "nbdinfo --size \"$uri\"", file.toString());
         assertEquals(0, outcome.status(), outcome.err());
         assertEquals(8 << 20, Files.size(file));
@@ -224,7 +215,7 @@ class ServeCommandTest {
         io.pagewise.PageCache.evict(file);
         Path stats = dir.resolve("stats.txt");
         // EVICT holds its last 8 windows (16 MiB) until the export is closed: 25 % of this file.
-        Outcome outcome = serve("--cache=evict", "--stats=" + stats, "--run", "nbdcopy \"$uri\" null:", file.toString());
+        CommandRun outcome = serve("--cache=evict", "--stats=" + stats, "--run", "nbdcopy \"$uri\" null:", file.toString());
         assertEquals(0, outcome.status(), outcome.err());
         String text = Files.readString(stats);
         java.util.regex.Matcher printed = java.util.regex.Pattern.compile("page cache: (\\d+)/(\\d+) pages").matcher(text);
@@ -257,7 +248,7 @@ class ServeCommandTest {
                 "s.connect(os.environ['unixsocket'])",
                 "assert len(s.recv(18, socket.MSG_WAITALL)) == 18",
                 "sys.exit(0 if s.recv(1) == b'' else 9)");
-        Outcome outcome = serve("--handshake-timeout=1", "--run", script, file.toString());
+        CommandRun outcome = serve("--handshake-timeout=1", "--run", script, file.toString());
         assertEquals(0, outcome.status(), outcome.err());
         assertTrue(outcome.err().contains("handshake not finished within 1 s"), outcome.err());
     }
@@ -276,7 +267,7 @@ class ServeCommandTest {
                 "except nbd.Error:",
                 "    sys.exit(0)",
                 "sys.exit(9)");
-        Outcome outcome = serve("--idle-timeout=1", "--run", script, file.toString());
+        CommandRun outcome = serve("--idle-timeout=1", "--run", script, file.toString());
         assertEquals(0, outcome.status(), outcome.err());
         assertTrue(outcome.err().contains("closed after 1 s without requests (--idle-timeout)"), outcome.err());
     }
@@ -294,11 +285,11 @@ class ServeCommandTest {
                 "h.connect_uri(os.environ['uri'])",
                 "assert h.pread(512, 4096) == bytes(512)",
                 "h.shutdown()");
-        Outcome quiet = serve("--run", script, file.toString());
+        CommandRun quiet = serve("--run", script, file.toString());
         assertEquals(0, quiet.status(), quiet.err());
         assertEquals("", quiet.err());
 
-        Outcome verbose = serve("-v", "--run", script, file.toString());
+        CommandRun verbose = serve("-v", "--run", script, file.toString());
         assertEquals(0, verbose.status(), verbose.err());
         List<String> lines = verbose.err().lines().collect(java.util.stream.Collectors.toList());
         assertEquals("pagewise serve: connection 1: serving '' (" + file + " (writeback)), structured replies",
@@ -322,7 +313,7 @@ class ServeCommandTest {
                 "    raise SystemExit(5)",
                 "except nbd.Error as e:",
                 "    assert e.errno in (errno.EPERM, 'EPERM'), e.errno");
-        Outcome outcome = serve("-r", "--run", script, file.toString());
+        CommandRun outcome = serve("-r", "--run", script, file.toString());
         assertEquals(0, outcome.status(), outcome.out() + outcome.err());
         assertEquals(0, Files.readAllBytes(file)[0]);
     }
@@ -398,10 +389,10 @@ class ServeCommandTest {
 
     @Test
     void runWhoseClosingFlushFailsExitsNonZeroThoughTheCommandSucceeded() {
-        Outcome clean = serve("--run", "true", UNFLUSHABLE);
+        CommandRun clean = serve("--run", "true", UNFLUSHABLE);
         assertEquals(1, clean.status(), clean.out() + clean.err());
         assertTrue(clean.err().contains(UNFLUSHABLE + " could not be flushed at exit: fdatasync " + UNFLUSHABLE), clean.err());
-        Outcome failed = serve("--run", "exit 3", UNFLUSHABLE);
+        CommandRun failed = serve("--run", "exit 3", UNFLUSHABLE);
         assertEquals(3, failed.status(), "the command's own status comes first: " + failed.err());
     }
 

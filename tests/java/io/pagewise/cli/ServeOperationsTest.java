@@ -7,13 +7,10 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import io.pagewise.testing.ExternalTools;
 import io.pagewise.testing.TestCertificates;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PrintStream;
 import java.io.RandomAccessFile;
 import java.net.InetAddress;
 import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -38,16 +35,9 @@ class ServeOperationsTest {
     @TempDir
     Path dir;
 
-    private record Outcome(int status, String out, String err) {}
 
-    private static Outcome serve(String... args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        List<String> all = new ArrayList<>(List.of("serve"));
-        all.addAll(List.of(args));
-        int status = Main.run(all.toArray(String[]::new), new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8));
-        return new Outcome(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    private static CommandRun serve(String... args) {
+        return CommandRun.command("serve", args);
     }
 
     private Path image(String name, long size) throws IOException {
@@ -113,7 +103,7 @@ class ServeOperationsTest {
         Path list = dir.resolve("list.txt");
         Path size = dir.resolve("size.txt");
         // A / before the = makes it a FILE: an absolute path whose name has a = is a FILE.
-        Outcome outcome = serve("-r", "--default-export=vm2.img", vm1.toString(), vm2.toString(), odd.toString(),
+        CommandRun outcome = serve("-r", "--default-export=vm2.img", vm1.toString(), vm2.toString(), odd.toString(),
                 "backup=" + other, "--run",
                 "nbdinfo --list \"$uri\" > " + list + " && nbdinfo --size \"nbd+unix:///?socket=$unixsocket\" > " + size
                         + " && test \"$exportname\" = vm2.img");
@@ -144,7 +134,7 @@ class ServeOperationsTest {
                 "h.pwrite(b'x' * 65536, 65536)",
                 "h.flush()",
                 "h.shutdown()") + "\n");
-        Outcome outcome = serve("--bitmap=b", a.toString(), c.toString(), "--run", python + " " + script);
+        CommandRun outcome = serve("--bitmap=b", a.toString(), c.toString(), "--run", python + " " + script);
         assertEquals(0, outcome.status(), outcome.err());
         assertTrue(Files.exists(dir.resolve("a.img.b.bitmap")) && Files.exists(dir.resolve("c.img.b.bitmap")),
                 "a bitmap file beside each FILE");
@@ -158,7 +148,7 @@ class ServeOperationsTest {
                 + "open(sys.argv[2], 'a').write(sys.argv[1] + ' ' + str(sum(found)) + '\\n')\n";
         Path check = dir.resolve("dirty.py");
         Files.writeString(check, extents);
-        Outcome read = serve("--bitmap=b", a.toString(), c.toString(), "--run",
+        CommandRun read = serve("--bitmap=b", a.toString(), c.toString(), "--run",
                 python + " " + check + " a.img " + dirty + " && " + python + " " + check + " c.img " + dirty);
         assertEquals(0, read.status(), read.err());
         assertEquals("a.img 0\nc.img 65536\n", Files.readString(dirty), "only c.img's bitmap recorded the write");
@@ -190,7 +180,7 @@ class ServeOperationsTest {
             "--bitmap=b --dir=/tmp|--bitmap applies to FILEs, not to the files of --dir=/tmp",
     })
     void badCommandLinesExitTwoNamingTheOptionAndValue(String args, String named) {
-        Outcome outcome = serve(args.split(" "));
+        CommandRun outcome = serve(args.split(" "));
         assertEquals(2, outcome.status(), outcome.err());
         assertTrue(outcome.err().contains(named), outcome.err());
     }
@@ -199,7 +189,7 @@ class ServeOperationsTest {
     void aLoneFileIsStillServedUnderTheEmptyNameAndForegroundIsAccepted() throws Exception {
         ExternalTools.require("nbdinfo");
         Path disk = image("disk.img", 1 << 20);
-        Outcome outcome = serve("--foreground", "--run", "test \"$exportname\" = '' && case \"$uri\" in"
+        CommandRun outcome = serve("--foreground", "--run", "test \"$exportname\" = '' && case \"$uri\" in"
                 + " nbd+unix:///\\?socket=*) nbdinfo --size \"$uri\";; *) exit 9;; esac", disk.toString());
         assertEquals(0, outcome.status(), outcome.err());
     }
@@ -214,7 +204,7 @@ class ServeOperationsTest {
         Path before = dir.resolve("before.txt");
         Path after = dir.resolve("after.txt");
         Path qcow = dir.resolve("qcow2.txt");
-        Outcome outcome = serve("--dir=" + images, "--cache=evict", "--run",
+        CommandRun outcome = serve("--dir=" + images, "--cache=evict", "--run",
                 "nbdinfo --list \"$uri\" > " + before + " && truncate -s 2M " + images.resolve("vm2.img")
                         + " && nbdinfo --list \"$uri\" > " + after
                         + " && ! nbdinfo --size \"nbd+unix:///vm3.qcow2?socket=$unixsocket\" 2> " + qcow);
@@ -233,13 +223,13 @@ class ServeOperationsTest {
     void aContainerFileIsRefusedUnlessForceRawAndThenServedWithAWarning() throws Exception {
         ExternalTools.require("nbdinfo");
         Path vm3 = qcow2("vm3.qcow2");
-        Outcome refused = serve("--run", "true", vm3.toString());
+        CommandRun refused = serve("--run", "true", vm3.toString());
         assertEquals(2, refused.status(), refused.err());
         assertTrue(refused.err().contains("pagewise serve: refusing " + vm3 + " starts with a QCOW2 signature")
                 && refused.err().contains("qemu-img convert -f qcow2 -O raw")
                 && refused.err().contains("--force-raw serves it raw anyway"), refused.err());
 
-        Outcome forced = serve("--force-raw", "--log=journal", "--run", "nbdinfo --size \"$uri\"", vm3.toString());
+        CommandRun forced = serve("--force-raw", "--log=journal", "--run", "nbdinfo --size \"$uri\"", vm3.toString());
         assertEquals(0, forced.status(), forced.err());
         assertTrue(forced.err().startsWith("<4>pagewise serve: " + vm3 + " starts with a QCOW2 signature: served raw"),
                 forced.err());
@@ -250,13 +240,13 @@ class ServeOperationsTest {
     void journalLogLinesCarrySeverities() throws Exception {
         ExternalTools.require("nbdinfo");
         Path disk = image("disk.img", 1 << 20);
-        Outcome outcome = serve("--log=journal", "-v", "--run", "nbdinfo --size \"$uri\" >/dev/null", disk.toString());
+        CommandRun outcome = serve("--log=journal", "-v", "--run", "nbdinfo --size \"$uri\" >/dev/null", disk.toString());
         assertEquals(0, outcome.status(), outcome.err());
         assertFalse(outcome.err().isEmpty());
         for (String line : outcome.err().split("\n")) {
             assertTrue(line.startsWith("<7>pagewise serve: connection 1: "), outcome.err());
         }
-        Outcome failed = serve("--log=journal", "--dir=" + dir.resolve("missing"));
+        CommandRun failed = serve("--log=journal", "--dir=" + dir.resolve("missing"));
         assertEquals(1, failed.status(), failed.err());
         assertEquals("<3>pagewise serve: --dir=" + dir.resolve("missing") + ": no such directory\n", failed.err());
     }
@@ -271,7 +261,7 @@ class ServeOperationsTest {
         for (String address : new String[] {"127.0.0.1:0", "[::1]:0"}) {
             Path metrics = dir.resolve("metrics.txt");
             Path check = dir.resolve("promtool.txt");
-            Outcome outcome = serve("--metrics=" + address, "vm1.img=" + vm1, "--run",
+            CommandRun outcome = serve("--metrics=" + address, "vm1.img=" + vm1, "--run",
                     "nbdcopy \"$uri\" null: && curl -sSf \"$metrics\" > " + metrics
                             + " && promtool check metrics < " + metrics + " > " + check + " 2>&1");
             if (address.startsWith("[") && outcome.err().contains("Cannot assign requested address")) {
@@ -312,20 +302,20 @@ class ServeOperationsTest {
     void allowListsKeepOutTcpAddressesAndUnixSocketUsers() throws Exception {
         ExternalTools.require("nbdinfo");
         Path disk = image("disk.img", 1 << 20);
-        Outcome refused = serve("--port=0", "--allow=10.0.0.0/8,192.0.2.1", "--run", "! nbdinfo --size \"$uri\" 2>/dev/null",
+        CommandRun refused = serve("--port=0", "--allow=10.0.0.0/8,192.0.2.1", "--run", "! nbdinfo --size \"$uri\" 2>/dev/null",
                 disk.toString());
         assertEquals(0, refused.status(), refused.err());
         assertTrue(refused.err().contains("is not in the allowed addresses [10.0.0.0/8, 192.0.2.1"), refused.err());
-        Outcome allowed = serve("--port=0", "--allow=10.0.0.0/8", "--allow=127.0.0.1", "--run", "nbdinfo --size \"$uri\"",
+        CommandRun allowed = serve("--port=0", "--allow=10.0.0.0/8", "--allow=127.0.0.1", "--run", "nbdinfo --size \"$uri\"",
                 disk.toString());
         assertEquals(0, allowed.status(), allowed.err());
 
         String me = System.getProperty("user.name");
-        Outcome otherUser = serve("--socket=" + dir.resolve("s.sock"), "--allow-user=65534", "--run",
+        CommandRun otherUser = serve("--socket=" + dir.resolve("s.sock"), "--allow-user=65534", "--run",
                 "! nbdinfo --size \"$uri\" 2>/dev/null", disk.toString());
         assertEquals(0, otherUser.status(), otherUser.err());
         assertTrue(otherUser.err().contains("user " + me + " is not an allowed user"), otherUser.err());
-        Outcome sameUser = serve("--socket=" + dir.resolve("s.sock"), "--allow-user=65534," + me, "--run",
+        CommandRun sameUser = serve("--socket=" + dir.resolve("s.sock"), "--allow-user=65534," + me, "--run",
                 "nbdinfo --size \"$uri\"", disk.toString());
         assertEquals(0, sameUser.status(), sameUser.err());
     }
@@ -338,14 +328,14 @@ class ServeOperationsTest {
         Path authz = dir.resolve("authz.txt");
         Files.writeString(authz, "# only the EC client\nCN=ec client\n");
         // $uri names the server's own directory, whose client certificate is CN=client; the EC client's is listed.
-        Outcome outcome = serve("--tls=require", "--tls-certificates=" + certs.all, "--tls-authz=" + authz, "--run",
+        CommandRun outcome = serve("--tls=require", "--tls-certificates=" + certs.all, "--tls-authz=" + authz, "--run",
                 "! nbdinfo --size \"$uri\" 2>/dev/null && nbdinfo --size \"nbds+unix:///?socket=$unixsocket&tls-certificates="
                         + certs.ecClient + "\"", disk.toString());
         assertEquals(0, outcome.status(), outcome.err());
         assertTrue(outcome.err().contains("CN=client"), "the refusal names the subject: " + outcome.err());
 
         Files.writeString(authz, "not a distinguished name\n");
-        Outcome bad = serve("--tls=require", "--tls-certificates=" + certs.all, "--tls-authz=" + authz, "--create=1M",
+        CommandRun bad = serve("--tls=require", "--tls-certificates=" + certs.all, "--tls-authz=" + authz, "--create=1M",
                 dir.resolve("never.img").toString());
         assertEquals(1, bad.status(), bad.err());
         assertTrue(bad.err().contains("--tls-authz=" + authz + ": " + authz + " line 1"), bad.err());
@@ -535,7 +525,7 @@ class ServeOperationsTest {
             assertTrue(r.stderr().contains("pagewise serve: --user=root needs root, to change user once listening; this"
                     + " process runs as uid 65534"), r.stderr());
         } else {
-            Outcome outcome = serve("--user=root", "disk.img");
+            CommandRun outcome = serve("--user=root", "disk.img");
             assertEquals(2, outcome.status(), outcome.err());
             assertTrue(outcome.err().contains("--user=root needs root"), outcome.err());
         }
