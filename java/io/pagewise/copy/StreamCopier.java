@@ -244,7 +244,6 @@ public final class StreamCopier {
         }
     }
 
-
     private int requestSize(BlockDevice source) throws IOException {
         int block = source.minimumBlockSize();
         return Math.max(block, Math.min(options.requestSize(), source.maximumBlockSize()) / block * block);

@@ -26,10 +26,6 @@ final class Exports {
     /** Told of each entry the first time it is handed out (the JMX beans); null for none. */
     private volatile java.util.function.Consumer<ExportEntry> firstServed;
 
-    Exports(Map<String, ExportEntry> fixed, List<ExportSource> sources, String defaultName) {
-        this(fixed, sources, defaultName, false);
-    }
-
     Exports(Map<String, ExportEntry> fixed, List<ExportSource> sources, String defaultName, boolean allocationDepth) {
         this.allocationDepth = allocationDepth;
         this.fixed = new LinkedHashMap<>(fixed);
@@ -40,7 +36,7 @@ final class Exports {
 
     /** Only the exports of a map, without sources or default (tests and fuzzing drive the handshake so). */
     static Exports of(Map<String, ExportEntry> fixed) {
-        return new Exports(fixed, List.of(), null);
+        return new Exports(fixed, List.of(), null, false);
     }
 
     /** {@return whether every export offers qemu:allocation-depth} */
