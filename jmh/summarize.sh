@@ -21,6 +21,8 @@
 #   disk-inflight.sh output: printed as it is
 #   jmh/block-status.sh output: per server, BLOCK_STATUS seconds, descriptors, RSS and nbdcopy seconds
 #   compare-tls.sh jit.csv: the TLS server's CPU and its JIT compilers' part; jmh/checksum.sh output: as it is
+#   jmh/extended-headers.sh output: per client row, median (min-max) seconds and BLOCK_STATUS requests per run
+#   jmh/sparse-open.sh output: per run kind, each run's seconds and the largest max RSS, then the system calls
 # copy.csv rows also get issue 12's target C3: file-file pagewise copy at most 0.7x nbdcopy.
 # Rules: "paired" is the median over rounds of row / reference timed in the same round. A time target is met
 # only when both the ratio of the medians and the median paired ratio are <= 1.00; a residency target only when
@@ -446,6 +448,40 @@ def block_status(path, text):
               f"| {rows[0][2]} → {max(r[3] for r in rows)} | {median(times):.2f} | {pair} |")
 
 
+def runs_by_label(path, text):
+    """jmh/extended-headers.sh output: per client row, its run times and BLOCK_STATUS requests per run."""
+    times, requests = {}, {}
+    for line in text.splitlines():
+        if line.startswith("#"):
+            continue
+        m = re.match(r"(.+?): BLOCK_STATUS requests per run: (\d+)/(\d+)$", line)
+        if m:
+            requests[m.group(1)] = int(m.group(2)) / int(m.group(3))
+            continue
+        m = re.match(r"(.+?)\s+([\d.]+) s$", line)
+        if m:
+            times.setdefault(m.group(1), []).append(float(m.group(2)))
+    print(f"\n{path}: wall seconds per run, median (min–max), and the BLOCK_STATUS requests one run sent")
+    print("| run | runs | median s (min–max) | BLOCK_STATUS requests per run |\n|---|---|---|---|")
+    for label, t in times.items():
+        count = f"{requests[label]:,.0f}" if label in requests else "(not counted)"
+        print(f"| {label} | {len(t)} | {median(t):.2f} ({min(t):.2f}–{max(t):.2f}) | {count} |")
+
+
+def sparse_open(path, text):
+    """jmh/sparse-open.sh output: per run kind, the seconds of each run and the largest max RSS; system calls as they are."""
+    runs = {}
+    for m in re.finditer(r"^(\S+)\s+([\d.]+) s\s+(\d+) KiB max RSS$", text, re.M):
+        runs.setdefault(m.group(1), []).append((float(m.group(2)), int(m.group(3))))
+    print(f"\n{path}: seconds of each run in order, and the largest max RSS (jmh/sparse-open.sh)")
+    print("| run | seconds | largest max RSS |\n|---|---|---|")
+    for name, rs in runs.items():
+        print(f"| {name} | {' / '.join(f'{s:.2f}' for s, _ in rs)} | {max(r for _, r in rs) / 1024:.1f} MiB |")
+    calls = text.split("# system calls", 1)
+    if len(calls) == 2:
+        print("system calls" + calls[1].rstrip())
+
+
 pooled = []
 for path in paths:
     with open(path) as f:
@@ -492,6 +528,10 @@ for path in paths:
         print(f"\n{path}: O_DIRECT writes into a sparse file from many threads (jmh/direct-sparse-writes.sh)\n{text.rstrip()}")
     elif re.search(r"^\S+ status slowest_s=", text, re.M):
         block_status(path, text)
+    elif re.search(r"^run\s+seconds\s+max RSS$", text, re.M):
+        sparse_open(path, text)
+    elif re.search(r": BLOCK_STATUS requests per run: \d+/\d+$", text, re.M):
+        runs_by_label(path, text)
     elif "disk_read/file server_cpu_s" in text:
         print(f"\n{path}: DONTCACHE reads over NBD, RWF_DONTCACHE on whole windows or on every read\n{text.rstrip()}")
     else:
