@@ -1,6 +1,7 @@
 package io.pagewise;
 
 import io.pagewise.internal.Advice;
+import io.pagewise.internal.FileKinds;
 import io.pagewise.internal.Mincore;
 import io.pagewise.internal.NativeRawFile;
 import io.pagewise.internal.RawFile;
@@ -116,6 +117,7 @@ public final class PageCache {
 
     private static RawFile open(Path path) throws IOException {
         Native.require("PageCache");
+        FileKinds.requireFileOrDevice(path);
         return NativeRawFile.open(path, 0);
     }
 }

@@ -5,6 +5,7 @@ import io.pagewise.internal.Buffers;
 import io.pagewise.internal.ChannelRawFile;
 import io.pagewise.internal.ClosedWithMessage;
 import io.pagewise.internal.FileDescriptors;
+import io.pagewise.internal.FileKinds;
 import io.pagewise.internal.IoCounters;
 import io.pagewise.internal.NativeRawFile;
 import io.pagewise.internal.RawFile;
@@ -115,6 +116,8 @@ public final class StorageFile implements Channel {
      * @throws java.nio.file.NoSuchFileException when the file does not exist and no CREATE option says to make it
      * @throws java.nio.file.AccessDeniedException when the system refuses access (EACCES or EPERM)
      * @throws java.nio.file.FileAlreadyExistsException when CREATE_NEW is given and the file exists
+     * @throws java.nio.file.FileSystemException when path is a directory, a pipe (FIFO) or a socket; the message
+     *         names it and says which
      * @throws IOException when the file cannot be opened otherwise ({@link NativeIOException})
      * @throws IllegalArgumentException for an option not listed above, or CREATE, CREATE_NEW or TRUNCATE_EXISTING
      *         without WRITE
@@ -138,6 +141,7 @@ public final class StorageFile implements Channel {
             }
         }
         boolean writable = set.contains(StandardOpenOption.WRITE);
+        FileKinds.requireFileOrDevice(path);
         RawFile file;
         if (Native.isAvailable()) {
             file = NativeRawFile.open(path, nativeFlags(set) | CachePolicy.openFlags(mode));

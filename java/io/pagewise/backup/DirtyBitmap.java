@@ -1,6 +1,7 @@
 package io.pagewise.backup;
 
 import io.pagewise.Extent;
+import io.pagewise.internal.FileKinds;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -102,6 +103,7 @@ public final class DirtyBitmap implements Closeable {
         if (name.isEmpty() || name.getBytes(StandardCharsets.UTF_8).length > 1024) {
             throw new IllegalArgumentException("bitmap name '" + name + "': expected 1 to 1024 bytes");
         }
+        FileKinds.requireFileOrDevice(file);
         boolean exists = Files.exists(file) && Files.size(file) > 0;
         FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
                 StandardOpenOption.WRITE);

@@ -72,11 +72,11 @@ public final class FileDevice implements BlockDevice {
      * @param options READ, WRITE and the other options StorageFile takes; none means READ
      * @return the device
      * @throws java.nio.file.NoSuchFileException when path does not exist
-     * @throws IOException when path is a directory or cannot be opened
+     * @throws java.nio.file.FileSystemException when path is a directory, a pipe or a socket
+     * @throws IOException when path cannot be opened otherwise
      * @throws UnsupportedOperationException when the mode needs the native library and it is not loaded
      */
     public static FileDevice open(Path path, CacheMode mode, OpenOption... options) throws IOException {
-        if (Files.isDirectory(path)) throw new IOException(path + " is a directory");
         return owning(StorageFile.open(path, mode, options.length == 0 ? new OpenOption[] {StandardOpenOption.READ}
                 : options), false, path);
     }
@@ -112,7 +112,8 @@ public final class FileDevice implements BlockDevice {
      * @param mode       how it uses the page cache
      * @param createSize the size of a file that has to be created, in bytes
      * @return the device; {@link #created()} says which happened
-     * @throws IOException when path is a directory or cannot be opened or created
+     * @throws java.nio.file.FileSystemException when path is a directory, a pipe or a socket
+     * @throws IOException when path cannot be opened otherwise or created
      */
     public static FileDevice openOrCreate(Path path, CacheMode mode, long createSize) throws IOException {
         return Files.exists(path) ? open(path, mode, StandardOpenOption.READ, StandardOpenOption.WRITE)

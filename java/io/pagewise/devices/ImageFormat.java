@@ -1,5 +1,6 @@
 package io.pagewise.devices;
 
+import io.pagewise.internal.FileKinds;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -48,6 +49,7 @@ public enum ImageFormat {
      * @throws IOException when it cannot be opened or read
      */
     public static Optional<ImageFormat> detect(Path file) throws IOException {
+        FileKinds.requireFileOrDevice(file);
         ByteBuffer header = ByteBuffer.allocate(HEADER_BYTES);
         try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
             while (header.hasRemaining() && channel.read(header, header.position()) > 0) {
@@ -78,6 +80,16 @@ public enum ImageFormat {
      */
     public String warning(Path file) {
         return file + " starts with a " + name() + " signature: served raw, clients see the " + name()
+                + " container, not the disk inside it (convert it with qemu-img convert -f " + qemuName
+                + " -O raw, or serve it with qemu-nbd -f " + qemuName + ")";
+    }
+
+    /**
+     * {@return why a file in this format should not be served raw}, for a refusal: "starts with a QCOW2 signature:
+     * clients would see the QCOW2 container, ..." and what to do instead; the caller puts the file's name before it
+     */
+    public String problem() {
+        return "starts with a " + name() + " signature: clients would see the " + name()
                 + " container, not the disk inside it (convert it with qemu-img convert -f " + qemuName
                 + " -O raw, or serve it with qemu-nbd -f " + qemuName + ")";
     }

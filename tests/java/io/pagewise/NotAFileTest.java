@@ -1,0 +1,88 @@
+package io.pagewise;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.pagewise.backup.DirtyBitmap;
+import io.pagewise.devices.ImageFormat;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.function.Executable;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A directory, a named pipe or a socket where a file is expected is refused at once, with the path and what it is:
+ * opening a pipe nobody writes used to block forever, and a directory failed later with an errno naming no path.
+ */
+@Timeout(value = 30, unit = TimeUnit.SECONDS)
+class NotAFileTest {
+    @TempDir
+    Path dir;
+
+    private Path fifo() throws Exception {
+        Path fifo = dir.resolve("fifo");
+        Process mkfifo = new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start();
+        assertTrue(mkfifo.waitFor(10, TimeUnit.SECONDS) && mkfifo.exitValue() == 0, "mkfifo failed");
+        return fifo;
+    }
+
+    private static void refused(Path path, String what, Executable open) {
+        FileSystemException e = assertThrows(FileSystemException.class, open, path + " was not refused");
+        assertEquals(path.toString(), e.getFile(), e.getMessage());
+        assertTrue(e.getMessage().startsWith(path + ": " + what), e.getMessage());
+    }
+
+    @Test
+    void aNamedPipeIsRefusedEverywhereInsteadOfBlocking() throws Exception {
+        Path fifo = fifo();
+        String what = "is a pipe (FIFO), which cannot be read or written at an offset";
+        for (CacheMode mode : CacheMode.values()) {
+            if (mode.isAvailable()) refused(fifo, what, () -> StorageFile.open(fifo, mode).close());
+        }
+        refused(fifo, what, () -> StorageFile.open(fifo, CacheMode.WRITEBACK, StandardOpenOption.READ,
+                StandardOpenOption.WRITE).close());
+        refused(fifo, what, () -> ImageFormat.detect(fifo));
+        if (Native.isAvailable()) {
+            refused(fifo, what, () -> PageCache.residency(fifo));
+            refused(fifo, what, () -> PageCache.evict(fifo));
+        }
+        refused(fifo, what, () -> DirtyBitmap.open(fifo, "b", null, 1 << 20, 65536).close());
+    }
+
+    @Test
+    void aDirectoryIsRefusedWithItsName() throws Exception {
+        Path sub = Files.createDirectory(dir.resolve("sub"));
+        refused(sub, "is a directory", () -> StorageFile.open(sub, CacheMode.WRITEBACK).close());
+        refused(sub, "is a directory", () -> StorageFile.open(sub, CacheMode.WRITEBACK, StandardOpenOption.READ,
+                StandardOpenOption.WRITE, StandardOpenOption.CREATE).close());
+        refused(sub, "is a directory", () -> ImageFormat.detect(sub));
+    }
+
+    @Test
+    void aSocketIsRefused() throws Exception {
+        Path socket = dir.resolve("socket");
+        try (ServerSocketChannel listening = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            listening.bind(UnixDomainSocketAddress.of(socket));
+            refused(socket, "is a socket", () -> StorageFile.open(socket, CacheMode.WRITEBACK).close());
+        }
+    }
+
+    @Test
+    void filesAndCharacterDevicesStillOpen() throws Exception {
+        Path file = Files.write(dir.resolve("file"), new byte[4096]);
+        StorageFile.open(file, CacheMode.WRITEBACK).close();
+        StorageFile.open(Path.of("/dev/zero"), CacheMode.WRITEBACK).close();
+        // A path that does not exist yet is created, not refused.
+        StorageFile.open(dir.resolve("new"), CacheMode.WRITEBACK, StandardOpenOption.READ, StandardOpenOption.WRITE,
+                StandardOpenOption.CREATE).close();
+    }
+}
