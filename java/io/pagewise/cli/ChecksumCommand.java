@@ -78,7 +78,9 @@ public final class ChecksumCommand {
             try (BlockDevice device = image.openSource(options.cache, options.connections, null)) {
                 out.println(BlockHash.hex(Checksums.of(device, hash, options.threads)) + "  " + image.text());
             } catch (IOException | RuntimeException e) {
-                err.println("pagewise checksum: " + image.text() + ": " + Copying.message(e));
+                String message = Main.message(e);
+                // Most failures name the image already; the others get its name in front.
+                err.println("pagewise checksum: " + (message.startsWith(image.text()) ? "" : image.text() + ": ") + message);
                 status = 1;
             }
         }
@@ -86,7 +88,7 @@ public final class ChecksumCommand {
     }
 
     private static void operand(Options o, String arg, boolean afterEnd) throws UsageException {
-        Endpoint image = Endpoint.parse(arg, true);
+        Endpoint image = Endpoint.parse(arg, true, "IMAGE");
         if (image.isStream()) throw new UsageException("IMAGE - (standard input) is not supported: give a file or URI");
         o.images.add(image);
     }

@@ -140,6 +140,10 @@ public final class CopyCommand {
         Options o = new Options();
         if (!TABLE.parse(args, o)) return null;
         if (o.source == null || o.destination == null) throw new UsageException("SRC and DST are both needed");
+        if (o.source.sameAs(o.destination)) {
+            throw new UsageException("SRC and DST are the same " + (o.source.kind() == Endpoint.Kind.NBD ? "export" : "file")
+                    + ": " + o.source.text() + (o.source.text().equals(o.destination.text()) ? "" : " and " + o.destination.text()));
+        }
         if (o.source.isStream() && o.destination.isStream()) {
             throw new UsageException("SRC and DST are both - : one of them must be a file, device or NBD export");
         }

@@ -98,7 +98,7 @@ final class Copying {
         try {
             source = options.source.openSource(options.srcCache, options.connections, options.changed);
         } catch (IOException | IllegalArgumentException e) {
-            err.println("pagewise copy: cannot open source " + options.source.text() + ": " + message(e));
+            err.println("pagewise copy: cannot open source " + options.source.text() + ": " + Main.message(e));
             return 1;
         }
         BlockDevice src = filtered(source, "--filter", options.sourceFilters);
@@ -112,7 +112,7 @@ final class Copying {
             try {
                 destination = openDestination(options.destination, src.size());
             } catch (IOException | IllegalArgumentException e) {
-                err.println("pagewise copy: cannot open destination " + options.destination.text() + ": " + message(e));
+                err.println("pagewise copy: cannot open destination " + options.destination.text() + ": " + Main.message(e));
                 return 1;
             }
             BlockDevice filtered;
@@ -172,7 +172,7 @@ final class Copying {
                 file = StorageFile.open(Path.of(target), options.dstCache, StandardOpenOption.READ,
                         StandardOpenOption.WRITE, StandardOpenOption.CREATE_NEW);
             } catch (IOException | RuntimeException e) {
-                err.println("pagewise copy: cannot open destination " + target + ": " + message(e));
+                err.println("pagewise copy: cannot open destination " + target + ": " + Main.message(e));
                 return 1;
             }
             destinationFile = file.path();
@@ -194,7 +194,7 @@ final class Copying {
                 destination = openDestination(options.destination, 0);
             }
         } catch (IOException | IllegalArgumentException e) {
-            err.println("pagewise copy: cannot open destination " + target + ": " + message(e));
+            err.println("pagewise copy: cannot open destination " + target + ": " + Main.message(e));
             return 1;
         }
         try (BlockDevice dst = filtered(destination, "--dst-filter", options.destinationFilters)) {
@@ -207,7 +207,7 @@ final class Copying {
 
     /** Closing an end failed (its last writes may not have reached it): a failed copy. */
     private int closeFailed(IOException e) {
-        err.println("pagewise copy: " + message(e));
+        err.println("pagewise copy: " + Main.message(e));
         discardUnfinishedDestination(false);
         return 1;
     }
@@ -230,7 +230,7 @@ final class Copying {
             } catch (IOException | RuntimeException suppressed) {
                 e.addSuppressed(suppressed);
             }
-            throw new FilterRefused(option + ": " + message(e));
+            throw new FilterRefused(option + ": " + Main.message(e));
         }
     }
 
@@ -260,7 +260,7 @@ final class Copying {
             return 130;
         } catch (IOException | RuntimeException e) {
             if (reporter != null) reporter.finish();
-            err.println("pagewise copy: " + message(e));
+            err.println("pagewise copy: " + Main.message(e));
             // The size and read-only checks fail before any request: the destination is as it was.
             discardUnfinishedDestination(e instanceof CopyException && ((CopyException) e).offset() < 0
                     && bytesDone.getAsLong() == 0);
@@ -284,7 +284,7 @@ final class Copying {
             Files.deleteIfExists(destinationFile);
             err.println("pagewise copy: removed " + destinationFile + ", which this copy had created");
         } catch (IOException e) {
-            err.println("pagewise copy: could not remove the unfinished " + destinationFile + ": " + message(e));
+            err.println("pagewise copy: could not remove the unfinished " + destinationFile + ": " + Main.message(e));
         }
     }
 
@@ -294,7 +294,7 @@ final class Copying {
             case NBD: return NbdDevice.connect(destination.text(), options.connections);
             case FILE: {
                 if (options.changed != null && !Files.exists(Path.of(destination.text()))) {
-                    throw new NoSuchFileException(destination.text() + ": no such file; --changed=" + options.changed
+                    throw new NoSuchFileException(destination.text(), null, "no such file; --changed=" + options.changed
                             + " updates an earlier full copy (make one first, without --changed)");
                 }
                 // A missing file is created, sparse and as large as the source, and then known to read as zeros.
@@ -318,11 +318,4 @@ final class Copying {
         }
     }
 
-    static String message(Throwable e) {
-        String text = e.getMessage();
-        if (e instanceof NoSuchFileException && text != null && !text.contains(":")) {
-            return text + ": no such file";
-        }
-        return text == null ? e.toString() : text;
-    }
 }

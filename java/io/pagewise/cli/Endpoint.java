@@ -7,6 +7,7 @@ import io.pagewise.devices.NbdDevice;
 import io.pagewise.devices.SyntheticDevices;
 import io.pagewise.nbd.NbdUri;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Locale;
@@ -17,7 +18,11 @@ record Endpoint(Endpoint.Kind kind, String text, long size) {
     enum Kind { FILE, NBD, PATTERN, ZERO, DISCARD, STREAM }
 
     static Endpoint parse(String text, boolean source) throws UsageException {
-        String role = source ? "SRC" : "DST";
+        return parse(text, source, source ? "SRC" : "DST");
+    }
+
+    /** As {@link #parse(String, boolean)}, naming the argument role (SRC, DST, IMAGE) in the messages. */
+    static Endpoint parse(String text, boolean source, String role) throws UsageException {
         if (text.equals("-")) return new Endpoint(Kind.STREAM, source ? "- (standard input)" : "- (standard output)", 0);
         if (text.equals("null:")) {
             if (source) throw new UsageException("null: can only be a destination (DST), not SRC");
@@ -41,7 +46,40 @@ record Endpoint(Endpoint.Kind kind, String text, long size) {
             }
             return new Endpoint(Kind.NBD, text, 0);
         }
+        if (!source && fileType(text) == 0020000) {
+            throw new UsageException(role + " " + text + " is a character device, which has no size to copy into: give null:"
+                    + " to discard what is read, or - for standard output");
+        }
+        if (fileType(text) == 0010000) {
+            throw new UsageException(role + " " + text + " is a pipe, which cannot be read or written at offsets: "
+                    + (role.equals("IMAGE") ? "give a file, a block device or an NBD URI"
+                    : "give - as " + role + (source ? " and send the data on standard input" : " to write to standard output")));
+        }
         return new Endpoint(Kind.FILE, text, 0);
+    }
+
+    /** Whether both name one file (also through links) or one NBD URI: a copy onto itself, which cp refuses too. */
+    boolean sameAs(Endpoint other) {
+        if (kind != other.kind) return false;
+        if (kind == Kind.NBD) return text.equals(other.text);
+        if (kind != Kind.FILE) return false;
+        try {
+            return Files.isSameFile(Path.of(text), Path.of(other.text));
+        } catch (IOException | RuntimeException e) {
+            return false; // DST does not exist yet, or opening says what is wrong
+        }
+    }
+
+    /**
+     * The file type bits of text's mode (S_IFIFO for a named pipe, or /dev/stdin and /dev/fd/N on one, as a shell's
+     * {@code <(...)} gives; S_IFCHR for /dev/null), or -1 when it cannot be read (opening it says what is wrong).
+     */
+    private static int fileType(String text) {
+        try {
+            return (Integer) Files.getAttribute(Path.of(text), "unix:mode") & 0170000;
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
     }
 
     /**

@@ -10,6 +10,12 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.DirectoryNotEmptyException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -162,7 +168,7 @@ public final class Main {
             try {
                 action.apply(Path.of(name), out);
             } catch (IOException | RuntimeException e) {
-                err.println("pagewise " + command + ": " + e.getMessage());
+                err.println("pagewise " + command + ": " + message(e));
                 status = 1;
             }
         }
@@ -173,6 +179,26 @@ public final class Main {
         Residency r = PageCache.residency(path);
         out.printf(Locale.ROOT, "%s: %d/%d pages resident (%.1f%%), %s of %s%n", path, r.residentPages(),
                 r.totalPages(), r.percent(), bytes(r.residentBytes()), bytes(r.totalPages() * r.pageSize()));
+    }
+
+    /**
+     * A failure as one line for the user: the JDK's file exceptions carry only the path when the system gave no
+     * reason (NoSuchFileException's message is the path alone), so the reason their type stands for is added.
+     */
+    static String message(Throwable e) {
+        if (e instanceof FileSystemException && ((FileSystemException) e).getReason() == null) {
+            FileSystemException f = (FileSystemException) e;
+            String reason = e instanceof NoSuchFileException ? "no such file or directory"
+                    : e instanceof AccessDeniedException ? "permission denied"
+                    : e instanceof FileAlreadyExistsException ? "already exists"
+                    : e instanceof NotDirectoryException ? "not a directory"
+                    : e instanceof DirectoryNotEmptyException ? "is a directory that is not empty" : null;
+            if (reason != null && f.getFile() != null) {
+                return f.getFile() + (f.getOtherFile() != null ? " -> " + f.getOtherFile() : "") + ": " + reason;
+            }
+        }
+        String text = e.getMessage();
+        return text == null ? e.toString() : text;
     }
 
     static String bytes(long n) {

@@ -210,11 +210,11 @@ public final class ServeCommand {
         try {
             return new Serving(options, out, err).serve();
         } catch (Serving.UsageProblem e) {
-            err.println(error + e.getMessage());
+            err.println(error + Main.message(e));
             err.println(TABLE.synopsis() + "   (pagewise serve --help for the options)");
             return 2;
         } catch (IOException | RuntimeException e) {
-            err.println(error + e.getMessage());
+            err.println(error + Main.message(e));
             return 1;
         }
     }

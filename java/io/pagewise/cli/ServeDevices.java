@@ -59,7 +59,7 @@ final class ServeDevices {
                 bitmap = DirtyBitmap.open(bitmapFile, spec.name(), image, device.size(), spec.granularity());
             } catch (IOException | IllegalArgumentException e) {
                 closeAfterFailure(device, e);
-                throw new IOException("--bitmap=" + spec.name() + ": " + e.getMessage(), e);
+                throw new IOException("--bitmap=" + spec.name() + ": " + Main.message(e), e);
             }
             try {
                 if (options.bitmapClear) bitmap.clear();
@@ -112,13 +112,13 @@ final class ServeDevices {
     BlockDevice openFromDirectory(Path file) throws IOException {
         Optional<ImageFormat> format = ImageFormat.detect(file);
         if (format.isPresent()) {
-            String warning = format.get().warning(file);
             if (!options.forceRaw) {
+                String problem = format.get().problem() + "; not served without --force-raw";
                 // The client is told why in the error reply; the operator learns it here.
-                logger.log(System.Logger.Level.WARNING, "a client asked for " + warning + "; not served without --force-raw");
-                throw new IOException(warning + "; not served without --force-raw");
+                logger.log(System.Logger.Level.WARNING, "a client asked for " + file + ", which " + problem);
+                throw new IOException(file + " " + problem);
             }
-            logger.log(System.Logger.Level.WARNING, warning);
+            logger.log(System.Logger.Level.WARNING, format.get().warning(file));
         }
         FileDevice export = openFile(file);
         try {
@@ -165,7 +165,8 @@ final class ServeDevices {
         Optional<ImageFormat> format = ImageFormat.detect(file);
         if (format.isEmpty()) return;
         if (!options.forceRaw) {
-            throw new Serving.UsageProblem("refusing " + format.get().warning(file) + "; --force-raw serves it raw anyway");
+            throw new Serving.UsageProblem("not serving " + file + ": it " + format.get().problem()
+                    + "; --force-raw serves it raw anyway");
         }
         logger.log(System.Logger.Level.WARNING, format.get().warning(file));
     }

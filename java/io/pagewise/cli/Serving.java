@@ -89,6 +89,7 @@ final class Serving {
             tlsContext = options.tls == TlsMode.OFF ? null
                     : TlsCertificates.serverContext(options.tlsCertificates, verifyPeer());
             NbdServer.Builder builder = configure();
+            if (options.statsFile != null) checkStatsFile(options.statsFile);
             ServerSocketChannel activated = ServiceProcess.systemdListener();
             if (activated != null && (options.socket != null || options.port != null || options.bind != null)) {
                 throw new UsageProblem("socket activation (LISTEN_PID, LISTEN_FDS) passed the socket to listen on:"
@@ -205,7 +206,7 @@ final class Serving {
         try {
             ServiceProcess.dropPrivileges(options.user, options.group);
         } catch (IllegalArgumentException | IOException e) {
-            throw new IOException(as + ": " + e.getMessage(), e);
+            throw new IOException(as + ": " + Main.message(e), e);
         }
     }
 
@@ -233,7 +234,7 @@ final class Serving {
             try {
                 builder.tlsAuthzFile(options.tlsAuthz);
             } catch (IllegalArgumentException | IOException e) {
-                throw new IOException("--tls-authz=" + options.tlsAuthz + ": " + e.getMessage(), e);
+                throw new IOException("--tls-authz=" + options.tlsAuthz + ": " + Main.message(e), e);
             }
         }
         if (!options.allow.isEmpty()) builder.allow(options.allow.toArray(String[]::new));
@@ -259,8 +260,13 @@ final class Serving {
         }
         try {
             return builder.start();
+        } catch (java.net.BindException e) {
+            // EADDRNOTAVAIL: the address is not this machine's, which no other port mends.
+            boolean address = options.bind != null && String.valueOf(e.getMessage()).contains("Cannot assign requested address");
+            throw new IOException(Main.message(e) + (address ? " (--bind=" + options.bind + " is not an address of this machine)"
+                    : options.socket == null ? " (choose another with --port=N, or use --socket=PATH)" : ""), e);
         } catch (IOException e) {
-            throw new IOException(e.getMessage() + (options.socket == null
+            throw new IOException(Main.message(e) + (options.socket == null
                     ? " (choose another with --port=N, or use --socket=PATH)" : ""), e);
         }
     }
@@ -409,6 +415,16 @@ final class Serving {
         return "the exports";
     }
 
+    /** Creates (or empties) the --stats file now, so that a path that cannot be written is refused at start, not at exit. */
+    private static void checkStatsFile(Path file) throws IOException {
+        try {
+            Files.newOutputStream(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                    StandardOpenOption.TRUNCATE_EXISTING).close();
+        } catch (IOException e) {
+            throw new IOException("--stats: " + Main.message(e), e);
+        }
+    }
+
     private void printStats() {
         try (PrintStream target = options.statsFile != null
                 ? new PrintStream(new FileOutputStream(options.statsFile.toFile()), true, StandardCharsets.UTF_8)
@@ -425,7 +441,7 @@ final class Serving {
             }
             to.flush();
         } catch (IOException e) {
-            logger.log(System.Logger.Level.ERROR, "--stats: " + e.getMessage());
+            logger.log(System.Logger.Level.ERROR, "--stats: " + Main.message(e));
         }
     }
 

@@ -139,7 +139,10 @@ public final class Filters {
                 Path file = p.path("file");
                 boolean append = p.bool("append", false);
                 Duration interval = p.duration("interval", Duration.ZERO);
-                return d -> new StatsFilter(d, file, append, interval);
+                return d -> {
+                    if (file != null) StatsFilter.checkWritable(file, append);
+                    return new StatsFilter(d, file, append, interval);
+                };
             }
             case "blocksize": {
                 p.checkKnown("minblock", "maxdata", "maxlen");

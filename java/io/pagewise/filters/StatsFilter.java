@@ -155,8 +155,34 @@ public final class StatsFilter extends FilterDevice {
         try {
             report();
         } catch (IOException | RuntimeException e) {
-            System.err.println("pagewise stats filter: cannot write " + file + ": " + e);
+            System.err.println("pagewise stats filter: cannot write " + file + ": " + reason(e));
         }
+    }
+
+    /**
+     * Opens the report file as the first report will, creating or emptying it (appending leaves it as it is), so
+     * that a path that cannot be written is refused when the filter is set up rather than found at close.
+     *
+     * @param file   where the reports go
+     * @param append whether they are appended
+     * @throws IOException naming the file and why it cannot be written
+     */
+    static void checkWritable(Path file, boolean append) throws IOException {
+        try {
+            Files.newOutputStream(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                    append ? StandardOpenOption.APPEND : StandardOpenOption.TRUNCATE_EXISTING).close();
+        } catch (IOException e) {
+            throw new IOException("filter stats: file=" + file + ": " + reason(e), e);
+        }
+    }
+
+    private static String reason(Exception e) {
+        if (e instanceof java.nio.file.NoSuchFileException) return "no such file or directory";
+        if (e instanceof java.nio.file.AccessDeniedException) return "permission denied";
+        if (e instanceof java.nio.file.FileSystemException && ((java.nio.file.FileSystemException) e).getReason() != null) {
+            return ((java.nio.file.FileSystemException) e).getReason();
+        }
+        return String.valueOf(e.getMessage());
     }
 
     /** One call's outcome into its counter. */
@@ -237,7 +263,8 @@ public final class StatsFilter extends FilterDevice {
     public void close() throws IOException {
         try {
             if (timer != null) timer.shutdownNow();
-            report();
+            // A report that cannot be written is said on standard error; it is no failure of the device's close.
+            reportQuietly();
         } finally {
             device.close();
         }

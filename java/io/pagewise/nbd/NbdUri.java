@@ -118,9 +118,20 @@ public record NbdUri(SocketAddress address, String exportName, String text, bool
             case "nbds+tcp": {
                 String host = uri.getHost();
                 if (host == null || host.isEmpty()) {
+                    // java.net.URI drops the host too when the port is not a number: say which it was.
+                    String authority = uri.getRawAuthority();
+                    int colon = authority == null ? -1 : authority.lastIndexOf(':');
+                    if (colon > 0 && !authority.endsWith("]")) {
+                        throw new IllegalArgumentException("NBD URI " + text + ": port '" + authority.substring(colon + 1)
+                                + "' is not a number (nbd://HOST[:PORT]/EXPORT)");
+                    }
                     throw new IllegalArgumentException("NBD URI " + text + " names no host (nbd://HOST[:PORT]/EXPORT)");
                 }
                 if (host.startsWith("[") && host.endsWith("]")) host = host.substring(1, host.length() - 1);
+                if (uri.getPort() > 65535) {
+                    throw new IllegalArgumentException("NBD URI " + text + ": port " + uri.getPort()
+                            + " is out of range (1 to 65535)");
+                }
                 int port = uri.getPort() < 0 ? DEFAULT_PORT : uri.getPort();
                 // Unresolved: parsing does no network I/O; NbdClient looks the host up when it connects.
                 if (queryParameter(query, "socket") != null) {

@@ -73,7 +73,9 @@ final class Connection {
         } catch (EOFException e) {
             if (!server.stopping() && !idleClosed) log.log(Level.INFO, who + ": client went away: " + e.getMessage());
         } catch (IOException e) {
-            if (!server.stopping() && !idleClosed) log.log(Level.INFO, who + ": closed: " + e);
+            if (!server.stopping() && !idleClosed) {
+                log.log(Level.INFO, who + ": closed: " + (e.getMessage() != null ? e.getMessage() : e.toString()));
+            }
         } catch (RuntimeException e) {
             if (!server.stopping()) log.log(Level.ERROR, who + ": closed: " + e, e);
         } finally {

@@ -69,7 +69,12 @@ public final class ServiceProcess {
                     java.nio.file.StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
             Files.deleteIfExists(partial);
-            throw new IOException("cannot write the pid file " + file + ": " + e, e);
+            String why = e instanceof java.nio.file.NoSuchFileException ? "no such directory " + absolute.getParent()
+                    : e instanceof java.nio.file.AccessDeniedException ? "permission denied"
+                    : Files.isDirectory(absolute) ? "it is a directory"
+                    : e instanceof java.nio.file.FileSystemException && ((java.nio.file.FileSystemException) e).getReason() != null
+                    ? ((java.nio.file.FileSystemException) e).getReason() : String.valueOf(e.getMessage());
+            throw new IOException("cannot write the pid file " + file + ": " + why, e);
         }
     }
 

@@ -215,7 +215,7 @@ class ServeOperationsTest {
         assertFalse(first.contains("vm3.qcow2") || first.contains(".hidden.img"), "containers and dot files are not listed: " + first);
         String second = Files.readString(after);
         assertTrue(exportBlock(second, "vm2.img").contains("description: file, 2097152 bytes"), second);
-        assertTrue(outcome.err().contains("vm3.qcow2 starts with a QCOW2 signature") && outcome.err().contains("--force-raw"),
+        assertTrue(outcome.err().contains("vm3.qcow2, which starts with a QCOW2 signature") && outcome.err().contains("--force-raw"),
                 "the refusal is logged: " + outcome.err());
     }
 
@@ -225,7 +225,7 @@ class ServeOperationsTest {
         Path vm3 = qcow2("vm3.qcow2");
         CommandRun refused = serve("--run", "true", vm3.toString());
         assertEquals(2, refused.status(), refused.err());
-        assertTrue(refused.err().contains("pagewise serve: refusing " + vm3 + " starts with a QCOW2 signature")
+        assertTrue(refused.err().contains("pagewise serve: not serving " + vm3 + ": it starts with a QCOW2 signature: clients would see")
                 && refused.err().contains("qemu-img convert -f qcow2 -O raw")
                 && refused.err().contains("--force-raw serves it raw anyway"), refused.err());
 

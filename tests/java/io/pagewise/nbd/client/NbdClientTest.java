@@ -98,6 +98,9 @@ class NbdClientTest {
             {"nbd://h/disk?sockett=/s", "unknown query parameter 'sockett'"},
             {"nbd+unix:///?socket=/s&x-mine=1", "unknown query parameter 'x-mine'"},
             {"nbd://h/disk?socket=/s", "socket= is for nbd+unix://"},
+            {"nbd://127.0.0.1:notaport/", "port 'notaport' is not a number"},
+            {"nbds://h:99999/", "port 99999 is out of range"},
+            {"nbd:///disk", "names no host"},
         };
         for (String[] c : refused) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> NbdUri.parse(c[0]), c[0]);

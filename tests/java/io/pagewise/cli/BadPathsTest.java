@@ -1,0 +1,119 @@
+package io.pagewise.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.pagewise.testing.TestCertificates;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Paths that are not what a command needs: each is refused at once (never a hang, never a success that copied
+ * nothing), with a message that names the argument, the path and what is wrong with it.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class BadPathsTest {
+    @TempDir
+    Path dir;
+    private Path image;
+    private Path fifo;
+
+    @BeforeEach
+    void files() throws Exception {
+        byte[] data = new byte[1 << 20];
+        new Random(7).nextBytes(data);
+        image = Files.write(dir.resolve("image.img"), data);
+        fifo = dir.resolve("fifo");
+        Process mkfifo = new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start();
+        assertTrue(mkfifo.waitFor(10, TimeUnit.SECONDS) && mkfifo.exitValue() == 0, "mkfifo failed");
+    }
+
+    private static void fails(CommandRun run, int status, String... parts) {
+        assertEquals(status, run.status(), run.err());
+        for (String part : parts) assertTrue(run.err().contains(part), "missing '" + part + "' in: " + run.err());
+        assertFalse(run.err().contains("Exception"), "a Java class name reached the user: " + run.err());
+    }
+
+    @Test
+    void copyFromOrToAPipeSaysToUseStandardInputOrOutput() throws Exception {
+        Path out = dir.resolve("out.img");
+        fails(CommandRun.command("copy", fifo.toString(), out.toString()), 2,
+                "SRC " + fifo + " is a pipe", "give - as SRC and send the data on standard input");
+        assertFalse(Files.exists(out), "nothing is created for a refused copy");
+        fails(CommandRun.command("copy", image.toString(), fifo.toString()), 2,
+                "DST " + fifo + " is a pipe", "give - as DST to write to standard output");
+        fails(CommandRun.command("copy", image.toString(), "/dev/null"), 2,
+                "DST /dev/null is a character device", "give null: to discard");
+    }
+
+    @Test
+    void checksumOfAPipeIsRefusedNotTheEmptyImagesChecksum() {
+        CommandRun run = CommandRun.command("checksum", fifo.toString());
+        fails(run, 2, "IMAGE " + fifo + " is a pipe", "give a file, a block device or an NBD URI");
+        assertEquals("", run.out());
+    }
+
+    @Test
+    void copyOntoItselfIsRefused() throws Exception {
+        byte[] before = Files.readAllBytes(image);
+        fails(CommandRun.command("copy", image.toString(), image.toString()), 2, "SRC and DST are the same file: " + image);
+        Path link = Files.createSymbolicLink(dir.resolve("link.img"), image);
+        fails(CommandRun.command("copy", image.toString(), link.toString()), 2,
+                "SRC and DST are the same file: " + image + " and " + link);
+        assertTrue(java.util.Arrays.equals(before, Files.readAllBytes(image)));
+    }
+
+    @Test
+    void aDirectoryIsNamedWhereAFileIsExpected() throws Exception {
+        Path sub = Files.createDirectory(dir.resolve("sub"));
+        fails(CommandRun.command("serve", "--port=0", "--run", "true", sub.toString()), 1, sub + ": is a directory");
+        fails(CommandRun.command("serve", "--port=0", "--run", "true", "a=" + sub, "b=" + image), 1, sub + ": is a directory");
+        fails(CommandRun.command("checksum", sub.toString()), 1, sub + ": is a directory");
+        fails(CommandRun.command("cachestats", sub.toString()), 1, sub + ": is a directory");
+    }
+
+    @Test
+    void serveRefusesAPipeInsteadOfWaitingForAWriter() {
+        fails(CommandRun.command("serve", "--port=0", "--run", "true", fifo.toString()), 1,
+                fifo + ": is a pipe (FIFO)");
+        fails(CommandRun.command("cachestats", fifo.toString()), 1, fifo + ": is a pipe (FIFO)");
+        fails(CommandRun.command("evict", fifo.toString()), 1, fifo + ": is a pipe (FIFO)");
+    }
+
+    private TestCertificates certificates() throws java.io.IOException {
+        return TestCertificates.make(Files.createDirectory(dir.resolve("certs")));
+    }
+
+    @Test
+    void outputFilesThatCannotBeWrittenAreRefusedAtStart() throws Exception {
+        Path missing = dir.resolve("no-such-dir");
+        CommandRun stats = CommandRun.command("serve", "--port=0", "--stats=" + missing.resolve("st"), "--run", "true",
+                image.toString());
+        fails(stats, 1, "--stats: " + missing.resolve("st") + ": no such file or directory");
+        CommandRun filter = CommandRun.command("serve", "--port=0", "--filter=stats:file=" + missing.resolve("s"), "--run",
+                "true", image.toString());
+        fails(filter, 1, "filter stats: file=" + missing.resolve("s") + ": no such file or directory");
+        assertFalse(filter.err().contains("may be lost"), filter.err());
+        fails(CommandRun.command("serve", "--port=0", "--pidfile=" + missing.resolve("p"), "--run", "true", image.toString()),
+                1, "cannot write the pid file " + missing.resolve("p") + ": no such directory " + missing);
+        fails(CommandRun.command("serve", "--port=0", "--tls=on", "--tls-certificates=" + certificates().all,
+                "--tls-authz=" + missing.resolve("authz"), "--run", "true", image.toString()), 1,
+                missing.resolve("authz") + ": no such file or directory");
+    }
+
+    @Test
+    void aPortThatIsNoNumberIsNamed() {
+        fails(CommandRun.command("copy", "nbd://127.0.0.1:notaport/", dir.resolve("o").toString()), 2,
+                "SRC: NBD URI nbd://127.0.0.1:notaport/: port 'notaport' is not a number");
+        fails(CommandRun.command("copy", image.toString(), "nbd://127.0.0.1:99999/"), 2,
+                "DST: NBD URI nbd://127.0.0.1:99999/: port 99999 is out of range");
+        fails(CommandRun.command("checksum", "nbd://127.0.0.1:x/"), 2, "IMAGE: NBD URI nbd://127.0.0.1:x/: port 'x'");
+    }
+}
