@@ -171,14 +171,20 @@ final class ServeDevices {
         logger.log(System.Logger.Level.WARNING, format.get().warning(file));
     }
 
-    void prepareFile(Path file) throws IOException {
+    /** Makes FILE with --create (or extends it to that size); returns true when it did not exist before. */
+    boolean prepareFile(Path file) throws IOException {
+        boolean existed = Files.exists(file);
         if (options.create != null) {
             try (StorageFile f = StorageFile.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE,
                     StandardOpenOption.CREATE)) {
                 if (f.size() < options.create) f.resize(options.create);
+            } catch (IOException | RuntimeException e) {
+                if (!existed) Files.deleteIfExists(file); // a size the file system refuses leaves no empty file
+                throw e;
             }
-        } else if (!Files.exists(file)) {
+        } else if (!existed) {
             throw new IOException(file + ": no such file (use --create=SIZE to make one)");
         }
+        return !existed;
     }
 }

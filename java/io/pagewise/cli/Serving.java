@@ -47,6 +47,8 @@ final class Serving {
     /** Where messages go: plain lines, or with --log=journal lines with syslog severities; both on stderr. */
     private final System.Logger logger;
     private final List<Path> temporary = new ArrayList<>();
+    /** FILEs that --create made, until the server listens; removed if it never does. */
+    private final List<Path> created = new ArrayList<>();
     /** The FILEs served (the demo disk counts as one), in the order given; empty when proxying or with --dir alone. */
     private final List<Served> served = new ArrayList<>();
     /** The proxied export (behind the read-only filter with -r), under --filter; or null. */
@@ -107,6 +109,7 @@ final class Serving {
             if (options.defaultExport != null) builder.defaultExport(options.defaultExport);
             builder.allocationDepth(options.allocationDepth);
             server = start(builder, activated);
+            created.clear(); // served now: they stay
             if (options.metrics != null) metrics = MetricsEndpoint.start(options.metrics, server::metrics);
             if (options.pidFile != null) {
                 ServiceProcess.writePidFile(options.pidFile);
@@ -125,6 +128,7 @@ final class Serving {
             return 1;
         } finally {
             if (!finished) finish();
+            deleteCreatedFiles();
             if (hook != null) {
                 try {
                     Runtime.getRuntime().removeShutdownHook(hook);
@@ -133,6 +137,18 @@ final class Serving {
                 }
             }
         }
+    }
+
+    /** FILEs that --create made for a server that then failed to start: a failed start leaves nothing behind. */
+    private void deleteCreatedFiles() {
+        for (Path file : created) {
+            try {
+                Files.deleteIfExists(file);
+            } catch (IOException e) {
+                logger.log(System.Logger.Level.WARNING, "cannot remove " + file + ", made by --create: " + Main.message(e));
+            }
+        }
+        created.clear();
     }
 
     /**
@@ -171,7 +187,7 @@ final class Serving {
             open(options.exportName, demo);
         }
         for (ServeCommand.FileOperand f : options.files) {
-            devices.prepareFile(f.path());
+            if (devices.prepareFile(f.path())) created.add(f.path());
             open(f.name(), f.path());
         }
         boolean lone = served.size() == 1 && options.dir == null;

@@ -109,6 +109,21 @@ class BadPathsTest {
     }
 
     @Test
+    void aFailedStartLeavesNoFileThatCreateMade() throws Exception {
+        Path huge = dir.resolve("huge.img");
+        CommandRun tooLarge = CommandRun.command("serve", "--port=0", "--create=9000T", "--run", "true", huge.toString());
+        assertEquals(1, tooLarge.status(), tooLarge.err());
+        assertFalse(Files.exists(huge), "left behind: " + huge + "; " + tooLarge.err());
+        Path first = dir.resolve("first.img");
+        Path second = dir.resolve("no-such-dir").resolve("second.img");
+        CommandRun partly = CommandRun.command("serve", "--port=0", "--create=1M", "--run", "true", first.toString(),
+                second.toString());
+        assertEquals(1, partly.status(), partly.err());
+        assertFalse(Files.exists(first), "left behind: " + first + "; " + partly.err());
+        assertTrue(Files.exists(image), "a FILE that existed before stays");
+    }
+
+    @Test
     void aPortThatIsNoNumberIsNamed() {
         fails(CommandRun.command("copy", "nbd://127.0.0.1:notaport/", dir.resolve("o").toString()), 2,
                 "SRC: NBD URI nbd://127.0.0.1:notaport/: port 'notaport' is not a number");
