@@ -277,6 +277,11 @@ public final class ServeCommand {
                     + (o.upstream != null ? o.upstream : o.files.get(0).path()) + "' and '" + arg + "')");
         }
         if (uri) {
+            try {
+                NbdUri.parse(arg); // a malformed URI is a usage mistake (exit 2), as it is for copy
+            } catch (IllegalArgumentException e) {
+                throw new UsageException("NBD-URI: " + e.getMessage());
+            }
             o.upstream = arg;
             return;
         }

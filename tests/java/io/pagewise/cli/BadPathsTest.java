@@ -130,5 +130,6 @@ class BadPathsTest {
         fails(CommandRun.command("copy", image.toString(), "nbd://127.0.0.1:99999/"), 2,
                 "DST: NBD URI nbd://127.0.0.1:99999/: port 99999 is out of range");
         fails(CommandRun.command("checksum", "nbd://127.0.0.1:x/"), 2, "IMAGE: NBD URI nbd://127.0.0.1:x/: port 'x'");
+        fails(CommandRun.command("serve", "nbd://127.0.0.1:abc/"), 2, "NBD-URI: NBD URI nbd://127.0.0.1:abc/: port 'abc'");
     }
 }
