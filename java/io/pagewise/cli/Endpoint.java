@@ -5,6 +5,7 @@ import io.pagewise.device.BlockDevice;
 import io.pagewise.devices.FileDevice;
 import io.pagewise.devices.NbdDevice;
 import io.pagewise.devices.SyntheticDevices;
+import io.pagewise.internal.FileKinds;
 import io.pagewise.nbd.NbdUri;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -46,11 +47,11 @@ record Endpoint(Endpoint.Kind kind, String text, long size) {
             }
             return new Endpoint(Kind.NBD, text, 0);
         }
-        if (!source && fileType(text) == 0020000) {
+        if (!source && FileKinds.isCharacterDevice(Path.of(text))) {
             throw new UsageException(role + " " + text + " is a character device, which has no size to copy into: give null:"
                     + " to discard what is read, or - for standard output");
         }
-        if (fileType(text) == 0010000) {
+        if (FileKinds.isPipe(Path.of(text))) {
             throw new UsageException(role + " " + text + " is a pipe, which cannot be read or written at offsets: "
                     + (role.equals("IMAGE") ? "give a file, a block device or an NBD URI"
                     : "give - as " + role + (source ? " and send the data on standard input" : " to write to standard output")));
@@ -70,17 +71,6 @@ record Endpoint(Endpoint.Kind kind, String text, long size) {
         }
     }
 
-    /**
-     * The file type bits of text's mode (S_IFIFO for a named pipe, or /dev/stdin and /dev/fd/N on one, as a shell's
-     * {@code <(...)} gives; S_IFCHR for /dev/null), or -1 when it cannot be read (opening it says what is wrong).
-     */
-    private static int fileType(String text) {
-        try {
-            return (Integer) Files.getAttribute(Path.of(text), "unix:mode") & 0170000;
-        } catch (IOException | RuntimeException e) {
-            return -1;
-        }
-    }
 
     /**
      * Opens a source for reading: a file in fileMode, an NBD export over up to connections connections, with the meta

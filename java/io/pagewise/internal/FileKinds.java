@@ -15,6 +15,8 @@ import java.nio.file.attribute.BasicFileAttributes;
 public final class FileKinds {
     private static final int S_IFMT = 0170000;
     private static final int S_IFIFO = 0010000;
+    private static final int S_IFCHR = 0020000;
+    private static final int S_IFBLK = 0060000;
     private static final int S_IFSOCK = 0140000;
 
     private FileKinds() {}
@@ -35,7 +37,7 @@ public final class FileKinds {
         }
         if (attributes.isDirectory()) throw refused(path, "is a directory");
         if (!attributes.isOther()) return;
-        int type = mode(path) & S_IFMT;
+        int type = type(path);
         if (type == S_IFIFO) {
             throw refused(path, "is a pipe (FIFO), which cannot be read or written at an offset");
         }
@@ -46,11 +48,27 @@ public final class FileKinds {
         return new FileSystemException(path.toString(), null, what + "; expected a file or a block device");
     }
 
-    private static int mode(Path path) throws IOException {
+    /** {@return whether path is a named pipe}, also {@code /dev/stdin} or a shell's {@code <(...)} on a pipe */
+    public static boolean isPipe(Path path) {
+        return type(path) == S_IFIFO;
+    }
+
+    /** {@return whether path is a character device}, such as {@code /dev/null} */
+    public static boolean isCharacterDevice(Path path) {
+        return type(path) == S_IFCHR;
+    }
+
+    /** {@return whether path is a block device}: FIFOs, sockets and devices are all "other" to the JDK */
+    public static boolean isBlockDevice(Path path) {
+        return type(path) == S_IFBLK;
+    }
+
+    /** The file type bits of path's mode, or -1 when they cannot be read (the open that follows says why). */
+    private static int type(Path path) {
         try {
-            return (Integer) Files.getAttribute(path, "unix:mode");
-        } catch (UnsupportedOperationException | IllegalArgumentException e) {
-            return 0; // no unix view: let the open decide
+            return (Integer) Files.getAttribute(path, "unix:mode") & S_IFMT;
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+            return -1;
         }
     }
 }

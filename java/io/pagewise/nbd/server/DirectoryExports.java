@@ -1,6 +1,7 @@
 package io.pagewise.nbd.server;
 
 import io.pagewise.device.BlockDevice;
+import io.pagewise.internal.FileKinds;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
@@ -126,20 +127,12 @@ public final class DirectoryExports implements ExportSource, Closeable {
         try {
             Path file = directory.resolve(name);
             BasicFileAttributes attributes = Files.readAttributes(file, BasicFileAttributes.class);
-            return attributes.isRegularFile() || (attributes.isOther() && isBlockDevice(file)) ? attributes : null;
+            return attributes.isRegularFile() || (attributes.isOther() && FileKinds.isBlockDevice(file)) ? attributes : null;
         } catch (IOException | java.nio.file.InvalidPathException e) {
             return null;
         }
     }
 
-    /** FIFOs, sockets and character devices are "other" to the JDK too: the mode tells them apart. */
-    private static boolean isBlockDevice(Path file) {
-        try {
-            return ((Integer) Files.getAttribute(file, "unix:mode") & 0170000) == 0060000;
-        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
-            return false;
-        }
-    }
 
     private static String describe(BasicFileAttributes attributes) {
         return attributes.isRegularFile() ? String.format(Locale.ROOT, "file, %d bytes", attributes.size()) : "block device";
