@@ -3,7 +3,6 @@ package io.pagewise.internal;
 import java.io.IOException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
 
@@ -32,8 +31,8 @@ public final class FileKinds {
         BasicFileAttributes attributes;
         try {
             attributes = Files.readAttributes(path, BasicFileAttributes.class);
-        } catch (NoSuchFileException e) {
-            return; // the open says so, or creates it
+        } catch (IOException e) {
+            return; // missing, unreachable, a name too long...: the open that follows says so, with its errno
         }
         if (attributes.isDirectory()) throw refused(path, "is a directory");
         if (!attributes.isOther()) return;

@@ -10,8 +10,10 @@ import io.pagewise.nbd.wire.SocketIo;
 import io.pagewise.nbd.tls.TlsChannel;
 import java.io.EOFException;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ByteChannel;
+import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.GatheringByteChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
@@ -165,6 +167,12 @@ final class ClientConnection {
         }
         IOException failure = broken;
         if (failure != null) return failed(request, failure);
+        if (Thread.currentThread().isInterrupted()) {
+            // A send from an interrupted thread would close the socket (NIO does) under every other request.
+            request.done.completeExceptionally(new InterruptedIOException(request.describe() + " to " + server
+                    + " not sent: the thread is interrupted"));
+            return request.done;
+        }
         inFlight.put(cookie, request);
         sendLock.lock();
         try {
@@ -175,6 +183,12 @@ final class ClientConnection {
             } else {
                 SocketIo.writeFully(out, new ByteBuffer[] {requestHeader, payload}, 2);
             }
+        } catch (ClosedByInterruptException e) {
+            inFlight.remove(cookie);
+            IOException interrupted = new InterruptedIOException("a thread sending to the NBD server was interrupted,"
+                    + " which closed the connection");
+            fail(interrupted);
+            return failed(request, interrupted);
         } catch (IOException e) {
             inFlight.remove(cookie);
             return failed(request, broken != null ? broken : e);
@@ -200,8 +214,12 @@ final class ClientConnection {
     }
 
     private CompletableFuture<Void> failed(Request request, IOException cause) {
-        request.done.completeExceptionally(new IOException(request.describe() + " to " + server + " failed: "
-                + cause.getMessage(), cause));
+        String why = cause.getMessage() != null ? cause.getMessage() : cause.toString();
+        IOException failure = cause instanceof InterruptedIOException
+                ? new InterruptedIOException(request.describe() + " to " + server + " failed: " + why)
+                : new IOException(request.describe() + " to " + server + " failed: " + why);
+        failure.initCause(cause);
+        request.done.completeExceptionally(failure);
         return request.done;
     }
 
@@ -352,7 +370,8 @@ final class ClientConnection {
         for (Long cookie : List.copyOf(inFlight.keySet())) {
             Request request = inFlight.remove(cookie);
             if (request != null) {
-                failed(request, new IOException("connection lost (" + cause.getMessage() + ")", cause));
+                failed(request, new IOException("connection lost ("
+                        + (cause.getMessage() != null ? cause.getMessage() : cause.toString()) + ")", cause));
             }
         }
         try {

@@ -66,6 +66,12 @@ import io.pagewise.nbd.TlsCertificates;
  * name the URI's host (DNS name or IP address), or its {@code tls-hostname} wherever that is given. The client
  * presents {@code client-cert.pem} when the directory holds it. {@code tls-verify-peer=false} turns the checks of
  * the server off (see {@link NbdUri}).
+ *
+ * <p>Interrupts: a request from a thread whose interrupt status is set is not sent; its future fails with
+ * {@link InterruptedIOException} and the connections stay up for other requests. A thread interrupted while it is
+ * sending a request (a write blocked on a server that does not read) closes that connection, as an interrupt closes
+ * any NIO channel: the requests in flight on it, and the later ones that would go over it, fail naming the
+ * interrupt; reconnect to go on.
  */
 public final class NbdClient implements Closeable {
     private final NbdUri uri;

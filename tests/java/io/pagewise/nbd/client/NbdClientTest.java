@@ -174,6 +174,37 @@ class NbdClientTest {
     }
 
     @Test
+    void anInterruptedCallerFailsAloneAndTheConnectionStays() throws Exception {
+        try (TestServer server = TestServer.start(dir, MiB, CacheMode.WRITEBACK);
+             NbdClient nbd = NbdClient.connect(server.uri(), 1)) {
+            byte[] data = new byte[4096];
+            new Random(5).nextBytes(data);
+            nbd.write(ByteBuffer.wrap(data), 0, false);
+            Thread.currentThread().interrupt();
+            try {
+                java.io.InterruptedIOException e = assertThrows(java.io.InterruptedIOException.class,
+                        () -> nbd.read(ByteBuffer.allocate(4096), 0));
+                assertTrue(e.getMessage().contains("interrupted"), e.getMessage());
+                assertTrue(Thread.currentThread().isInterrupted(), "the interrupt status is kept");
+            } finally {
+                Thread.interrupted();
+            }
+            // The one connection is still up, for this thread and any other.
+            ByteBuffer back = ByteBuffer.allocate(4096);
+            assertEquals(4096, nbd.read(back, 0));
+            assertEquals(ByteBuffer.wrap(data), back.flip());
+            CompletableFuture<Integer> other = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return nbd.read(ByteBuffer.allocate(4096), 0);
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            assertEquals(4096, other.get(30, java.util.concurrent.TimeUnit.SECONDS));
+        }
+    }
+
+    @Test
     void unknownExportIsRefusedByName() throws Exception {
         try (TestServer server = TestServer.start(dir, MiB, CacheMode.WRITEBACK)) {
             IOException e = assertThrows(IOException.class, () -> NbdClient.connect(server.server.uri("nosuch")));
