@@ -78,9 +78,8 @@ public final class ChecksumCommand {
             try (BlockDevice device = image.openSource(options.cache, options.connections, null)) {
                 out.println(BlockHash.hex(Checksums.of(device, hash, options.threads)) + "  " + image.text());
             } catch (IOException | RuntimeException e) {
-                String message = Main.message(e);
-                // Most failures name the image already; the others get its name in front.
-                err.println("pagewise checksum: " + (message.startsWith(image.text()) ? "" : image.text() + ": ") + message);
+                // Each failure's line starts with its IMAGE, as each checksum's line ends with it.
+                err.println("pagewise checksum: " + image.text() + ": " + Main.message(e));
                 status = 1;
             }
         }

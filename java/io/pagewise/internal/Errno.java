@@ -31,6 +31,7 @@ public final class Errno {
     public static final int EINVAL = 22;
     public static final int EFBIG = 27;
     public static final int ENOSPC = 28;
+    public static final int ESPIPE = 29;
     public static final int EROFS = 30;
     public static final int ENOSYS = 38;
     public static final int EOVERFLOW = 75;

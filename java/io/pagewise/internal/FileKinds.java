@@ -1,15 +1,15 @@
 package io.pagewise.internal;
 
+import io.pagewise.NativeIOException;
 import java.io.IOException;
-import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
 
 /**
  * Refuses paths that are not files or devices before they are opened: opening a FIFO for reading blocks until a
- * writer comes (forever, for a FIFO nobody writes), a pipe has no offsets to read at, and a directory opens but
- * then fails every read with an errno that names no path.
+ * writer comes (forever, for a FIFO nobody writes), a pipe has no offsets to read at, and a directory opens
+ * read-only and fails only at its first read.
  */
 public final class FileKinds {
     private static final int S_IFMT = 0170000;
@@ -22,10 +22,12 @@ public final class FileKinds {
 
     /**
      * Throws when path exists and is a directory, a FIFO (named pipe, including {@code /dev/stdin} on a pipe) or a
-     * socket; does nothing for files, block and character devices, and paths that do not exist (yet).
+     * socket; does nothing for files, block and character devices, and paths that do not exist (yet). The exception
+     * is the {@link NativeIOException} of the failure the open would meet, or the first read after it: EISDIR for a
+     * directory, ESPIPE for a pipe (no offsets), ENXIO for a socket (what open(2) says of one).
      *
      * @param path the path about to be opened
-     * @throws FileSystemException naming the path and what it is
+     * @throws NativeIOException naming open, the path and what it is
      */
     public static void requireFileOrDevice(Path path) throws IOException {
         BasicFileAttributes attributes;
@@ -34,17 +36,17 @@ public final class FileKinds {
         } catch (IOException e) {
             return; // missing, unreachable, a name too long...: the open that follows says so, with its errno
         }
-        if (attributes.isDirectory()) throw refused(path, "is a directory");
+        if (attributes.isDirectory()) throw refused(path, Errno.EISDIR, "Is a directory");
         if (!attributes.isOther()) return;
         int type = type(path);
         if (type == S_IFIFO) {
-            throw refused(path, "is a pipe (FIFO), which cannot be read or written at an offset");
+            throw refused(path, Errno.ESPIPE, "is a pipe (FIFO), which cannot be read or written at an offset");
         }
-        if (type == S_IFSOCK) throw refused(path, "is a socket");
+        if (type == S_IFSOCK) throw refused(path, Errno.ENXIO, "is a socket");
     }
 
-    private static FileSystemException refused(Path path, String what) {
-        return new FileSystemException(path.toString(), null, what + "; expected a file or a block device");
+    private static NativeIOException refused(Path path, int errno, String what) {
+        return new NativeIOException("open", path, -1, 0, errno, Errno.name(errno), what);
     }
 
     /** {@return whether path is a named pipe}, also {@code /dev/stdin} or a shell's {@code <(...)} on a pipe */

@@ -73,18 +73,18 @@ class BadPathsTest {
     @Test
     void aDirectoryIsNamedWhereAFileIsExpected() throws Exception {
         Path sub = Files.createDirectory(dir.resolve("sub"));
-        fails(CommandRun.command("serve", "--port=0", "--run", "true", sub.toString()), 1, sub + ": is a directory");
-        fails(CommandRun.command("serve", "--port=0", "--run", "true", "a=" + sub, "b=" + image), 1, sub + ": is a directory");
-        fails(CommandRun.command("checksum", sub.toString()), 1, sub + ": is a directory");
-        fails(CommandRun.command("cachestats", sub.toString()), 1, sub + ": is a directory");
+        fails(CommandRun.command("serve", "--port=0", "--run", "true", sub.toString()), 1, "open " + sub + ": Is a directory (EISDIR)");
+        fails(CommandRun.command("serve", "--port=0", "--run", "true", "a=" + sub, "b=" + image), 1, "open " + sub + ": Is a directory (EISDIR)");
+        fails(CommandRun.command("checksum", sub.toString()), 1, "open " + sub + ": Is a directory (EISDIR)");
+        fails(CommandRun.command("cachestats", sub.toString()), 1, "open " + sub + ": Is a directory (EISDIR)");
     }
 
     @Test
     void serveRefusesAPipeInsteadOfWaitingForAWriter() {
         fails(CommandRun.command("serve", "--port=0", "--run", "true", fifo.toString()), 1,
-                fifo + ": is a pipe (FIFO)");
-        fails(CommandRun.command("cachestats", fifo.toString()), 1, fifo + ": is a pipe (FIFO)");
-        fails(CommandRun.command("evict", fifo.toString()), 1, fifo + ": is a pipe (FIFO)");
+                "open " + fifo + ": is a pipe (FIFO)");
+        fails(CommandRun.command("cachestats", fifo.toString()), 1, "open " + fifo + ": is a pipe (FIFO)");
+        fails(CommandRun.command("evict", fifo.toString()), 1, "open " + fifo + ": is a pipe (FIFO)");
     }
 
     private TestCertificates certificates() throws java.io.IOException {
