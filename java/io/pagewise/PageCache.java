@@ -76,8 +76,7 @@ public final class PageCache {
      * @throws UnsupportedOperationException when the native library is not loaded
      */
     public static java.util.Optional<CacheState> cacheState(Path path) throws IOException {
-        Native.require("PageCache");
-        try (NativeRawFile file = NativeRawFile.open(path, 0)) {
+        try (NativeRawFile file = open(path)) {
             long[] state = file.cacheStat();
             return state == null ? java.util.Optional.empty() : java.util.Optional.of(
                     new CacheState(state[0], state[1], state[2], state[3], state[4], Mincore.pageSize()));
@@ -115,7 +114,7 @@ public final class PageCache {
         }
     }
 
-    private static RawFile open(Path path) throws IOException {
+    private static NativeRawFile open(Path path) throws IOException {
         Native.require("PageCache");
         FileKinds.requireFileOrDevice(path);
         return NativeRawFile.open(path, 0);

@@ -116,8 +116,8 @@ public final class StorageFile implements Channel {
      * @throws java.nio.file.NoSuchFileException when the file does not exist and no CREATE option says to make it
      * @throws java.nio.file.AccessDeniedException when the system refuses access (EACCES or EPERM)
      * @throws java.nio.file.FileAlreadyExistsException when CREATE_NEW is given and the file exists
-     * @throws java.nio.file.FileSystemException when path is a directory, a pipe (FIFO) or a socket; the message
-     *         names it and says which
+     * @throws NativeIOException when path is a directory (EISDIR), a pipe (FIFO, ESPIPE) or a socket (ENXIO),
+     *         named as {@code open PATH: is a pipe (FIFO), ... (ESPIPE)}; a directory is refused read-only too
      * @throws IOException when the file cannot be opened otherwise ({@link NativeIOException})
      * @throws IllegalArgumentException for an option not listed above, or CREATE, CREATE_NEW or TRUNCATE_EXISTING
      *         without WRITE
@@ -179,7 +179,11 @@ public final class StorageFile implements Channel {
     /** {@return the mode asked for at open} */
     public CacheMode requestedMode() { return requested; }
 
-    /** {@return the mode in effect}: it differs from {@link #requestedMode()} when DONTCACHE fell back to EVICT */
+    /**
+     * {@return the mode in effect}: it differs from {@link #requestedMode()} when DONTCACHE fell back to EVICT, at open
+     * where the file system is known not to take RWF_DONTCACHE, or later, from the first request the kernel refuses
+     * it for (EOPNOTSUPP), so it can change once while the file is open
+     */
     public CacheMode cacheMode() { return policy.mode(); }
 
     /** {@return true when the file was opened with WRITE} */
@@ -692,7 +696,7 @@ public final class StorageFile implements Channel {
      * @throws java.nio.file.AccessDeniedException when the file is open read-only
      */
     public void resize(long size) throws IOException {
-        checkRange(size, 0);
+        if (size < 0) throw new IllegalArgumentException("size " + size + " is negative");
         checkWritable("resize");
         enter();
         try {
@@ -792,8 +796,11 @@ public final class StorageFile implements Channel {
         }
     }
 
-    private void checkWritable(String operation) throws AccessDeniedException {
-        if (!writable) throw new AccessDeniedException(path.toString(), null, operation + ": file is open read-only");
+    private void checkWritable(String operation) throws IOException {
+        if (writable) return;
+        // Use after close says so, whatever the file was opened for.
+        if (users.get() >= CLOSING) throw new ClosedWithMessage(path + " is closed");
+        throw new AccessDeniedException(path.toString(), null, operation + ": file is open read-only");
     }
 
     private static void checkRange(long offset, long length) {

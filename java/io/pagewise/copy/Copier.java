@@ -68,6 +68,8 @@ public final class Copier {
     /** The done the listener was last told; guarded by progressLock. */
     private long reported = -1;
     private volatile boolean cancelled;
+    /** Set by the first copy(): the counts and the checksum are one copy's, so a Copier runs one. */
+    private final java.util.concurrent.atomic.AtomicBoolean used = new java.util.concurrent.atomic.AtomicBoolean();
     private long total;
     /** The checksum being computed, when the options ask for one. */
     private Accumulator sum;
@@ -113,6 +115,7 @@ public final class Copier {
      *         destination is too small
      * @throws CopyCancelledException after {@link #cancel()}
      * @throws IOException when a device's size cannot be read
+     * @throws IllegalStateException when this Copier has run a copy already
      */
     public CopyResult copy(BlockDevice source, BlockDevice destination) throws IOException {
         return copy(source, destination, null);
@@ -134,11 +137,15 @@ public final class Copier {
      * @throws IOException when a device's size cannot be read
      * @throws IllegalArgumentException when changes is given and the options ask for a checksum, which covers a whole
      *         copy
+     * @throws IllegalStateException when this Copier has run a copy already
      */
     public CopyResult copy(BlockDevice source, BlockDevice destination, ChangeTracker changes) throws IOException {
         if (changes != null && options.checksum() != null) {
             throw new IllegalArgumentException("a checksum covers a whole copy, and a copy of the changes alone reads"
                     + " only them: compute it of the destination afterwards (Checksums.of)");
+        }
+        if (!used.compareAndSet(false, true)) {
+            throw new IllegalStateException("this Copier has run a copy already: make a new one for each copy");
         }
         long started = System.nanoTime();
         total = source.size();

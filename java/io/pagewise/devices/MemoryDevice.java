@@ -85,6 +85,12 @@ public final class MemoryDevice implements BlockDevice {
     @Override
     public boolean canMultiConn() { return true; }
 
+    /** {@return "memory"}: messages that name a device give its size on their own */
+    @Override
+    public String name() {
+        return "memory";
+    }
+
     @Override
     public String toString() {
         return "memory (" + data.length + " bytes)";

@@ -330,7 +330,10 @@ public final class NbdClient implements Closeable {
      */
     public CompletableFuture<Void> writeAsync(ByteBuffer src, long offset, boolean fua) {
         int length = src.remaining();
-        checkPayload(CMD_WRITE, length);
+        if (length > info.maximumPayload()) {
+            return CompletableFuture.failedFuture(new DeviceException(DeviceException.EINVAL, "WRITE of " + length
+                    + " bytes exceeds the server's maximum payload of " + info.maximumPayload()));
+        }
         if (!inExport(offset, length)) return outside(CMD_WRITE, offset, length);
         if (closed) return closedFailure();
         if (info.isReadOnly()) return refused(CMD_WRITE, offset, length, NbdException.EPERM, "the export is read-only");
