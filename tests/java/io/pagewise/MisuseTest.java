@@ -113,6 +113,23 @@ class MisuseTest {
         assertArrayEquals(before, Files.readAllBytes(path));
     }
 
+    @Test
+    void writesToAClosedReadOnlyFileSayItIsClosed() throws Exception {
+        Path path = existing("closed-ro", 8192);
+        StorageFile file = StorageFile.open(path, CacheMode.WRITEBACK);
+        assertThrows(AccessDeniedException.class, () -> file.write(ByteBuffer.allocate(10), 0), "open: read-only");
+        file.close();
+        Map<String, Executable> calls = new LinkedHashMap<>();
+        calls.put("write", () -> file.write(ByteBuffer.allocate(10), 0));
+        calls.put("zero", () -> file.zero(0, 4096, false));
+        calls.put("trim", () -> file.trim(0, 4096));
+        calls.put("resize", () -> file.resize(100));
+        for (Map.Entry<String, Executable> call : calls.entrySet()) {
+            ClosedChannelException e = assertThrows(ClosedChannelException.class, call.getValue(), call.getKey());
+            assertTrue(e.getMessage().contains(path.toString()), call.getKey() + ": " + e.getMessage());
+        }
+    }
+
     @ParameterizedTest
     @EnumSource(CacheMode.class)
     void everyUseAfterCloseIsAClosedChannelNamingThePath(CacheMode mode) throws Exception {

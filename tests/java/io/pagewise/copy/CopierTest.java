@@ -303,4 +303,15 @@ class CopierTest {
         ResidencyCheck.assertAtMostOnePercent(dst, "destination");
         assertArrayEquals(data, Files.readAllBytes(dst));
     }
+
+    @Test
+    void aCopierRunsOneCopy() throws Exception {
+        Copier copier = new Copier(new CopyOptions());
+        CopyResult first = copier.copy(SyntheticDevices.pattern(1 << 20), SyntheticDevices.discard());
+        assertEquals(1 << 20, first.size());
+        IllegalStateException again = assertThrows(IllegalStateException.class,
+                () -> copier.copy(SyntheticDevices.pattern(1 << 20), SyntheticDevices.discard()));
+        assertTrue(again.getMessage().contains("make a new one"), again.getMessage());
+        assertEquals(1 << 20, copier.bytesDone(), "the first copy's count stands");
+    }
 }

@@ -174,6 +174,21 @@ class NbdClientTest {
     }
 
     @Test
+    void aWriteLongerThanTheServersPayloadFailsItsFuture() throws Exception {
+        try (TestServer server = TestServer.start(dir, MiB, CacheMode.WRITEBACK);
+             NbdClient nbd = NbdClient.connect(server.uri(), 1)) {
+            ByteBuffer tooLong = ByteBuffer.allocate(nbd.info().maximumPayload() + 1);
+            CompletableFuture<Void> write = nbd.writeAsync(tooLong, 0, false);
+            java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+                    () -> write.get(10, java.util.concurrent.TimeUnit.SECONDS));
+            assertTrue(e.getCause() instanceof io.pagewise.device.DeviceException, e.getCause().toString());
+            assertEquals(io.pagewise.device.DeviceException.EINVAL,
+                    ((io.pagewise.device.DeviceException) e.getCause()).errno());
+            assertEquals(0, tooLong.position(), "a failed write leaves the position alone");
+        }
+    }
+
+    @Test
     void anInterruptedCallerFailsAloneAndTheConnectionStays() throws Exception {
         try (TestServer server = TestServer.start(dir, MiB, CacheMode.WRITEBACK);
              NbdClient nbd = NbdClient.connect(server.uri(), 1)) {
