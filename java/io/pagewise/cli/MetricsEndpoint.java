@@ -10,18 +10,35 @@ import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
  * {@code --metrics=ADDR:PORT}: an HTTP endpoint that answers {@code GET /metrics} with what a supplier gives (the
  * server's {@code NbdServer.metrics()}, Prometheus text), and anything else with 404 or 405. It runs on the JDK's own
  * HTTP server (module jdk.httpserver, in every JDK): a scrape every few seconds needs no more, and the jar stays
- * without dependencies. One thread; a scrape that fails to render is a 500 with the reason, never a stopped server.
+ * without dependencies. A thread per connection (at most 32), and a client that does not finish sending its request within
+ * {@link #REQUEST_SECONDS} is disconnected: one stalled or slow connection (a port scanner, a stuck scraper) must not
+ * keep the next scrape waiting. A scrape that fails to render is a 500 with the reason, never a stopped server.
  */
 final class MetricsEndpoint implements Closeable {
     /** The content type of the Prometheus text format. */
     static final String CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+    /** How long a client may take to send its request, and to take the answer. */
+    static final int REQUEST_SECONDS = 10;
+    private static final int MAX_THREADS = 32;
+
+    static {
+        // The JDK's HTTP server reads these once, when it is first used; without them it waits for ever.
+        if (System.getProperty("sun.net.httpserver.maxReqTime") == null) {
+            System.setProperty("sun.net.httpserver.maxReqTime", Integer.toString(REQUEST_SECONDS));
+        }
+        if (System.getProperty("sun.net.httpserver.maxRspTime") == null) {
+            System.setProperty("sun.net.httpserver.maxRspTime", Integer.toString(3 * REQUEST_SECONDS));
+        }
+    }
 
     private final HttpServer http;
     private final ExecutorService thread;
@@ -39,7 +56,10 @@ final class MetricsEndpoint implements Closeable {
         } catch (IOException e) {
             throw new IOException("--metrics: cannot listen on " + describe(address) + ": " + e.getMessage(), e);
         }
-        ExecutorService thread = Executors.newSingleThreadExecutor(r -> {
+        // The JDK's server gives each connection a thread that reads its request: stalled connections hold theirs
+        // until REQUEST_SECONDS drop them, so threads are made as needed (idle ones end), and a connection beyond
+        // MAX_THREADS at once is closed rather than queued behind them.
+        ExecutorService thread = new ThreadPoolExecutor(0, MAX_THREADS, 30, TimeUnit.SECONDS, new SynchronousQueue<>(), r -> {
             Thread t = new Thread(r, "metrics-http");
             t.setDaemon(true);
             return t;

@@ -17,8 +17,11 @@ import java.io.RandomAccessFile;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -131,6 +134,40 @@ class MetricsEndpointTest {
     private static int status(String url) throws Exception {
         String code = ExternalTools.run(30, "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", url).stdout().trim();
         return Integer.parseInt(code);
+    }
+
+    @Test
+    void stalledConnectionsDoNotHoldUpAScrape() throws Exception {
+        try (MetricsEndpoint endpoint = MetricsEndpoint.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+                () -> "up 1\n")) {
+            List<java.net.Socket> stalled = new ArrayList<>();
+            try {
+                // More half-sent requests than the endpoint has threads: each stops before its blank line.
+                for (int i = 0; i < 8; i++) {
+                    java.net.Socket s = new java.net.Socket(InetAddress.getLoopbackAddress(), endpoint.address().getPort());
+                    s.getOutputStream().write("GET /metrics HTTP/1.1\r\nHost: x\r\n".getBytes(StandardCharsets.US_ASCII));
+                    s.getOutputStream().flush();
+                    stalled.add(s);
+                }
+                long start = System.nanoTime();
+                String response;
+                try (java.net.Socket scrape = new java.net.Socket(InetAddress.getLoopbackAddress(), endpoint.address().getPort())) {
+                    scrape.setSoTimeout((int) TimeUnit.SECONDS.toMillis(3 * MetricsEndpoint.REQUEST_SECONDS));
+                    scrape.getOutputStream().write("GET /metrics HTTP/1.0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+                    response = new String(scrape.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
+                }
+                assertTrue(response.startsWith("HTTP/1.1 200"), response);
+                assertTrue(response.endsWith("\r\n\r\nup 1\n"), response);
+                assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(2 * MetricsEndpoint.REQUEST_SECONDS),
+                        "the scrape waited for the stalled connections to be dropped and more");
+                // The stalled ones are dropped once their time is up.
+                java.net.Socket first = stalled.get(0);
+                first.setSoTimeout((int) TimeUnit.SECONDS.toMillis(3 * MetricsEndpoint.REQUEST_SECONDS));
+                assertEquals(-1, first.getInputStream().read(), "a half-sent request is disconnected");
+            } finally {
+                for (java.net.Socket s : stalled) s.close();
+            }
+        }
     }
 
     @Test
