@@ -237,10 +237,23 @@ public final class NbdServer implements Closeable {
                     if (failure == null) failure = e;
                 }
             }
-            listener.removeOwnSocket(log);
+            removeSocketFile();
             if (mbeans != null) mbeans.unregisterAll();
             stopped.countDown();
             if (failure != null) throw failure;
+        }
+    }
+
+    /**
+     * Removes the Unix socket file this server made; one it may no longer remove (a server that changed its user
+     * since it made the file as root) is left with a warning: it is no failure of the stop, whose data is flushed.
+     */
+    private void removeSocketFile() {
+        try {
+            listener.removeOwnSocket(log);
+        } catch (IOException e) {
+            log.log(Level.WARNING, "cannot remove the socket file " + listener.socketFile() + ": "
+                    + (e instanceof java.nio.file.AccessDeniedException ? "permission denied" : String.valueOf(e.getMessage())));
         }
     }
 
@@ -250,7 +263,7 @@ public final class NbdServer implements Closeable {
                 mbeans.registerServer();
             } catch (IOException e) {
                 listener.close();
-                listener.removeOwnSocket(log);
+                removeSocketFile();
                 throw e;
             }
             exports.onFirstServed(mbeans::exportServed);
