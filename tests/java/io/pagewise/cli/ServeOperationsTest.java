@@ -448,6 +448,27 @@ class ServeOperationsTest {
         }
     }
 
+    /**
+     * The unit's sandbox as systemd makes it: ProtectSystem=strict mounts /tmp read-only, where the JVM unpacks the
+     * native library (socket activation needs it), and PrivateTmp=yes mounts a writable /tmp of the unit's own over
+     * it. Without PrivateTmp the library did not load (a helper found it with unshare, as here).
+     */
+    @Test
+    void theServiceUnitsSandboxLetsTheNativeLibraryLoad() throws Exception {
+        ExternalTools.require("unshare");
+        if (ServeCommand.effectiveUid() != 0) ExternalTools.unavailable("mounting needs root", "the CI runs as root");
+        String unit = Files.readString(Path.of(System.getProperty("user.dir"), "docs", "systemd", "pagewise-nbd.service"));
+        StringBuilder mounts = new StringBuilder();
+        if (unit.contains("\nProtectSystem=strict\n")) mounts.append("mount -t tmpfs -o ro tmpfs /tmp && ");
+        if (unit.contains("\nPrivateTmp=yes\n")) mounts.append("mount -t tmpfs tmpfs /tmp && ");
+        List<String> launcher = serveCommand();
+        String version = String.join(" ", launcher.subList(0, launcher.size() - 1)) + " --version";
+        ExternalTools.Result run = ExternalTools.run(60, "unshare", "-m", "--propagation", "private", "sh", "-c",
+                mounts + "exec " + version);
+        assertTrue(run.stdout().contains("native library: loaded"), "in the unit's sandbox (" + mounts + "): "
+                + run.stdout() + run.stderr());
+    }
+
     /** The ExecStart of docs/systemd/pagewise-nbd.service, its continuation lines joined, split at spaces. */
     private static List<String> execStart() throws IOException {
         String unit = Files.readString(Path.of(System.getProperty("user.dir"), "docs", "systemd", "pagewise-nbd.service"));
