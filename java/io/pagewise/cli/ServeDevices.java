@@ -120,7 +120,15 @@ final class ServeDevices {
             }
             logger.log(System.Logger.Level.WARNING, format.get().warning(file));
         }
-        FileDevice export = openFile(file);
+        FileDevice export;
+        try {
+            export = openFile(file);
+        } catch (IOException e) {
+            // The client's error reply says why too, but some clients show only "no such export".
+            logger.log(System.Logger.Level.WARNING, "a client asked for " + file + ", which cannot be opened: "
+                    + Main.message(e));
+            throw e;
+        }
         try {
             return filtered(export);
         } catch (IOException e) {

@@ -23,8 +23,10 @@ import java.util.Map;
  * with a dot are left out; symbolic links count as what they point to.
  *
  * <p>A file is opened (by the opener, which chooses its cache mode and whether it is writable) when a client first
- * asks for it, and stays open for later clients while it is the same file (device and inode); a file replaced under
- * the same name is opened anew. {@link #close()} closes every device opened, after the server has stopped.
+ * asks for it, and stays open for later clients while it is the same file (device and inode) of the same size; a
+ * file replaced under the same name, or resized, is opened anew for the clients that come after. The device of a
+ * file replaced, resized or deleted stays open (clients may still be using it) until {@link #close()}, which closes
+ * every device opened, after the server has stopped.
  */
 public final class DirectoryExports implements ExportSource, Closeable {
     /** Opens a file of the directory as a device. */
@@ -39,7 +41,7 @@ public final class DirectoryExports implements ExportSource, Closeable {
         BlockDevice open(Path file) throws IOException;
     }
 
-    private record Opened(Object fileKey, ExportEntry entry) {}
+    private record Opened(Object fileKey, long size, ExportEntry entry) {}
 
     private final Path directory;
     private final Opener opener;
@@ -94,11 +96,15 @@ public final class DirectoryExports implements ExportSource, Closeable {
         if (attributes == null) return null;
         Opened known = open.get(name);
         Object key = attributes.fileKey();
-        if (known != null && key != null && key.equals(known.fileKey())) return known.entry();
+        // The same file at the same size: its device serves. Resized in place, it is opened anew, so that new clients
+        // see its size now (a device's size does not change while it is open).
+        if (known != null && key != null && key.equals(known.fileKey()) && attributes.size() == known.size()) {
+            return known.entry();
+        }
         Path file = directory.resolve(name);
         ExportEntry entry = new ExportEntry(name, describe(attributes), opener.open(file), file);
         if (known != null) replaced.add(known.entry().device());
-        open.put(name, new Opened(key, entry));
+        open.put(name, new Opened(key, attributes.size(), entry));
         return entry;
     }
 

@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -22,7 +21,12 @@ final class Exports {
     /** Whether every export offers the meta context qemu:allocation-depth. */
     private final boolean allocationDepth;
     /** Every entry handed out, by identity: a source may hand out a new one when a file was replaced. */
-    private final Set<ExportEntry> served = ConcurrentHashMap.newKeySet();
+    private final Set<ExportEntry> handedOut = ConcurrentHashMap.newKeySet();
+    /**
+     * Each name's export as last handed out, in the order first handed out; a file replaced under --dir's name
+     * replaces its entry here (guarded by itself).
+     */
+    private final Map<String, ExportEntry> served = new LinkedHashMap<>();
     /** Told of each entry the first time it is handed out (the JMX beans); null for none. */
     private volatile java.util.function.Consumer<ExportEntry> firstServed;
 
@@ -31,7 +35,10 @@ final class Exports {
         this.fixed = new LinkedHashMap<>(fixed);
         this.sources = List.copyOf(sources);
         this.defaultName = defaultName;
-        served.addAll(this.fixed.values());
+        for (ExportEntry entry : this.fixed.values()) {
+            handedOut.add(entry);
+            served.put(entry.name(), entry);
+        }
     }
 
     /** Only the exports of a map, without sources or default (tests and fuzzing drive the handshake so). */
@@ -48,14 +55,20 @@ final class Exports {
     ExportEntry find(String name) throws IOException {
         ExportEntry entry = lookUp(name);
         if (entry == null && name.isEmpty() && defaultName != null) entry = lookUp(defaultName);
-        if (entry != null && served.add(entry)) {
+        if (entry != null && handedOut.add(entry)) {
+            synchronized (served) {
+                served.put(entry.name(), entry);
+            }
             java.util.function.Consumer<ExportEntry> hook = firstServed;
             if (hook != null) hook.accept(entry);
         }
         return entry;
     }
 
-    /** Calls hook now for every fixed export, and later for each export of a source when it is first handed out. */
+    /**
+     * Calls hook now for every fixed export, and later for each export of a source when it is first handed out, or
+     * handed out anew for a file replaced under its name.
+     */
     void onFirstServed(java.util.function.Consumer<ExportEntry> hook) {
         firstServed = hook;
         for (ExportEntry entry : served()) hook.accept(entry);
@@ -84,9 +97,16 @@ final class Exports {
         return fixed.isEmpty() ? "" : fixed.keySet().iterator().next();
     }
 
-    /** {@return every export handed out so far and every fixed one, each once} */
+    /** {@return every export handed out so far and every fixed one, each name once, as last handed out} */
     Collection<ExportEntry> served() {
-        return new ArrayList<>(new LinkedHashSet<>(served));
+        synchronized (served) {
+            return new ArrayList<>(served.values());
+        }
+    }
+
+    /** {@return every entry handed out so far, also those of files replaced since: each is flushed at stop} */
+    Collection<ExportEntry> handedOut() {
+        return new ArrayList<>(handedOut);
     }
 
     boolean isEmpty() {

@@ -228,7 +228,7 @@ public final class NbdServer implements Closeable {
             Thread.currentThread().interrupt();
         } finally {
             IOException failure = null;
-            for (ExportEntry entry : exports.served()) {
+            for (ExportEntry entry : exports.handedOut()) {
                 if (!entry.device().canFlush()) continue;
                 try {
                     entry.device().flush();

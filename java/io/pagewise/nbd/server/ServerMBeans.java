@@ -39,10 +39,13 @@ final class ServerMBeans {
     }
 
     /** Registers an export's bean when it is first served; a failure is logged, the export still served. */
-    void exportServed(ExportEntry entry) {
+    synchronized void exportServed(ExportEntry entry) {
         try {
-            register(new ObjectName("io.pagewise:type=NbdServer,name=" + quotedName + ",export="
-                    + ObjectName.quote(entry.name())), new ExportBean(entry));
+            ObjectName name = new ObjectName("io.pagewise:type=NbdServer,name=" + quotedName + ",export="
+                    + ObjectName.quote(entry.name()));
+            // A file replaced under its name (--dir) is a new entry: its bean takes the old one's place.
+            if (registered.remove(name)) platform.unregisterMBean(name);
+            register(name, new ExportBean(entry));
         } catch (JMException e) {
             log.log(Level.WARNING, "cannot register the JMX bean of export '" + entry.name() + "': " + e);
         }

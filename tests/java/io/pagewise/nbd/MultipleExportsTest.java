@@ -75,6 +75,40 @@ class MultipleExportsTest {
     }
 
     @Test
+    void aFileResizedOrReplacedUnderItsNameIsServedAsItIsNowAndCountedOnce() throws Exception {
+        ExternalTools.require("nbdinfo");
+        Path exports = Files.createDirectory(dir.resolve("exports"));
+        Path vm = exports.resolve("vm.img");
+        sized(vm, 1 << 20);
+        try (DirectoryExports source = DirectoryExports.of(exports,
+                     file -> FileDevice.open(file, CacheMode.WRITEBACK, StandardOpenOption.READ));
+             NbdServer server = NbdServer.builder().exports(source).unixSocket(dir.resolve("s")).logger(log)
+                     .jmx("dir-exports-test").start()) {
+            assertEquals(String.valueOf(1 << 20), size(server));
+            sized(vm, 3 << 20); // in place: the same inode
+            assertEquals(String.valueOf(3 << 20), size(server), "a client after the resize sees the size now");
+            Path next = exports.resolve("vm.next");
+            sized(next, 2 << 20);
+            Files.move(next, vm, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            assertEquals(String.valueOf(2 << 20), size(server), "a client after the replacement gets the new file");
+
+            String metrics = server.metrics();
+            long series = metrics.lines().filter(l -> l.startsWith("pagewise_nbd_export_size_bytes{export=\"vm.img\"}")).count();
+            assertEquals(1, series, "one series per export name:\n" + metrics);
+            assertTrue(metrics.contains("pagewise_nbd_export_size_bytes{export=\"vm.img\"} " + (2 << 20)), metrics);
+            javax.management.MBeanServer jmx = java.lang.management.ManagementFactory.getPlatformMBeanServer();
+            javax.management.ObjectName bean = new javax.management.ObjectName(
+                    "io.pagewise:type=NbdServer,name=\"dir-exports-test\",export=\"vm.img\"");
+            assertEquals((long) (2 << 20), jmx.getAttribute(bean, "SizeBytes"), "the bean is the new file's");
+            assertEquals(0L, log.count("cannot register"), log.entries().toString());
+        }
+    }
+
+    private static String size(NbdServer server) throws Exception {
+        return ExternalTools.run(30, "nbdinfo", "--size", server.uri("vm.img")).assertOk("nbdinfo --size").stdout().trim();
+    }
+
+    @Test
     void aClientGivingNoNameGetsTheDefaultExportAndItsName() throws Exception {
         ExternalTools.require("nbdinfo");
         try (MemoryDevice a = new MemoryDevice(1 << 20); MemoryDevice b = new MemoryDevice(2 << 20);
