@@ -32,6 +32,8 @@ final class Connection {
     private volatile boolean idleClosed;
     /** The TLS channel over the socket once the client started TLS; only this connection's thread sets it. */
     private TlsChannel tlsChannel;
+    /** This connection's handshake once begun, for the exports it was handed; only this connection's thread sets it. */
+    private Handshake handshake;
 
     Connection(int id, SocketChannel channel, Connections server) {
         this.id = id;
@@ -81,6 +83,9 @@ final class Connection {
         } finally {
             // The TLS channel tells the client with close_notify, then closes the socket.
             closeQuietly(tlsChannel != null ? tlsChannel : channel);
+            if (handshake != null) {
+                for (ExportEntry entry : handshake.found()) server.exports().release(entry);
+            }
             leaveHandshake();
             if (phase.get() == Phase.TRANSMISSION) server.admission().leaveTransmission();
             server.ended(this);
@@ -95,7 +100,7 @@ final class Connection {
         ScheduledFuture<?> timeout = server.handshakeTimeout().isZero() ? null
                 : server.timer().schedule(this::handshakeExpired, server.handshakeTimeout().toNanos(), TimeUnit.NANOSECONDS);
         Session session;
-        Handshake handshake = new Handshake(channel, server.tls().settings(), server.exports(),
+        handshake = new Handshake(channel, server.tls().settings(), server.exports(),
                 server.context().maxPayload(), server::stopping, new Handshake.Admission() {
                     @Override public String refusal() { return admit(); }
 

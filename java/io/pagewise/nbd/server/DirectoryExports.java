@@ -24,9 +24,10 @@ import java.util.Map;
  *
  * <p>A file is opened (by the opener, which chooses its cache mode and whether it is writable) when a client first
  * asks for it, and stays open for later clients while it is the same file (device and inode) of the same size; a
- * file replaced under the same name, or resized, is opened anew for the clients that come after. The device of a
- * file replaced, resized or deleted stays open (clients may still be using it) until {@link #close()}, which closes
- * every device opened, after the server has stopped.
+ * file replaced under the same name, or resized, is opened anew for the clients that come after. The old device is
+ * flushed and closed once no client that was handed it is connected (the server tells {@link #released}), so a
+ * replaced or deleted file's space is freed then. {@link #close()} closes every device still open, after the
+ * server has stopped.
  */
 public final class DirectoryExports implements ExportSource, Closeable {
     /** Opens a file of the directory as a device. */
@@ -46,8 +47,12 @@ public final class DirectoryExports implements ExportSource, Closeable {
     private final Path directory;
     private final Opener opener;
     private final Map<String, Opened> open = new HashMap<>();
-    /** Devices of files replaced since they were opened: clients may still use them, so they close at the end. */
-    private final List<BlockDevice> replaced = new ArrayList<>();
+    /** How many times each entry was handed to clients that have not gone yet (see {@link #released}). */
+    private final Map<ExportEntry, Integer> users = new HashMap<>();
+    /** Entries of files replaced or resized since, which clients still use: closed when the last one goes. */
+    private final List<ExportEntry> retired = new ArrayList<>();
+    /** The first failure to flush or close a retired device, reported by {@link #close()}. */
+    private IOException retiredFailure;
     private boolean closed;
 
     private DirectoryExports(Path directory, Opener opener) {
@@ -77,6 +82,9 @@ public final class DirectoryExports implements ExportSource, Closeable {
 
     @Override
     public List<Listing> list() throws IOException {
+        synchronized (this) {
+            if (!closed) retireGone();
+        }
         List<Listing> listings = new ArrayList<>();
         try (DirectoryStream<Path> files = Files.newDirectoryStream(directory)) {
             for (Path file : files) {
@@ -92,6 +100,7 @@ public final class DirectoryExports implements ExportSource, Closeable {
     @Override
     public synchronized ExportEntry find(String name) throws IOException {
         if (closed) return null;
+        retireGone();
         BasicFileAttributes attributes = servable(name);
         if (attributes == null) return null;
         Opened known = open.get(name);
@@ -99,24 +108,87 @@ public final class DirectoryExports implements ExportSource, Closeable {
         // The same file at the same size: its device serves. Resized in place, it is opened anew, so that new clients
         // see its size now (a device's size does not change while it is open).
         if (known != null && key != null && key.equals(known.fileKey()) && attributes.size() == known.size()) {
+            users.merge(known.entry(), 1, Integer::sum);
             return known.entry();
         }
         Path file = directory.resolve(name);
         ExportEntry entry = new ExportEntry(name, describe(attributes), opener.open(file), file);
-        if (known != null) replaced.add(known.entry().device());
+        if (known != null) retire(known.entry());
         open.put(name, new Opened(key, attributes.size(), entry));
+        users.merge(entry, 1, Integer::sum);
         return entry;
+    }
+
+    /** A client that was handed entry has gone: a retired entry's device closes with its last client. */
+    @Override
+    public synchronized void released(ExportEntry entry) {
+        Integer count = users.get(entry);
+        if (count == null) return;
+        if (count > 1) {
+            users.put(entry, count - 1);
+            return;
+        }
+        users.remove(entry);
+        if (retired.remove(entry)) {
+            closeRetired(entry);
+            return;
+        }
+        // The current entry of a file deleted (or renamed away) since: nobody can ask for it by name any more.
+        Opened current = open.get(entry.name());
+        if (current != null && current.entry() == entry && !sameFile(entry.name(), current)) {
+            open.remove(entry.name());
+            closeRetired(entry);
+        }
+    }
+
+    /**
+     * Retires the entries whose files were deleted or replaced since they were opened, so that a deleted file's device
+     * closes (now, or with its last client) even when nobody asks for its name again: at each request and listing.
+     */
+    private void retireGone() {
+        for (java.util.Iterator<Map.Entry<String, Opened>> it = open.entrySet().iterator(); it.hasNext(); ) {
+            Map.Entry<String, Opened> e = it.next();
+            if (sameFile(e.getKey(), e.getValue())) continue;
+            it.remove();
+            retire(e.getValue().entry());
+        }
+    }
+
+    /** Whether the directory still has, under name, the file that was opened. */
+    private boolean sameFile(String name, Opened opened) {
+        BasicFileAttributes now = servable(name);
+        return now != null && now.fileKey() != null && now.fileKey().equals(opened.fileKey());
+    }
+
+    /** The file of entry was replaced or resized: its device closes now if no client has it, else with the last. */
+    private void retire(ExportEntry entry) {
+        if (users.containsKey(entry)) {
+            retired.add(entry);
+        } else {
+            closeRetired(entry);
+        }
+    }
+
+    /** Flushes and closes a device no client uses any more, so that a replaced or deleted file's space is freed. */
+    private void closeRetired(ExportEntry entry) {
+        try (BlockDevice device = entry.device()) {
+            if (device.canFlush()) device.flush();
+        } catch (IOException e) {
+            if (retiredFailure == null) retiredFailure = e;
+        }
     }
 
     /** Closes every device opened; a later request finds no export. */
     @Override
     public synchronized void close() throws IOException {
         closed = true;
-        IOException failure = null;
-        List<BlockDevice> devices = new ArrayList<>(replaced);
+        IOException failure = retiredFailure;
+        List<BlockDevice> devices = new ArrayList<>();
+        for (ExportEntry entry : retired) devices.add(entry.device());
         for (Opened opened : open.values()) devices.add(opened.entry().device());
         open.clear();
-        replaced.clear();
+        retired.clear();
+        users.clear();
         for (BlockDevice device : devices) {
             try {
                 device.close();

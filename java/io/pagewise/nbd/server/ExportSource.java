@@ -36,4 +36,13 @@ public interface ExportSource {
      * @throws IOException when the export exists but cannot be opened (the client is told it cannot have it)
      */
     ExportEntry find(String name) throws IOException;
+
+    /**
+     * Tells the source that a client handed entry by {@link #find} has gone (its connection ended): called once for
+     * each time find handed the entry to that client. A source that opens a file anew when it is replaced under its
+     * name can close the old device once the last client that had it is gone. Does nothing by default.
+     *
+     * @param entry an entry find returned
+     */
+    default void released(ExportEntry entry) {}
 }

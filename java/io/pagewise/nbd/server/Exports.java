@@ -65,6 +65,12 @@ final class Exports {
         return entry;
     }
 
+    /** A client handed entry by {@link #find} has gone; its source may close a device nobody uses any more. */
+    void release(ExportEntry entry) {
+        if (fixed.get(entry.name()) == entry) return;
+        for (ExportSource source : sources) source.released(entry);
+    }
+
     /**
      * Calls hook now for every fixed export, and later for each export of a source when it is first handed out, or
      * handed out anew for a file replaced under its name.

@@ -35,6 +35,8 @@ final class Handshake {
     private final int maxPayload;
     private final BooleanSupplier stopping;
     private final Admission admission;
+    /** Each entry the exports handed this client, once per time: released when the connection ends. */
+    private final java.util.List<ExportEntry> found = new java.util.ArrayList<>();
     private final ByteBuffer header = ByteBuffer.allocate(16);
     /** Grown to the longest option received, up to MAX_OPTION_LENGTH: a silent client costs no 64 KiB buffer. */
     private ByteBuffer option = ByteBuffer.allocate(1024);
@@ -79,6 +81,16 @@ final class Handshake {
     }
 
     /** {@return the TLS channel the connection goes on over, or null when the client did not ask for TLS} */
+    /** {@return each export entry handed to this client, once per time}: to release when the connection ends */
+    java.util.List<ExportEntry> found() {
+        return java.util.List.copyOf(found);
+    }
+
+    private ExportEntry found(ExportEntry entry) {
+        if (entry != null) found.add(entry);
+        return entry;
+    }
+
     public TlsChannel tls() {
         return tls;
     }
@@ -141,7 +153,7 @@ final class Handshake {
                 String name = string(option.remaining());
                 ExportEntry entry;
                 try {
-                    entry = exports.find(name);
+                    entry = found(exports.find(name));
                 } catch (IOException e) {
                     throw new ProtocolViolation("EXPORT_NAME asked for export '" + name + "', which cannot be opened: "
                             + e.getMessage());
@@ -359,7 +371,7 @@ final class Handshake {
     private ExportEntry export(int code, String name) throws IOException {
         ExportEntry entry;
         try {
-            entry = exports.find(name);
+            entry = found(exports.find(name));
         } catch (IOException e) {
             replyError(code, REP_ERR_UNKNOWN, "export '" + name + "' cannot be opened: " + e.getMessage());
             return null;

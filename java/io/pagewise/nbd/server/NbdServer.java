@@ -232,6 +232,8 @@ public final class NbdServer implements Closeable {
                 if (!entry.device().canFlush()) continue;
                 try {
                     entry.device().flush();
+                } catch (java.nio.channels.ClosedChannelException e) {
+                    // closed by its source (a replaced file of a directory) once its last client had gone: flushed then
                 } catch (IOException e) {
                     log.log(Level.ERROR, "flush of export '" + entry.name() + "' at shutdown failed: " + e.getMessage());
                     if (failure == null) failure = e;

@@ -104,6 +104,65 @@ class MultipleExportsTest {
         }
     }
 
+    @Test
+    void aReplacedOrDeletedFileIsClosedOnceItsLastClientIsGone() throws Exception {
+        ExternalTools.require("nbdinfo");
+        Path exports = Files.createDirectory(dir.resolve("exports"));
+        Path vm = exports.resolve("vm.img");
+        sized(vm, 1 << 20);
+        try (DirectoryExports source = DirectoryExports.of(exports,
+                     file -> FileDevice.open(file, CacheMode.WRITEBACK, StandardOpenOption.READ));
+             NbdServer server = NbdServer.builder().exports(source).unixSocket(dir.resolve("s")).logger(log).start()) {
+            io.pagewise.nbd.client.NbdClient holder = io.pagewise.nbd.client.NbdClient.connect(server.uri("vm.img"));
+            try {
+                replace(exports, vm, 2 << 20);
+                assertEquals(String.valueOf(2 << 20), size(server));
+                assertEquals(1, deletedFilesOpen(), "the old file stays open while a client has it");
+                java.nio.ByteBuffer buffer = java.nio.ByteBuffer.allocate(4096);
+                assertEquals(4096, holder.read(buffer, 0), "and that client still reads it");
+            } finally {
+                holder.close();
+            }
+            awaitNoDeletedFileOpen("the old file is closed with its last client");
+
+            replace(exports, vm, 3 << 20); // nobody has the current one open: closed at the next request
+            assertEquals(String.valueOf(3 << 20), size(server));
+            awaitNoDeletedFileOpen("a replaced file nobody uses is closed");
+
+            Files.delete(vm);
+            ExternalTools.run(30, "nbdinfo", "--list", server.uri("")); // any request or listing looks
+            awaitNoDeletedFileOpen("a deleted file nobody uses is closed");
+        }
+    }
+
+    private static void replace(Path exports, Path file, long size) throws Exception {
+        Path next = exports.resolve(".next");
+        sized(next, size);
+        Files.move(next, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+    }
+
+    /** Descriptors of this process on files of this test's directory that have been deleted. */
+    private long deletedFilesOpen() throws Exception {
+        long count = 0;
+        try (var fds = Files.list(Path.of("/proc/self/fd"))) {
+            for (Path fd : (Iterable<Path>) fds::iterator) {
+                try {
+                    String target = Files.readSymbolicLink(fd).toString();
+                    if (target.startsWith(dir.toString()) && target.endsWith(" (deleted)")) count++;
+                } catch (java.io.IOException gone) {
+                    // closed while listing
+                }
+            }
+        }
+        return count;
+    }
+
+    private void awaitNoDeletedFileOpen(String what) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (deletedFilesOpen() > 0 && System.nanoTime() < deadline) Thread.sleep(20); // the server ends connections on its threads
+        assertEquals(0, deletedFilesOpen(), what);
+    }
+
     private static String size(NbdServer server) throws Exception {
         return ExternalTools.run(30, "nbdinfo", "--size", server.uri("vm.img")).assertOk("nbdinfo --size").stdout().trim();
     }
