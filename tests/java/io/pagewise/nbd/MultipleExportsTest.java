@@ -77,19 +77,15 @@ class MultipleExportsTest {
     @Test
     void aFileResizedOrReplacedUnderItsNameIsServedAsItIsNowAndCountedOnce() throws Exception {
         ExternalTools.require("nbdinfo");
-        Path exports = Files.createDirectory(dir.resolve("exports"));
+        Path exports = directoryWithVm();
         Path vm = exports.resolve("vm.img");
-        sized(vm, 1 << 20);
-        try (DirectoryExports source = DirectoryExports.of(exports,
-                     file -> FileDevice.open(file, CacheMode.WRITEBACK, StandardOpenOption.READ));
+        try (DirectoryExports source = readOnly(exports);
              NbdServer server = NbdServer.builder().exports(source).unixSocket(dir.resolve("s")).logger(log)
                      .jmx("dir-exports-test").start()) {
             assertEquals(String.valueOf(1 << 20), size(server));
             sized(vm, 3 << 20); // in place: the same inode
             assertEquals(String.valueOf(3 << 20), size(server), "a client after the resize sees the size now");
-            Path next = exports.resolve("vm.next");
-            sized(next, 2 << 20);
-            Files.move(next, vm, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            replace(exports, vm, 2 << 20);
             assertEquals(String.valueOf(2 << 20), size(server), "a client after the replacement gets the new file");
 
             String metrics = server.metrics();
@@ -107,11 +103,9 @@ class MultipleExportsTest {
     @Test
     void aReplacedOrDeletedFileIsClosedOnceItsLastClientIsGone() throws Exception {
         ExternalTools.require("nbdinfo");
-        Path exports = Files.createDirectory(dir.resolve("exports"));
+        Path exports = directoryWithVm();
         Path vm = exports.resolve("vm.img");
-        sized(vm, 1 << 20);
-        try (DirectoryExports source = DirectoryExports.of(exports,
-                     file -> FileDevice.open(file, CacheMode.WRITEBACK, StandardOpenOption.READ));
+        try (DirectoryExports source = readOnly(exports);
              NbdServer server = NbdServer.builder().exports(source).unixSocket(dir.resolve("s")).logger(log).start()) {
             io.pagewise.nbd.client.NbdClient holder = io.pagewise.nbd.client.NbdClient.connect(server.uri("vm.img"));
             try {
@@ -133,6 +127,17 @@ class MultipleExportsTest {
             ExternalTools.run(30, "nbdinfo", "--list", server.uri("")); // any request or listing looks
             awaitNoDeletedFileOpen("a deleted file nobody uses is closed");
         }
+    }
+
+    /** A directory "exports" holding vm.img of 1 MiB. */
+    private Path directoryWithVm() throws Exception {
+        Path exports = Files.createDirectory(dir.resolve("exports"));
+        sized(exports.resolve("vm.img"), 1 << 20);
+        return exports;
+    }
+
+    private static DirectoryExports readOnly(Path exports) throws Exception {
+        return DirectoryExports.of(exports, file -> FileDevice.open(file, CacheMode.WRITEBACK, StandardOpenOption.READ));
     }
 
     private static void replace(Path exports, Path file, long size) throws Exception {
