@@ -78,6 +78,7 @@ public final class Errno {
         builtIn(EINVAL, "Invalid argument");
         builtIn(EFBIG, "File too large");
         builtIn(ENOSPC, "No space left on device");
+        builtIn(ESPIPE, "Illegal seek");
         builtIn(EROFS, "Read-only file system");
         builtIn(ENOSYS, "Function not implemented");
         builtIn(EOVERFLOW, "Value too large for defined data type");

@@ -164,7 +164,8 @@ class FuaAndFlushTest {
         Process mkfifo = new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start();
         assertEquals(0, mkfifo.waitFor(), "mkfifo");
         for (boolean fua : new boolean[] {false, true}) {
-            try (StorageFile file = StorageFile.open(fifo, mode, READ, WRITE)) { // O_RDWR: opening does not block
+            // O_RDWR: opening does not block. StorageFile.open refuses a pipe; this test wants its ESPIPE.
+            try (StorageFile file = StorageFile.openAnyKind(fifo, mode, READ, WRITE)) {
                 NativeIOException e = assertThrows(NativeIOException.class,
                         () -> file.write(ByteBuffer.allocateDirect(512), 0, fua));
                 assertEquals("ESPIPE", e.errnoName());

@@ -43,7 +43,7 @@ class DevicesTest {
         try (FileDevice readOnly = FileDevice.open(path, CacheMode.WRITEBACK)) {
             assertFalse(readOnly.canWrite() || readOnly.canZero() || readOnly.canTrim(), "no options means READ");
         }
-        IllegalArgumentOrIo.check(() -> FileDevice.open(dir, CacheMode.WRITEBACK), "is a directory");
+        IllegalArgumentOrIo.check(() -> FileDevice.open(dir, CacheMode.WRITEBACK), "Is a directory (EISDIR)");
     }
 
     @Test
