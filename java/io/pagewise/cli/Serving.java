@@ -97,6 +97,12 @@ final class Serving {
                 throw new UsageProblem("socket activation (LISTEN_PID, LISTEN_FDS) passed the socket to listen on:"
                         + " --socket, --port and --bind cannot be given with it");
             }
+            if (activated != null && !options.allow.isEmpty()
+                    && activated.getLocalAddress() instanceof java.net.UnixDomainSocketAddress) {
+                // As with --socket: an address list would let every local client in, or none.
+                throw new UsageProblem("--allow lists TCP client addresses and socket activation passed a Unix socket:"
+                        + " use --allow-user to choose local users");
+            }
             if (options.upstream != null) {
                 // Up to 4 connections to the upstream server, when it allows multi-conn.
                 BlockDevice upstream = NbdDevice.connect(options.upstream, 4);

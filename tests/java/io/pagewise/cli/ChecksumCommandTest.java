@@ -32,6 +32,16 @@ class ChecksumCommandTest {
         return CommandRun.of(args);
     }
 
+    @Test
+    void copyToNullNamesTheSourceItsChecksumDescribes() throws IOException {
+        Path image = sparseImage("image.raw", 1 << 20, 9);
+        CommandRun alone = pagewise("checksum", image.toString());
+        assertEquals(0, alone.status(), alone.err());
+        CommandRun copied = pagewise("copy", "--checksum", image.toString(), "null:");
+        assertEquals(0, copied.status(), copied.err());
+        assertEquals(alone.out(), copied.out(), "the same line as pagewise checksum SRC");
+    }
+
     /** Random data runs, zeros written as data and holes. */
     private Path sparseImage(String name, long size, long seed) throws IOException {
         Path path = dir.resolve(name);

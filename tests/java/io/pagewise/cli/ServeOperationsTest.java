@@ -410,6 +410,8 @@ class ServeOperationsTest {
         }
         List<String> args = new ArrayList<>();
         for (String arg : exec.subList(2, exec.size())) {
+            // The unit's socket is TCP; this test activates a Unix one, where --allow is refused (--allow-user is its kind).
+            if (arg.startsWith("--allow=")) continue;
             if (arg.startsWith("--dir=")) arg = "--dir=" + images;
             if (arg.startsWith("--metrics=")) arg = "--metrics=127.0.0.1:" + port;
             args.add(arg);
@@ -478,20 +480,27 @@ class ServeOperationsTest {
     }
 
     @Test
-    void socketActivationWithListenOptionsIsAMistake() throws Exception {
+    void socketActivationWithListenOptionsOrAnAddressListForAUnixSocketIsAMistake() throws Exception {
         ExternalTools.require("systemd-socket-activate", "nbdinfo");
         Path disk = image("disk.img", 1 << 20);
-        Path socket = dir.resolve("act.sock");
+        refusedUnderActivation(disk, "act.sock", "--port=10", "socket activation (LISTEN_PID, LISTEN_FDS) passed the"
+                + " socket to listen on: --socket, --port and --bind cannot be given with it");
+        // As with --socket: --allow names TCP addresses, which a Unix socket's clients have none of.
+        refusedUnderActivation(disk, "act2.sock", "--allow=127.0.0.1", "--allow lists TCP client addresses and socket"
+                + " activation passed a Unix socket: use --allow-user");
+    }
+
+    private void refusedUnderActivation(Path disk, String socketName, String option, String message) throws Exception {
+        Path socket = dir.resolve(socketName);
         List<String> command = new ArrayList<>(List.of("systemd-socket-activate", "-l", socket.toString()));
-        command.addAll(serveCommand("--port=10", disk.toString()));
+        command.addAll(serveCommand(option, disk.toString()));
         Process process = start(command);
         try {
             awaitFile(socket, process);
             ExternalTools.run(60, "nbdinfo", "--size", "nbd+unix:///?socket=" + socket); // starts the server, which refuses
             assertTrue(process.waitFor(60, TimeUnit.SECONDS), childErr());
             assertEquals(2, process.exitValue(), childErr());
-            assertTrue(childErr().contains("socket activation (LISTEN_PID, LISTEN_FDS) passed the socket to listen on:"
-                    + " --socket, --port and --bind cannot be given with it"), childErr());
+            assertTrue(childErr().contains(message), childErr());
         } finally {
             ExternalTools.stop(process);
         }
