@@ -141,12 +141,12 @@ final class Copying {
                 // The devices' own descriptions: an NBD export's says how many connections it got and their headers.
                 return guarded(src.toString(), dst.toString(), src.size(), copier.requestSize(src, dst), () -> {
                     CopyResult result = copier.copy(src, dst, changed);
-                    // As blksum prints it: the checksum, two spaces and the image it describes, here DST (SRC when
-                    // the copy went to null:, which keeps nothing the checksum could describe).
+                    // As blksum prints it: the checksum, two spaces and the image it describes: DST when it holds
+                    // just what was copied, else SRC (null: keeps nothing, and a larger DST has more than SRC's bytes).
                     byte[] sum = copier.checksum();
                     if (sum != null) {
-                        Endpoint described = options.destination.kind() == Endpoint.Kind.DISCARD ? options.source
-                                : options.destination;
+                        Endpoint described = options.destination.kind() == Endpoint.Kind.DISCARD
+                                || dst.size() != src.size() ? options.source : options.destination;
                         data.write((BlockHash.hex(sum) + "  " + described.text() + "\n").getBytes(StandardCharsets.UTF_8));
                     }
                     return result;

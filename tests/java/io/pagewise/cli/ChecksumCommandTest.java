@@ -40,6 +40,18 @@ class ChecksumCommandTest {
         CommandRun copied = pagewise("copy", "--checksum", image.toString(), "null:");
         assertEquals(0, copied.status(), copied.err());
         assertEquals(alone.out(), copied.out(), "the same line as pagewise checksum SRC");
+        // A larger DST keeps its bytes past SRC's size, which the checksum does not cover: the line names SRC.
+        Path larger = dir.resolve("larger.raw");
+        try (java.io.RandomAccessFile raf = new java.io.RandomAccessFile(larger.toFile(), "rw")) {
+            raf.setLength((1 << 20) + 65536);
+        }
+        CommandRun intoLarger = pagewise("copy", "--checksum", image.toString(), larger.toString());
+        assertEquals(0, intoLarger.status(), intoLarger.err());
+        assertEquals(alone.out(), intoLarger.out(), "the checksum of SRC's bytes, named SRC");
+        Path same = dir.resolve("same.raw");
+        CommandRun intoSame = pagewise("copy", "--checksum", image.toString(), same.toString());
+        assertEquals(alone.out().replace(image.toString(), same.toString()), intoSame.out(), "a DST of SRC's size is named");
+        assertEquals(pagewise("checksum", same.toString()).out(), intoSame.out());
     }
 
     /** Random data runs, zeros written as data and holes. */
