@@ -3,6 +3,7 @@ package io.pagewise.cli;
 import io.pagewise.Native;
 import io.pagewise.PageCache;
 import io.pagewise.Residency;
+import io.pagewise.internal.FileErrors;
 import java.io.FileDescriptor;
 import java.io.FileInputStream;
 import java.io.FileOutputStream;
@@ -10,12 +11,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
-import java.nio.file.AccessDeniedException;
-import java.nio.file.DirectoryNotEmptyException;
-import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
-import java.nio.file.NoSuchFileException;
-import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -188,11 +184,7 @@ public final class Main {
     static String message(Throwable e) {
         if (e instanceof FileSystemException && ((FileSystemException) e).getReason() == null) {
             FileSystemException f = (FileSystemException) e;
-            String reason = e instanceof NoSuchFileException ? "no such file or directory"
-                    : e instanceof AccessDeniedException ? "permission denied"
-                    : e instanceof FileAlreadyExistsException ? "already exists"
-                    : e instanceof NotDirectoryException ? "not a directory"
-                    : e instanceof DirectoryNotEmptyException ? "is a directory that is not empty" : null;
+            String reason = FileErrors.reasonOfType(f);
             if (reason != null && f.getFile() != null) {
                 return f.getFile() + (f.getOtherFile() != null ? " -> " + f.getOtherFile() : "") + ": " + reason;
             }

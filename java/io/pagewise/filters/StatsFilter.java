@@ -5,6 +5,7 @@ import io.pagewise.device.BlockDevice;
 import io.pagewise.device.FilterDevice;
 import io.pagewise.device.ZeroFlag;
 import io.pagewise.filters.FaultFilter.Operation;
+import io.pagewise.internal.FileErrors;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.ByteBuffer;
@@ -155,7 +156,7 @@ public final class StatsFilter extends FilterDevice {
         try {
             report();
         } catch (IOException | RuntimeException e) {
-            System.err.println("pagewise stats filter: cannot write " + file + ": " + reason(e));
+            System.err.println("pagewise stats filter: cannot write " + file + ": " + FileErrors.reason(e));
         }
     }
 
@@ -172,17 +173,8 @@ public final class StatsFilter extends FilterDevice {
             Files.newOutputStream(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                     append ? StandardOpenOption.APPEND : StandardOpenOption.TRUNCATE_EXISTING).close();
         } catch (IOException e) {
-            throw new IOException("filter stats: file=" + file + ": " + reason(e), e);
+            throw new IOException("filter stats: file=" + file + ": " + FileErrors.reason(e), e);
         }
-    }
-
-    private static String reason(Exception e) {
-        if (e instanceof java.nio.file.NoSuchFileException) return "no such file or directory";
-        if (e instanceof java.nio.file.AccessDeniedException) return "permission denied";
-        if (e instanceof java.nio.file.FileSystemException && ((java.nio.file.FileSystemException) e).getReason() != null) {
-            return ((java.nio.file.FileSystemException) e).getReason();
-        }
-        return String.valueOf(e.getMessage());
     }
 
     /** One call's outcome into its counter. */

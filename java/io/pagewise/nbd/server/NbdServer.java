@@ -1,6 +1,7 @@
 package io.pagewise.nbd.server;
 
 import io.pagewise.device.BlockDevice;
+import io.pagewise.internal.FileErrors;
 import io.pagewise.nbd.server.ByteBudget;
 import io.pagewise.nbd.server.Connections;
 import io.pagewise.nbd.server.ExportEntry;
@@ -254,8 +255,7 @@ public final class NbdServer implements Closeable {
         try {
             listener.removeOwnSocket(log);
         } catch (IOException e) {
-            log.log(Level.WARNING, "cannot remove the socket file " + listener.socketFile() + ": "
-                    + (e instanceof java.nio.file.AccessDeniedException ? "permission denied" : String.valueOf(e.getMessage())));
+            log.log(Level.WARNING, "cannot remove the socket file " + listener.socketFile() + ": " + FileErrors.reason(e));
         }
     }
 

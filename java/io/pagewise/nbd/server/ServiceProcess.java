@@ -2,6 +2,7 @@ package io.pagewise.nbd.server;
 
 import io.pagewise.Native;
 import io.pagewise.internal.Errno;
+import io.pagewise.internal.FileErrors;
 import io.pagewise.internal.ProcessControl;
 import java.io.IOException;
 import java.nio.channels.Channel;
@@ -69,11 +70,9 @@ public final class ServiceProcess {
                     java.nio.file.StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
             Files.deleteIfExists(partial);
+            // The partial file is written beside the pid file: a missing directory is its parent.
             String why = e instanceof java.nio.file.NoSuchFileException ? "no such directory " + absolute.getParent()
-                    : e instanceof java.nio.file.AccessDeniedException ? "permission denied"
-                    : Files.isDirectory(absolute) ? "it is a directory"
-                    : e instanceof java.nio.file.FileSystemException && ((java.nio.file.FileSystemException) e).getReason() != null
-                    ? ((java.nio.file.FileSystemException) e).getReason() : String.valueOf(e.getMessage());
+                    : Files.isDirectory(absolute) ? "it is a directory" : FileErrors.reason(e);
             throw new IOException("cannot write the pid file " + file + ": " + why, e);
         }
     }
