@@ -4,7 +4,6 @@ import io.pagewise.NativeIOException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.BasicFileAttributes;
 
 /**
  * Refuses paths that are not files or devices before they are opened: opening a FIFO for reading blocks until a
@@ -14,6 +13,7 @@ import java.nio.file.attribute.BasicFileAttributes;
 public final class FileKinds {
     private static final int S_IFMT = 0170000;
     private static final int S_IFIFO = 0010000;
+    private static final int S_IFDIR = 0040000;
     private static final int S_IFCHR = 0020000;
     private static final int S_IFBLK = 0060000;
     private static final int S_IFSOCK = 0140000;
@@ -30,19 +30,15 @@ public final class FileKinds {
      * @throws NativeIOException naming open, the path and what it is
      */
     public static void requireFileOrDevice(Path path) throws IOException {
-        BasicFileAttributes attributes;
-        try {
-            attributes = Files.readAttributes(path, BasicFileAttributes.class);
-        } catch (IOException e) {
-            return; // missing, unreachable, a name too long...: the open that follows says so, with its errno
+        // One stat; a path that cannot be (missing, unreachable, a name too long...) is left to the open that
+        // follows, which says so with its errno.
+        switch (type(path)) {
+            case S_IFDIR: throw refused(path, Errno.EISDIR, "Is a directory");
+            case S_IFIFO:
+                throw refused(path, Errno.ESPIPE, "is a pipe (FIFO), which cannot be read or written at an offset");
+            case S_IFSOCK: throw refused(path, Errno.ENXIO, "is a socket");
+            default: // a file, a device, or nothing (yet)
         }
-        if (attributes.isDirectory()) throw refused(path, Errno.EISDIR, "Is a directory");
-        if (!attributes.isOther()) return;
-        int type = type(path);
-        if (type == S_IFIFO) {
-            throw refused(path, Errno.ESPIPE, "is a pipe (FIFO), which cannot be read or written at an offset");
-        }
-        if (type == S_IFSOCK) throw refused(path, Errno.ENXIO, "is a socket");
     }
 
     private static NativeIOException refused(Path path, int errno, String what) {
