@@ -30,7 +30,7 @@ public final class FileKinds {
      * @throws NativeIOException naming open, the path and what it is
      */
     public static void requireFileOrDevice(Path path) throws IOException {
-        // One stat; a path that cannot be (missing, unreachable, a name too long...) is left to the open that
+        // One stat; a path it fails on (missing, unreachable, a name too long...) is left to the open that
         // follows, which says so with its errno.
         switch (type(path)) {
             case S_IFDIR: throw refused(path, Errno.EISDIR, "Is a directory");

@@ -131,13 +131,8 @@ public final class DirectoryExports implements ExportSource, Closeable {
         users.remove(entry);
         if (retired.remove(entry)) {
             closeRetired(entry);
-            return;
-        }
-        // The current entry of a file deleted (or renamed away) since: nobody can ask for it by name any more.
-        Opened current = open.get(entry.name());
-        if (current != null && current.entry() == entry && !sameFile(entry.name(), current)) {
-            open.remove(entry.name());
-            closeRetired(entry);
+        } else {
+            retireGone(); // the current entry of a file deleted or renamed away since, which nobody can ask for now
         }
     }
 
