@@ -71,7 +71,6 @@ record Endpoint(Endpoint.Kind kind, String text, long size) {
         }
     }
 
-
     /**
      * Opens a source for reading: a file in fileMode, an NBD export over up to connections connections, with the meta
      * context {@code qemu:dirty-bitmap:bitmap} selected when bitmap is not null.

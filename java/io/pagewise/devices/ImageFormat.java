@@ -80,8 +80,7 @@ public enum ImageFormat {
      */
     public String warning(Path file) {
         return file + " starts with a " + name() + " signature: served raw, clients see the " + name()
-                + " container, not the disk inside it (convert it with qemu-img convert -f " + qemuName
-                + " -O raw, or serve it with qemu-nbd -f " + qemuName + ")";
+                + " container, not the disk inside it " + instead();
     }
 
     /**
@@ -90,8 +89,12 @@ public enum ImageFormat {
      */
     public String problem() {
         return "starts with a " + name() + " signature: clients would see the " + name()
-                + " container, not the disk inside it (convert it with qemu-img convert -f " + qemuName
-                + " -O raw, or serve it with qemu-nbd -f " + qemuName + ")";
+                + " container, not the disk inside it " + instead();
+    }
+
+    /** What to do instead of serving it raw, in parentheses. */
+    private String instead() {
+        return "(convert it with qemu-img convert -f " + qemuName + " -O raw, or serve it with qemu-nbd -f " + qemuName + ")";
     }
 
     private static boolean startsWith(ByteBuffer header, byte[] magic) {
