@@ -331,8 +331,7 @@ public final class NbdClient implements Closeable {
     public CompletableFuture<Void> writeAsync(ByteBuffer src, long offset, boolean fua) {
         int length = src.remaining();
         if (length > info.maximumPayload()) {
-            return CompletableFuture.failedFuture(new DeviceException(DeviceException.EINVAL, "WRITE of " + length
-                    + " bytes exceeds the server's maximum payload of " + info.maximumPayload()));
+            return CompletableFuture.failedFuture(new DeviceException(DeviceException.EINVAL, tooLong(CMD_WRITE, length)));
         }
         if (!inExport(offset, length)) return outside(CMD_WRITE, offset, length);
         if (closed) return closedFailure();
@@ -673,10 +672,12 @@ public final class NbdClient implements Closeable {
     }
 
     private void checkPayload(int command, int length) {
-        if (length > info.maximumPayload()) {
-            throw new IllegalArgumentException(commandName(command) + " of " + length + " bytes exceeds the server's "
-                    + "maximum payload of " + info.maximumPayload());
-        }
+        if (length > info.maximumPayload()) throw new IllegalArgumentException(tooLong(command, length));
+    }
+
+    private String tooLong(int command, int length) {
+        return commandName(command) + " of " + length + " bytes exceeds the server's maximum payload of "
+                + info.maximumPayload();
     }
 
     private boolean inExport(long offset, long length) {
