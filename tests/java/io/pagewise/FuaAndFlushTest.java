@@ -161,8 +161,7 @@ class FuaAndFlushTest {
     @EnumSource(value = CacheMode.class, names = {"WRITEBACK", "WRITETHROUGH", "EVICT", "DONTCACHE", "UNSAFE"})
     void fuaReachesTheKernelAsRwfDsyncWhereTheModeSaysSo(CacheMode mode) throws Exception {
         Path fifo = dir.resolve("fifo");
-        Process mkfifo = new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start();
-        assertEquals(0, mkfifo.waitFor(), "mkfifo");
+        ExternalTools.run(10, "mkfifo", fifo.toString()).assertOk("mkfifo " + fifo);
         for (boolean fua : new boolean[] {false, true}) {
             // O_RDWR: opening does not block. StorageFile.open refuses a pipe; this test wants its ESPIPE.
             try (StorageFile file = StorageFile.openAnyKind(fifo, mode, READ, WRITE)) {

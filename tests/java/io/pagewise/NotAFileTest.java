@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.backup.DirtyBitmap;
 import io.pagewise.devices.ImageFormat;
+import io.pagewise.testing.ExternalTools;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.channels.ServerSocketChannel;
@@ -29,8 +30,7 @@ class NotAFileTest {
 
     private Path fifo() throws Exception {
         Path fifo = dir.resolve("fifo");
-        Process mkfifo = new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start();
-        assertTrue(mkfifo.waitFor(10, TimeUnit.SECONDS) && mkfifo.exitValue() == 0, "mkfifo failed");
+        ExternalTools.run(10, "mkfifo", fifo.toString()).assertOk("mkfifo " + fifo);
         return fifo;
     }
 

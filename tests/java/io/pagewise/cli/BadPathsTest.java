@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.testing.ExternalTools;
 import io.pagewise.testing.TestCertificates;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,8 +32,7 @@ class BadPathsTest {
         new Random(7).nextBytes(data);
         image = Files.write(dir.resolve("image.img"), data);
         fifo = dir.resolve("fifo");
-        Process mkfifo = new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start();
-        assertTrue(mkfifo.waitFor(10, TimeUnit.SECONDS) && mkfifo.exitValue() == 0, "mkfifo failed");
+        ExternalTools.run(10, "mkfifo", fifo.toString()).assertOk("mkfifo " + fifo);
     }
 
     private static void fails(CommandRun run, int status, String... parts) {
