@@ -463,12 +463,20 @@ class ServeOperationsTest {
         StringBuilder mounts = new StringBuilder();
         if (unit.contains("\nProtectSystem=strict\n")) mounts.append("mount -t tmpfs -o ro tmpfs /tmp && ");
         if (unit.contains("\nPrivateTmp=yes\n")) mounts.append("mount -t tmpfs tmpfs /tmp && ");
-        List<String> launcher = serveCommand();
-        String version = String.join(" ", launcher.subList(0, launcher.size() - 1)) + " --version";
-        ExternalTools.Result run = ExternalTools.run(60, "unshare", "-m", "--propagation", "private", "sh", "-c",
-                mounts + "exec " + version);
-        assertTrue(run.stdout().contains("native library: loaded"), "in the unit's sandbox (" + mounts + "): "
-                + run.stdout() + run.stderr());
+        // The classes stay in sight through a bind mount outside /tmp: the checkout itself may be under /tmp.
+        String classes = Path.of(System.getProperty("user.dir"), "target", "classes").toString();
+        Path visible = Files.createTempDirectory(Path.of("/var/tmp"), "pagewise-unit-classes-");
+        try {
+            List<String> launcher = new ArrayList<>(serveCommand());
+            launcher.replaceAll(arg -> arg.equals(classes) ? visible.toString() : arg);
+            String version = String.join(" ", launcher.subList(0, launcher.size() - 1)) + " --version";
+            ExternalTools.Result run = ExternalTools.run(60, "unshare", "-m", "--propagation", "private", "sh", "-c",
+                    "mount --bind " + classes + " " + visible + " && " + mounts + "exec " + version);
+            assertTrue(run.stdout().contains("native library: loaded"), "in the unit's sandbox (" + mounts + "): "
+                    + run.stdout() + run.stderr());
+        } finally {
+            Files.deleteIfExists(visible);
+        }
     }
 
     /** The ExecStart of docs/systemd/pagewise-nbd.service, its continuation lines joined, split at spaces. */
