@@ -119,17 +119,28 @@ final class PrecachedPages {
         }
     }
 
+    /** Whether [start, end) was wholly cached at open, so that none of its pages is ours to write back or drop. */
+    boolean covers(long start, long end) {
+        int run = firstEndingAfter(start);
+        return run < runs.length / 2 && runs[2 * run] <= start && runs[2 * run + 1] >= end;
+    }
+
+    /** The index of the first run whose end is after start (the number of runs if none). */
+    private int firstEndingAfter(long start) {
+        int lo = 0;
+        int hi = runs.length / 2;
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (runs[2 * mid + 1] <= start) lo = mid + 1; else hi = mid;
+        }
+        return lo;
+    }
+
     /** The runs that overlap [start, end), in order, as {start, end} pairs. */
     List<long[]> within(long start, long end) {
         if (runs.length == 0) return List.of();
         List<long[]> result = new ArrayList<>();
-        int lo = 0;
-        int hi = runs.length / 2;
-        while (lo < hi) { // first run whose end is after start
-            int mid = (lo + hi) >>> 1;
-            if (runs[2 * mid + 1] <= start) lo = mid + 1; else hi = mid;
-        }
-        for (int i = lo; i < runs.length / 2 && runs[2 * i] < end; i++) {
+        for (int i = firstEndingAfter(start); i < runs.length / 2 && runs[2 * i] < end; i++) {
             result.add(new long[] {runs[2 * i], runs[2 * i + 1]});
         }
         return result;

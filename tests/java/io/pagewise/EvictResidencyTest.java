@@ -275,6 +275,49 @@ class EvictResidencyTest {
         }
     }
 
+    /**
+     * Writes to a file someone else has cached are left to the kernel's writeback: the windows are not written back
+     * and waited for as the writer passes (nothing of them is to be dropped), so rewriting hot pages does not write
+     * them to the disk each time. 128 MiB in 64 KiB writes: with the windows written back behind the writer at most
+     * 16 of its 64 windows would still be dirty at the end.
+     */
+    @ParameterizedTest
+    @EnumSource(value = CacheMode.class, names = {"EVICT", "DONTCACHE"})
+    void writesToPagesCachedBeforeOpenAreNotWrittenBackByUs(CacheMode mode) throws IOException {
+        Path hot = dir.resolve("hot.raw");
+        long size = 128L << 20;
+        try {
+            try (StorageFile file = StorageFile.open(hot, CacheMode.WRITEBACK, READ, WRITE, CREATE, TRUNCATE_EXISTING)) {
+                file.write(ByteBuffer.allocateDirect((int) size), 0);
+                file.flush();
+            }
+            PageCache.touch(hot);
+            Residency before = PageCache.residency(hot);
+            assertEquals(before.totalPages(), before.residentPages(), "setup: all cached before open");
+            ByteBuffer buffer = ByteBuffer.allocateDirect(64 << 10);
+            try (StorageFile file = StorageFile.open(hot, mode, READ, WRITE)) {
+                for (long at = 0; at < size; at += buffer.capacity()) {
+                    buffer.clear().putLong(0, at);
+                    file.write(buffer, at);
+                }
+                CacheState written = PageCache.cacheState(hot).orElseThrow(() -> new AssertionError("needs cachestat"));
+                long pages = size / written.pageSize();
+                assertTrue(written.dirty() >= pages / 2, "most written pages still dirty, left to the kernel: " + written);
+            }
+            Residency after = PageCache.residency(hot);
+            assertEquals(after.totalPages(), after.residentPages(), "pages cached before open stay cached");
+            try (StorageFile file = StorageFile.open(hot, CacheMode.WRITEBACK)) {
+                for (long at : new long[] {0, size / 2, size - buffer.capacity()}) {
+                    assertEquals(buffer.capacity(), file.read(buffer.clear(), at));
+                    assertEquals(at, buffer.getLong(0), "written at " + at);
+                }
+            }
+        } finally {
+            PageCache.evict(hot);
+            Files.deleteIfExists(hot);
+        }
+    }
+
     /** Reads the ranges, a few times at most, until they are wholly cached: reclaim may take a page just read. */
     private void cacheWholly(long[][] ranges) throws IOException {
         for (int attempt = 0; attempt < 5 && !whollyCached(ranges); attempt++) {
