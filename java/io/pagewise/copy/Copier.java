@@ -55,7 +55,7 @@ public final class Copier {
      * headers 1 GiB), and with 64-bit lengths a sparse image's map is a few requests instead of one per GiB.
      */
     private static final long MAP_WINDOW = 1L << 50;
-    private static final Work END = new Work(-1, 0, false);
+    private static final Work END = new Work(-1, 0, false, false);
 
     private final CopyOptions options;
     private final AtomicLong done = new AtomicLong();
@@ -71,12 +71,18 @@ public final class Copier {
     /** Set by the first copy(): the counts and the checksum are one copy's, so a Copier runs one. */
     private final java.util.concurrent.atomic.AtomicBoolean used = new java.util.concurrent.atomic.AtomicBoolean();
     private long total;
+    /**
+     * Where the copy's last piece starts when it ends inside a block of a destination that takes whole blocks only and
+     * goes on past the copy's end (-1 otherwise): that block is read back, overlaid and written whole.
+     */
+    private long tailStart = -1;
     /** The checksum being computed, when the options ask for one. */
     private Accumulator sum;
     private volatile byte[] checksum;
 
     /** One range for a worker: data to read and write, or zeros. */
-    private record Work(long offset, long length, boolean zero) {}
+    /** A range to copy, or to zero; tail: the copy's last piece, written to the end of its block ({@link #tailStart}). */
+    private record Work(long offset, long length, boolean zero, boolean tail) {}
 
     /**
      * A copier for one copy.
@@ -162,6 +168,8 @@ public final class Copier {
         sum = options.checksum() == null ? null : options.checksum().accumulator(total);
         int block = lcm(source.minimumBlockSize(), destination.minimumBlockSize());
         int requestSize = requestSize(source, destination);
+        tailStart = tailStart(destination, total, block);
+        long end = tailStart >= 0 ? tailStart : total;
         // allocated() promises every byte allocated, so zero ranges are written even where they already read as zeros.
         boolean skipZeros = !options.allocated() && (options.destinationIsZero() || destination.startsZeroed());
         if (LOG.isLoggable(Level.DEBUG)) {
@@ -181,10 +189,12 @@ public final class Copier {
         }
         try {
             if (changes == null) {
-                queueWork(source, queue, requestSize, 0, total);
+                queueWork(source, queue, requestSize, 0, end);
             } else {
-                queueChanged(source, changes, queue, requestSize);
+                queueChanged(source, changes, queue, requestSize, end);
             }
+            // Always copied, even in an incremental copy: one block, and no bitmap has to be asked about it.
+            if (tailStart >= 0 && !stopped()) queue.put(new Work(tailStart, total - tailStart, false, true));
         } catch (IOException e) {
             fail(e instanceof CopyException ? (CopyException) e
                     : new CopyException("cannot map " + source.name() + ": " + e.getMessage(), -1, e));
@@ -237,14 +247,17 @@ public final class Copier {
         return Math.max(block, size / block * block);
     }
 
-    /** Queues the changed runs of the source, each as its data and holes; unchanged runs are only counted as done. */
-    private void queueChanged(BlockDevice source, ChangeTracker changes, BlockingQueue<Work> queue, int requestSize)
-            throws IOException, InterruptedException {
+    /**
+     * Queues the changed runs of the source up to until, each as its data and holes; unchanged runs are only counted
+     * as done.
+     */
+    private void queueChanged(BlockDevice source, ChangeTracker changes, BlockingQueue<Work> queue, int requestSize,
+            long until) throws IOException, InterruptedException {
         long position = 0;
-        while (position < total && !stopped()) {
+        while (position < until && !stopped()) {
             List<Extent> runs;
             try {
-                runs = changes.changedRuns(position, Math.min(total - position, MAP_WINDOW), MAX_EXTENTS);
+                runs = changes.changedRuns(position, Math.min(until - position, MAP_WINDOW), MAX_EXTENTS);
             } catch (IOException e) {
                 throw new CopyException("reading the dirty bitmap " + changes.bitmapName() + " of " + source.name()
                         + " at offset " + position + " failed: " + e.getMessage(), position, e);
@@ -252,7 +265,7 @@ public final class Copier {
             long mapped = position;
             for (Extent run : runs) {
                 long start = Math.max(position, run.offset());
-                long end = Math.min(total, run.end());
+                long end = Math.min(until, run.end());
                 if (end <= position) continue;
                 // A gap in the record is copied: it is only ever a cost, never a missed change.
                 if (start > position) queueWork(source, queue, requestSize, position, start);
@@ -305,7 +318,7 @@ public final class Copier {
         while (position < end && !stopped()) {
             // Pieces end on multiples of their size so that data requests stay aligned after a hole.
             long next = Math.min(end, (position / pieceLimit + 1) * pieceLimit);
-            queue.put(new Work(position, next - position, hole));
+            queue.put(new Work(position, next - position, hole, false));
             position = next;
         }
         return position;
@@ -369,7 +382,9 @@ public final class Copier {
                 if (work == END) return;
                 if (stopped()) continue;
                 try {
-                    if (work.zero) {
+                    if (work.tail) {
+                        copyTail(work.offset, (int) work.length);
+                    } else if (work.zero) {
                         if (sum != null) sum.zero(work.offset, work.length);
                         zero(work.offset, work.length);
                     } else {
@@ -385,18 +400,7 @@ public final class Copier {
         }
 
         private void copy(long offset, int length) throws IOException {
-            buffer.clear().limit(length);
-            try {
-                source.readFully(buffer, offset);
-                if (buffer.hasRemaining()) {
-                    throw new IOException(source.name() + " read " + buffer.position() + " bytes and left its buffer's "
-                            + "position there (BlockDevice.readFully must fill the buffer and move its position)");
-                }
-            } catch (IOException e) {
-                throw new CopyException("reading " + source.name() + " at offset " + offset + " (+" + length
-                        + ") failed: " + e.getMessage(), offset, e);
-            }
-            if (sum != null) sum.data(offset, buffer.duplicate().flip());
+            readSource(offset, length);
             if (sparseBlock == 0) {
                 write(offset, 0, length);
                 return;
@@ -416,6 +420,44 @@ public final class Copier {
                 at = blockEnd;
             }
             flushRun(offset, runStart, length, runIsZero);
+        }
+
+        /**
+         * The copy's last piece, which ends inside a destination block that goes on past it: that block is read from
+         * the destination, the source's bytes are put over its start and the piece is written to the block's end, so
+         * that a device taking whole blocks only (an NBD server with a minimum block size) takes it, and the rest of
+         * the block stays as it was.
+         */
+        private void copyTail(long offset, int length) throws IOException {
+            int block = destination.minimumBlockSize();
+            long lastBlock = (offset + length) / block * block;
+            int keptAt = (int) (lastBlock - offset);
+            buffer.clear().position(keptAt).limit(keptAt + block);
+            try {
+                destination.readFully(buffer, lastBlock);
+            } catch (IOException e) {
+                throw new CopyException("reading " + destination.name() + " at offset " + lastBlock + " (+" + block
+                        + "), the block the copy ends inside, failed: " + e.getMessage(), lastBlock, e);
+            }
+            readSource(offset, length);
+            writeOut(buffer.duplicate().clear().limit(keptAt + block), offset);
+            dataBytes.addAndGet(length);
+        }
+
+        /** Reads [offset, offset + length) of the source into the buffer's start and adds it to the checksum. */
+        private void readSource(long offset, int length) throws IOException {
+            buffer.clear().limit(length);
+            try {
+                source.readFully(buffer, offset);
+                if (buffer.hasRemaining()) {
+                    throw new IOException(source.name() + " read " + buffer.position() + " bytes and left its buffer's "
+                            + "position there (BlockDevice.readFully must fill the buffer and move its position)");
+                }
+            } catch (IOException e) {
+                throw new CopyException("reading " + source.name() + " at offset " + offset + " (+" + length
+                        + ") failed: " + e.getMessage(), offset, e);
+            }
+            if (sum != null) sum.data(offset, buffer.duplicate().flip());
         }
 
         private void flushRun(long offset, int from, int to, boolean zero) throws IOException {
@@ -445,17 +487,22 @@ public final class Copier {
         private void write(long offset, int from, int to) throws IOException {
             ByteBuffer slice = buffer.duplicate();
             slice.limit(to).position(from);
+            writeOut(slice, offset + from);
+            dataBytes.addAndGet(to - from);
+        }
+
+        private void writeOut(ByteBuffer slice, long at) throws IOException {
+            int length = slice.remaining();
             try {
-                destination.write(slice, offset + from, false);
+                destination.write(slice, at, false);
                 if (slice.hasRemaining()) {
                     throw new IOException(destination.name() + " left " + slice.remaining() + " bytes of the buffer "
                             + "behind its position (BlockDevice.write must write all and move the position)");
                 }
             } catch (IOException e) {
-                throw new CopyException("writing " + destination.name() + " at offset " + (offset + from) + " (+"
-                        + (to - from) + ") failed: " + e.getMessage(), offset + from, e);
+                throw new CopyException("writing " + destination.name() + " at offset " + at + " (+" + length
+                        + ") failed: " + e.getMessage(), at, e);
             }
-            dataBytes.addAndGet(to - from);
         }
 
         private void zero(long offset, long length) throws IOException {
@@ -482,6 +529,19 @@ public final class Copier {
                 + (source && !device.canExtents() ? ", no map of holes: everything is read as data" : "")
                 + (!source && !device.canZero() ? ", cannot zero: zeros are written as data" : "")
                 + (!source && device.startsZeroed() ? ", reads as zeros already" : ""));
+    }
+
+    /**
+     * Where the copy's last piece starts (aligned for both devices) when the block holding its end must be written
+     * whole: the end is inside it, the destination takes nothing smaller than a block, and the block lies wholly
+     * inside the destination (a destination ending there takes its own short last block). -1 when the copy ends as
+     * the blocks do.
+     */
+    private static long tailStart(BlockDevice destination, long end, int alignment) throws IOException {
+        int block = destination.minimumBlockSize();
+        long lastBlock = end / block * block;
+        if (block <= 1 || lastBlock == end || lastBlock + block > destination.size()) return -1;
+        return end / alignment * alignment; // alignment is a multiple of block: at or before lastBlock
     }
 
     private static int lcm(int a, int b) {

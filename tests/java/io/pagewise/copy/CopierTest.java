@@ -7,6 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.FilterDevice;
+import io.pagewise.device.ZeroFlag;
+import io.pagewise.devices.MemoryDevice;
 import io.pagewise.devices.FileDevice;
 import io.pagewise.devices.SyntheticDevices;
 import io.pagewise.CacheMode;
@@ -20,8 +23,10 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -313,5 +318,76 @@ class CopierTest {
                 () -> copier.copy(SyntheticDevices.pattern(1 << 20), SyntheticDevices.discard()));
         assertTrue(again.getMessage().contains("make a new one"), again.getMessage());
         assertEquals(1 << 20, copier.bytesDone(), "the first copy's count stands");
+    }
+    /** A device that takes only whole 4 KiB blocks, as an NBD server with a minimum block size (nbdkit blocksize-policy). */
+    private static final class BlocksOnly extends FilterDevice {
+        BlocksOnly(BlockDevice device) {
+            super(device);
+        }
+
+        @Override
+        public int minimumBlockSize() { return 4096; }
+
+        @Override
+        public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
+            aligned("write", offset, src.remaining());
+            super.write(src, offset, fua);
+        }
+
+        @Override
+        public void zero(long offset, long length, Set<ZeroFlag> flags) throws IOException {
+            aligned("zero", offset, length);
+            super.zero(offset, length, flags);
+        }
+
+        private static void aligned(String what, long offset, long length) throws IOException {
+            if (offset % 4096 != 0 || length % 4096 != 0) {
+                throw new IOException("unaligned " + what + " at " + offset + " (+" + length + ")");
+            }
+        }
+    }
+
+    /**
+     * A source ending inside a block of a larger destination that takes whole blocks only: its data, or its hole,
+     * reaches the destination through that block written whole, and the rest of the block keeps what it held.
+     * The checksum is the source's alone.
+     */
+    @Test
+    void aSourceEndingInsideABlockOfALargerDestinationWritesThatBlockWhole() throws Exception {
+        int length = 3 * (int) MiB + 700;
+        Path sparse = dir.resolve("sparse-tail.img");
+        byte[] head = new byte[(int) MiB];
+        new Random(12).nextBytes(head);
+        try (RandomAccessFile raf = new RandomAccessFile(sparse.toFile(), "rw")) {
+            raf.write(head);
+            raf.setLength(length); // the rest is a hole, up to the middle of a block
+        }
+        byte[] dense = new byte[length];
+        new Random(13).nextBytes(dense);
+        MemoryDevice denseSource = new MemoryDevice(length);
+        denseSource.write(ByteBuffer.wrap(dense), 0, false);
+        byte[] sparseBytes = Arrays.copyOf(head, length);
+        for (boolean holeAtTheEnd : new boolean[] {false, true}) {
+            MemoryDevice memory = new MemoryDevice(4 * (int) MiB);
+            byte[] old = new byte[4 * (int) MiB];
+            Arrays.fill(old, (byte) 0x33);
+            memory.write(ByteBuffer.wrap(old), 0, false);
+            Copier copier = new Copier(new CopyOptions().checksum(BlockHash.sha256()));
+            try (BlockDevice source = holeAtTheEnd ? FileDevice.open(sparse, CacheMode.WRITEBACK) : denseSource) {
+                copier.copy(source, new BlocksOnly(memory));
+            }
+            byte[] expected = holeAtTheEnd ? sparseBytes : dense;
+            byte[] after = new byte[4 * (int) MiB];
+            memory.readFully(ByteBuffer.wrap(after), 0);
+            assertArrayEquals(expected, Arrays.copyOf(after, length), "the source's bytes, hole at the end " + holeAtTheEnd);
+            for (int at = length; at < after.length; at++) {
+                if (after[at] != 0x33) throw new AssertionError("byte " + at + " past the copy changed: " + after[at]);
+            }
+            MemoryDevice exact = new MemoryDevice(length);
+            exact.write(ByteBuffer.wrap(expected), 0, false);
+            Copier reference = new Copier(new CopyOptions().checksum(BlockHash.sha256()));
+            reference.copy(exact, SyntheticDevices.discard());
+            assertArrayEquals(reference.checksum(), copier.checksum(), "the checksum is the source's");
+        }
     }
 }
