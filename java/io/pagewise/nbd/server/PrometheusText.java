@@ -137,8 +137,11 @@ final class PrometheusText {
         out.append(' ').append(value).append('\n');
     }
 
+    /** A sample value or bucket bound as Prometheus' own clients write it: 0.0001, 2.5, 10; not 1.0E-4. */
     private static String number(double value) {
-        return Double.toString(value);
+        if (Double.isNaN(value)) return "NaN";
+        if (Double.isInfinite(value)) return value > 0 ? "+Inf" : "-Inf";
+        return java.math.BigDecimal.valueOf(value).stripTrailingZeros().toPlainString();
     }
 
     /** A label value: backslash, double quote and line feed escaped, as the format asks. */

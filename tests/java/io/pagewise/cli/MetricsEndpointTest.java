@@ -79,6 +79,9 @@ class MetricsEndpointTest {
             assertTrue(reads > 0);
             assertEquals(reads, value(metrics, "pagewise_nbd_request_duration_seconds_count{export=\"vm1\",command=\"read\"}"));
             assertEquals(reads, value(metrics, "pagewise_nbd_request_duration_seconds_bucket{export=\"vm1\",command=\"read\",le=\"+Inf\"}"));
+            // Bounds written as Prometheus' own clients write them (0.0001, not 1.0E-4), each at most the next one's count.
+            long fastest = value(metrics, "pagewise_nbd_request_duration_seconds_bucket{export=\"vm1\",command=\"read\",le=\"0.0001\"}");
+            assertTrue(fastest <= value(metrics, "pagewise_nbd_request_duration_seconds_bucket{export=\"vm1\",command=\"read\",le=\"10\"}"));
             assertEquals(5, value(metrics, "pagewise_nbd_request_errors_total{export=\"ro\",command=\"write\"}"));
             long handshakes = value(metrics, "pagewise_nbd_handshakes_total");
             assertTrue(handshakes >= 2, "nbdcopy's connections and the writer's: " + handshakes);
