@@ -5,7 +5,9 @@
 #   round,test,config,seconds,...       compare-servers.sh results.csv: median/min/max seconds, median residency and
 #                                       the paired ratio per config, then targets R1, R2, W1, D1, issue 12's C1,
 #                                       and issue 24's: dontcache writes vs nbdkit cache=none (bookworm and 1.42),
-#                                       clean modes vs the disk's limit (fio-direct, fio-buffered rows)
+#                                       clean modes vs the disk's limit (fio-direct, fio-buffered rows); given
+#                                       several runs of the same tests and configs, also all their rounds pooled
+#                                       (each paired within its own run)
 #   round test config wall_s ...        jmh/server-cpu.sh output: the server's CPU (user + system) per GiB, target C2
 #   round,test,server,tool,...          compare-copy.sh copy.csv: pagewise copy vs nbdcopy per test, with the
 #                                       verdict: no slower and leaves <= 1 % of the files it reads or writes
@@ -483,12 +485,16 @@ def sparse_open(path, text):
 
 
 pooled = []
+pooled_servers = []
 for path in paths:
     with open(path) as f:
         text = f.read()
     header = text.splitlines()[0] if text else ""
     if header.startswith("round,test,config,"):
-        servers(path, list(csv.DictReader(text.splitlines())))
+        rows = list(csv.DictReader(text.splitlines()))
+        servers(path, rows)
+        # Rounds stay paired within their own run: "file k, round n".
+        pooled_servers.append((path, [dict(r, round=f"{len(pooled_servers)}:{r['round']}") for r in rows]))
     elif header.startswith("round,test,server,tool,"):
         copies(path, list(csv.DictReader(text.splitlines())))
     elif header.startswith("round,size,pause_s,warm_reads,config,seconds"):
@@ -537,6 +543,9 @@ for path in paths:
     else:
         print(f"\n{path}: not a results file summarize.sh knows", file=sys.stderr)
 print_tls()
+if len(pooled_servers) > 1 and len({frozenset((r["test"], r["config"]) for r in rs) for _, rs in pooled_servers}) == 1:
+    # Runs of the same tests and configs, every round together, each paired within its own run and round.
+    servers("pooled: " + " + ".join(p for p, _ in pooled_servers), [r for _, rs in pooled_servers for r in rs])
 if len(pooled) > 1:
     # The same cases from several runs, their forks together (fork k of one API against fork k of the other).
     positional_json("pooled: " + " + ".join(p for p, _ in pooled), [r for _, rs in pooled for r in rs])
