@@ -7,8 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.device.BlockDevice;
-import io.pagewise.device.FilterDevice;
-import io.pagewise.device.ZeroFlag;
 import io.pagewise.devices.MemoryDevice;
 import io.pagewise.devices.FileDevice;
 import io.pagewise.devices.SyntheticDevices;
@@ -26,7 +24,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
-import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -319,34 +316,6 @@ class CopierTest {
         assertTrue(again.getMessage().contains("make a new one"), again.getMessage());
         assertEquals(1 << 20, copier.bytesDone(), "the first copy's count stands");
     }
-    /** A device that takes only whole 4 KiB blocks, as an NBD server with a minimum block size (nbdkit blocksize-policy). */
-    private static final class BlocksOnly extends FilterDevice {
-        BlocksOnly(BlockDevice device) {
-            super(device);
-        }
-
-        @Override
-        public int minimumBlockSize() { return 4096; }
-
-        @Override
-        public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
-            aligned("write", offset, src.remaining());
-            super.write(src, offset, fua);
-        }
-
-        @Override
-        public void zero(long offset, long length, Set<ZeroFlag> flags) throws IOException {
-            aligned("zero", offset, length);
-            super.zero(offset, length, flags);
-        }
-
-        private static void aligned(String what, long offset, long length) throws IOException {
-            if (offset % 4096 != 0 || length % 4096 != 0) {
-                throw new IOException("unaligned " + what + " at " + offset + " (+" + length + ")");
-            }
-        }
-    }
-
     /**
      * A source ending inside a block of a larger destination that takes whole blocks only: its data, or its hole,
      * reaches the destination through that block written whole, and the rest of the block keeps what it held.
@@ -374,7 +343,7 @@ class CopierTest {
             memory.write(ByteBuffer.wrap(old), 0, false);
             Copier copier = new Copier(new CopyOptions().checksum(BlockHash.sha256()));
             try (BlockDevice source = holeAtTheEnd ? FileDevice.open(sparse, CacheMode.WRITEBACK) : denseSource) {
-                copier.copy(source, new BlocksOnly(memory));
+                copier.copy(source, new BlocksOnly(memory, 4096));
             }
             byte[] expected = holeAtTheEnd ? sparseBytes : dense;
             byte[] after = new byte[4 * (int) MiB];

@@ -9,7 +9,6 @@ import io.pagewise.CacheMode;
 import io.pagewise.Extent;
 import io.pagewise.StorageFile;
 import io.pagewise.device.BlockDevice;
-import io.pagewise.device.FilterDevice;
 import io.pagewise.devices.FileDevice;
 import io.pagewise.devices.MemoryDevice;
 import io.pagewise.devices.SyntheticDevices;
@@ -145,24 +144,6 @@ class StreamCopierTest {
         fed.cancel(true);
     }
 
-    /** A device that takes only whole 512-byte blocks, as an NBD server with a minimum block size. */
-    private static final class BlocksOnly extends FilterDevice {
-        BlocksOnly(BlockDevice device) {
-            super(device);
-        }
-
-        @Override
-        public int minimumBlockSize() { return 512; }
-
-        @Override
-        public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
-            if (offset % 512 != 0 || src.remaining() % 512 != 0) {
-                throw new IOException("unaligned write at " + offset + " (+" + src.remaining() + ")");
-            }
-            super.write(src, offset, fua);
-        }
-    }
-
     @Test
     void aStreamEndingInsideABlockWritesThatBlockWholeWithItsRestKept() throws Exception {
         byte[] data = input(MiB * 3 + 700, 7);
@@ -173,7 +154,7 @@ class StreamCopierTest {
         Pipe pipe = Pipe.open();
         CompletableFuture<Void> fed = feed(pipe, data);
         try (Pipe.SourceChannel in = pipe.source()) {
-            new StreamCopier(new CopyOptions().sparseBlock(0)).copy(in, new BlocksOnly(memory));
+            new StreamCopier(new CopyOptions().sparseBlock(0)).copy(in, new BlocksOnly(memory, 512));
         }
         fed.get();
         byte[] after = contents(memory, 4 * MiB);
