@@ -76,11 +76,17 @@ public final class Copier {
      * goes on past the copy's end (-1 otherwise): that block is read back, overlaid and written whole.
      */
     private long tailStart = -1;
+    /** Where that piece is written up to: the end of the destination block it ends inside, or of the destination. */
+    private long tailEnd = -1;
+    /**
+     * What every request's offset is a multiple of (both devices' minimum block sizes): data grows and holes shrink to
+     * whole blocks, so that a device that takes whole blocks only takes every request.
+     */
+    private int alignment = 1;
     /** The checksum being computed, when the options ask for one. */
     private Accumulator sum;
     private volatile byte[] checksum;
 
-    /** One range for a worker: data to read and write, or zeros. */
     /** A range to copy, or to zero; tail: the copy's last piece, written to the end of its block ({@link #tailStart}). */
     private record Work(long offset, long length, boolean zero, boolean tail) {}
 
@@ -168,7 +174,9 @@ public final class Copier {
         sum = options.checksum() == null ? null : options.checksum().accumulator(total);
         int block = lcm(source.minimumBlockSize(), destination.minimumBlockSize());
         int requestSize = requestSize(source, destination);
-        tailStart = tailStart(destination, total, block);
+        alignment = block;
+        tailEnd = tailEnd(destination, total);
+        tailStart = tailEnd < 0 ? -1 : total / block * block;
         long end = tailStart >= 0 ? tailStart : total;
         // allocated() promises every byte allocated, so zero ranges are written even where they already read as zeros.
         boolean skipZeros = !options.allocated() && (options.destinationIsZero() || destination.startsZeroed());
@@ -297,19 +305,37 @@ public final class Copier {
                 throw new CopyException("reading the allocation map of " + source.name() + " at offset " + position
                         + " failed: " + e.getMessage(), position, e);
             }
+            long described = position;
             for (Extent e : extents) {
                 long start = Math.min(to, Math.max(position, e.offset()));
                 long end = Math.min(to, e.end());
                 if (end <= position) continue;
-                // A gap in the map is copied as data: it is only ever a cost, never a wrong byte.
-                if (start > position) position = queueRange(queue, position, start, false, requestSize);
-                position = queueRange(queue, position, end, e.hole(), requestSize);
+                described = end;
+                // A gap in the map is copied as data: it is only ever a cost, never a wrong byte. So are the edges of
+                // a hole that do not fill whole blocks, and data grows to the end of its last block.
+                if (!e.hole()) {
+                    position = queueRange(queue, position, alignUp(end, to), false, requestSize);
+                } else {
+                    long holeStart = alignUp(start, to);
+                    long holeEnd = end == to ? to : end / alignment * alignment;
+                    if (holeStart > position) position = queueRange(queue, position, holeStart, false, requestSize);
+                    if (holeEnd > position) position = queueRange(queue, position, holeEnd, true, requestSize);
+                }
                 if (stopped()) break;
+            }
+            // Only a hole smaller than a block was described: copied as data with what follows it.
+            if (position == mapped && described > position && !stopped()) {
+                position = queueRange(queue, position, alignUp(described, to), false, requestSize);
             }
             if (position == mapped && !stopped()) {
                 throw new CopyException(source.name() + " described nothing at offset " + position, position, null);
             }
         }
+    }
+
+    /** offset rounded up to a multiple of the alignment, at most limit. */
+    private long alignUp(long offset, long limit) {
+        return Math.min(limit, (offset + alignment - 1) / alignment * alignment);
     }
 
     private long queueRange(BlockingQueue<Work> queue, long position, long end, boolean hole, int requestSize)
@@ -365,7 +391,8 @@ public final class Copier {
             this.queue = queue;
             this.buffer = BufferPool.aligned(requestSize);
             this.skipZeros = skipZeros;
-            this.sparseBlock = options.sparseBlock();
+            // Zero runs are found in whole blocks of both devices, so that they are zeroed in whole blocks.
+            this.sparseBlock = options.sparseBlock() == 0 ? 0 : lcm(options.sparseBlock(), alignment);
             this.zeroFlags = options.allocated() ? ZeroFlag.NONE : ZeroFlag.TRIM;
         }
 
@@ -429,18 +456,18 @@ public final class Copier {
          * the block stays as it was.
          */
         private void copyTail(long offset, int length) throws IOException {
-            int block = destination.minimumBlockSize();
-            long lastBlock = (offset + length) / block * block;
+            long lastBlock = (offset + length) / destination.minimumBlockSize() * destination.minimumBlockSize();
             int keptAt = (int) (lastBlock - offset);
-            buffer.clear().position(keptAt).limit(keptAt + block);
+            int through = (int) (tailEnd - offset);
+            buffer.clear().position(keptAt).limit(through);
             try {
                 destination.readFully(buffer, lastBlock);
             } catch (IOException e) {
-                throw new CopyException("reading " + destination.name() + " at offset " + lastBlock + " (+" + block
-                        + "), the block the copy ends inside, failed: " + e.getMessage(), lastBlock, e);
+                throw new CopyException("reading " + destination.name() + " at offset " + lastBlock + " (+"
+                        + (through - keptAt) + "), the block the copy ends inside, failed: " + e.getMessage(), lastBlock, e);
             }
             readSource(offset, length);
-            writeOut(buffer.duplicate().clear().limit(keptAt + block), offset);
+            writeOut(buffer.duplicate().clear().limit(through), offset);
             dataBytes.addAndGet(length);
         }
 
@@ -532,16 +559,15 @@ public final class Copier {
     }
 
     /**
-     * Where the copy's last piece starts (aligned for both devices) when the block holding its end must be written
-     * whole: the end is inside it, the destination takes nothing smaller than a block, and the block lies wholly
-     * inside the destination (a destination ending there takes its own short last block). -1 when the copy ends as
-     * the blocks do.
+     * How far the copy's last piece must be written when it ends inside a block of a destination that takes nothing
+     * smaller than a block: to that block's end, or to the destination's own end where its last block is short.
+     * -1 when the copy ends where a block or the destination does.
      */
-    private static long tailStart(BlockDevice destination, long end, int alignment) throws IOException {
+    private static long tailEnd(BlockDevice destination, long end) throws IOException {
         int block = destination.minimumBlockSize();
         long lastBlock = end / block * block;
-        if (block <= 1 || lastBlock == end || lastBlock + block > destination.size()) return -1;
-        return end / alignment * alignment; // alignment is a multiple of block: at or before lastBlock
+        long through = Math.min(lastBlock + block, destination.size());
+        return block <= 1 || lastBlock == end || through <= end ? -1 : through;
     }
 
     private static int lcm(int a, int b) {

@@ -44,7 +44,8 @@ public final class CopyOptions {
     }
 
     /**
-     * Data blocks of this size that are all zeros are not written but zeroed (or skipped).
+     * Data blocks of this size that are all zeros are not written but zeroed (or skipped). A copy between devices with a
+     * larger minimum block size looks at whole blocks of theirs instead (the least common multiple of the two).
      *
      * @param bytes the block size, at least 512, or 0 to write every data block as it is
      * @return these options

@@ -9,7 +9,8 @@ import java.util.Set;
 
 /**
  * A device that takes only whole blocks for writes and zeroes, as an NBD server with a minimum block size
- * (nbdkit's blocksize-policy filter with blocksize-error-policy=error), and says so in its minimum block size.
+ * (nbdkit's blocksize-policy filter with blocksize-error-policy=error), and says so in its minimum block size. A
+ * device whose size is no multiple of the block takes its short last block, as such a server does.
  */
 final class BlocksOnly extends FilterDevice {
     private final int block;
@@ -35,7 +36,7 @@ final class BlocksOnly extends FilterDevice {
     }
 
     private void aligned(String what, long offset, long length) throws IOException {
-        if (offset % block != 0 || length % block != 0) {
+        if (offset % block != 0 || (length % block != 0 && offset + length != size())) {
             throw new IOException("unaligned " + what + " at " + offset + " (+" + length + ")");
         }
     }

@@ -359,4 +359,56 @@ class CopierTest {
             assertArrayEquals(reference.checksum(), copier.checksum(), "the checksum is the source's");
         }
     }
+    /**
+     * Into a device that takes whole 64 KiB blocks only, a source mapped in 4 KiB pieces: data grows to whole blocks
+     * (the zeros of a hole beside it copied as data) and only whole blocks of a hole are zeroed.
+     */
+    @Test
+    void holesAndDataSmallerThanTheDestinationsBlockGoInWholeBlocks() throws Exception {
+        int size = (int) MiB;
+        Path sparse = dir.resolve("small-extents.img");
+        byte[] expected = new byte[size];
+        Random random = new Random(14);
+        try (RandomAccessFile raf = new RandomAccessFile(sparse.toFile(), "rw")) {
+            raf.setLength(size);
+            for (int at : new int[] {0, 512 * 1024 + 4096, size - 8192}) {
+                byte[] data = new byte[4096];
+                random.nextBytes(data);
+                raf.seek(at);
+                raf.write(data);
+                System.arraycopy(data, 0, expected, at, data.length);
+            }
+        }
+        assertTrue(dataExtents(sparse).size() >= 2, "setup: the file has holes " + dataExtents(sparse));
+        MemoryDevice memory = filled(size, (byte) 0x33);
+        try (BlockDevice source = FileDevice.open(sparse, CacheMode.WRITEBACK)) {
+            new Copier(new CopyOptions()).copy(source, new BlocksOnly(memory, 64 * 1024));
+        }
+        byte[] after = new byte[size];
+        memory.readFully(ByteBuffer.wrap(after), 0);
+        assertArrayEquals(expected, after);
+    }
+
+    /** A destination whose last block is short takes the copy's last piece through to its own end. */
+    @Test
+    void aSourceEndingInsideTheShortLastBlockOfTheDestinationWritesThroughToItsEnd() throws Exception {
+        byte[] data = new byte[9000];
+        new Random(15).nextBytes(data);
+        MemoryDevice source = new MemoryDevice(data.length);
+        source.write(ByteBuffer.wrap(data), 0, false);
+        MemoryDevice memory = filled(10000, (byte) 0x33);
+        new Copier(new CopyOptions()).copy(source, new BlocksOnly(memory, 4096));
+        byte[] after = new byte[10000];
+        memory.readFully(ByteBuffer.wrap(after), 0);
+        assertArrayEquals(data, Arrays.copyOf(after, data.length));
+        for (int at = data.length; at < after.length; at++) assertEquals(0x33, after[at], "byte " + at + " past the copy");
+    }
+
+    private static MemoryDevice filled(int size, byte value) {
+        MemoryDevice memory = new MemoryDevice(size);
+        byte[] old = new byte[size];
+        Arrays.fill(old, value);
+        memory.write(ByteBuffer.wrap(old), 0, false);
+        return memory;
+    }
 }
