@@ -25,12 +25,15 @@ import java.util.zip.CRC32C;
  * bit. Writes that set bits at the same time share one fdatasync; a write whose bits are already set costs nothing.
  *
  * <p>What the bitmap cannot vouch for, it marks {@linkplain #isValid() invalid}: an image changed while no bitmap
- * recorded (its modification time or size differs from the one saved at the last clean close), or a bitmap whose
- * bits could not be saved. An invalid bitmap reports the whole image as changed, until {@link #clear()} starts a new
- * generation.
+ * recorded (its size differs, or its modification time differs from the one saved at the last clean close or, after
+ * an unclean end, is later than the last change recorded here), or a bitmap whose bits could not be saved. An invalid
+ * bitmap reports the whole image as changed, until {@link #clear()} starts a new generation.
+ *
+ * <p>One process at a time may have a bitmap file open: it is locked ({@link FileChannel#tryLock()}) while open.
  *
  * <p>The file is a 4 KiB header (magic, version, flags, granularity, image size, generation, the image's modification
- * time at the last clean close, the name, a CRC32C) followed by the bits, least significant bit first.
+ * time at the last clean close, the name, a CRC32C) followed by the bits, least significant bit first, and a 16-byte
+ * trailer: a time before which every change made through the bitmap had ended, and its complement.
  */
 public final class DirtyBitmap implements Closeable {
     /** The granularity used unless one is given: 64 KiB, qemu's default for dirty bitmaps. */
@@ -41,6 +44,7 @@ public final class DirtyBitmap implements Closeable {
     private static final int IN_USE = 1;
     private static final int INVALID = 2;
     private static final int PAGE = 4096;
+    private static final int TRAILER = 16;
 
     private final Path file;
     private final Path image;
@@ -62,6 +66,12 @@ public final class DirtyBitmap implements Closeable {
     /** Held shared by each change from its record to its end, and exclusively by clear(). */
     private final ReentrantReadWriteLock generations = new ReentrantReadWriteLock();
     private volatile long savedChanges;
+    /**
+     * In nanoseconds since the epoch, what the trailer says: every change made through this bitmap ended before it.
+     * After an unclean end, an image modified later than that was changed by someone else. Guarded by trailerLock.
+     */
+    private long changesEndedBefore;
+    private final Object trailerLock = new Object();
 
     private DirtyBitmap(Path file, Path image, String name, long imageSize, long granularity, FileChannel channel,
                         BitSet bits, boolean valid, long generation) {
@@ -80,7 +90,9 @@ public final class DirtyBitmap implements Closeable {
     /**
      * Opens the bitmap file, or creates it: a new bitmap starts clean, recording from now on. An existing one must
      * have the same granularity; it is marked invalid when the image's size or modification time changed since its
-     * last clean close. The file is marked in use until {@link #close()}.
+     * last clean close, or, after an unclean end (the process killed, a power cut), when the image was modified after
+     * the last change recorded through it. The file is marked in use, and locked against other openers, until
+     * {@link #close()}.
      *
      * @param file        the bitmap file
      * @param name        the bitmap's name (as in {@code qemu:dirty-bitmap:NAME}); stored, and checked on reopening
@@ -88,8 +100,9 @@ public final class DirtyBitmap implements Closeable {
      * @param imageSize   the image's size in bytes
      * @param granularity bytes per bit, a power of two from 512 to 1 GiB
      * @return the open bitmap
-     * @throws IOException when the file cannot be read or written, is not a bitmap file, or was made with another
-     *                     name or granularity; the message names the file and what is wrong
+     * @throws IOException when the file cannot be read or written, is not a regular file or a bitmap file, was made
+     *                     with another name or granularity, or is open elsewhere (in this process or another); the
+     *                     message names the file and what is wrong
      */
     public static DirtyBitmap open(Path file, String name, Path image, long imageSize, long granularity)
             throws IOException {
@@ -104,10 +117,14 @@ public final class DirtyBitmap implements Closeable {
             throw new IllegalArgumentException("bitmap name '" + name + "': expected 1 to 1024 bytes");
         }
         FileKinds.requireFileOrDevice(file);
+        if (Files.exists(file) && !Files.isRegularFile(file)) {
+            throw new IOException(file + ": a dirty bitmap is kept in a regular file, and this is a device");
+        }
         boolean exists = Files.exists(file) && Files.size(file) > 0;
         FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
                 StandardOpenOption.WRITE);
         try {
+            lock(channel, file);
             DirtyBitmap bitmap = exists ? reopen(file, name, image, imageSize, granularity, channel)
                     : new DirtyBitmap(file, image, name, imageSize, granularity, channel, new BitSet(), true, 1);
             bitmap.saveAll(IN_USE);
@@ -115,6 +132,18 @@ public final class DirtyBitmap implements Closeable {
         } catch (IOException | RuntimeException e) {
             channel.close();
             throw e;
+        }
+    }
+
+    /** Two openers would each save their own bits over the other's: the second is refused. */
+    private static void lock(FileChannel channel, Path file) throws IOException {
+        try {
+            if (channel.tryLock() == null) {
+                throw new IOException(file + " is in use by another process (another server keeping this bitmap?): one"
+                        + " at a time may record into a bitmap");
+            }
+        } catch (java.nio.channels.OverlappingFileLockException e) {
+            throw new IOException(file + " is already open in this process: each bitmap may be kept once", e);
         }
     }
 
@@ -142,8 +171,16 @@ public final class DirtyBitmap implements Closeable {
         }
         boolean valid = (flags & INVALID) == 0 && savedSize == imageSize;
         // A clean close saved the image's modification time: a different one means writes we did not see. After an
-        // unclean end (IN_USE) the bits are still complete, since each reached the disk before its write.
-        if (valid && (flags & IN_USE) == 0 && image != null && modified(image) != savedModified) valid = false;
+        // unclean end (IN_USE) the bits are still complete, since each reached the disk before its write, but only
+        // for changes made through the bitmap: the trailer says when the last of those had ended, and an image
+        // modified later was changed by someone else since.
+        if (valid && image != null) {
+            long modified = modified(image);
+            if ((flags & IN_USE) == 0 ? modified != savedModified
+                    : modified > changesEndedBefore(channel, (imageSize + granularity - 1) / granularity)) {
+                valid = false;
+            }
+        }
         BitSet bits = new BitSet();
         if (valid) {
             long chunks = (imageSize + granularity - 1) / granularity;
@@ -152,6 +189,16 @@ public final class DirtyBitmap implements Closeable {
             bits = BitSet.valueOf(data.flip());
         }
         return new DirtyBitmap(file, image, name, imageSize, granularity, channel, bits, valid, generation);
+    }
+
+    /** The trailer's time, or Long.MIN_VALUE when the file has none (an older file) or it does not check out. */
+    private static long changesEndedBefore(FileChannel channel, long chunks) throws IOException {
+        long at = HEADER + (chunks + 7) / 8;
+        if (channel.size() < at + TRAILER) return Long.MIN_VALUE;
+        ByteBuffer trailer = ByteBuffer.allocate(TRAILER).order(ByteOrder.LITTLE_ENDIAN);
+        readFully(channel, trailer, at);
+        long time = trailer.getLong(0);
+        return trailer.getLong(8) == ~time ? time : Long.MIN_VALUE;
     }
 
     /** {@return the name the bitmap was opened with} */
@@ -206,6 +253,31 @@ public final class DirtyBitmap implements Closeable {
         } finally {
             generations.readLock().unlock();
         }
+        changeEnded();
+    }
+
+    /**
+     * Moves the trailer's time past the change that just ended, at most once a millisecond: the end of this
+     * millisecond, by the clock the kernel stamps modification times with. Not synced: it serves a restart after
+     * the process died, where the page cache keeps it; lost at a power cut, it errs towards invalid.
+     */
+    private void changeEnded() {
+        if (image == null) return;
+        long endOfMillisecond = (System.currentTimeMillis() + 1) * 1_000_000L;
+        synchronized (trailerLock) {
+            if (endOfMillisecond <= changesEndedBefore) return;
+            changesEndedBefore = endOfMillisecond;
+            try {
+                writeFully(trailer(endOfMillisecond), HEADER + (chunks + 7) / 8);
+            } catch (IOException e) {
+                // The change itself was made. A trailer left behind only makes a restart after an unclean end call
+                // the bitmap invalid; a closed bitmap saved the image's modification time instead.
+            }
+        }
+    }
+
+    private static ByteBuffer trailer(long time) {
+        return ByteBuffer.allocate(TRAILER).order(ByteOrder.LITTLE_ENDIAN).putLong(0, time).putLong(8, ~time);
     }
 
     private void mark(long offset, long length) throws IOException {
@@ -360,7 +432,12 @@ public final class DirtyBitmap implements Closeable {
         header.putInt(HEADER - 4, (int) crc.getValue());
         // Bits first, then the header that vouches for them.
         for (int page = 0; page < data.size(); page++) writeFully(data.get(page), HEADER + (long) page * PAGE);
-        channel.truncate(HEADER + (chunks + 7) / 8);
+        long trailerAt = HEADER + (chunks + 7) / 8;
+        synchronized (trailerLock) {
+            changesEndedBefore = Math.max(changesEndedBefore, (System.currentTimeMillis() + 1) * 1_000_000L);
+            writeFully(trailer(changesEndedBefore), trailerAt);
+        }
+        channel.truncate(trailerAt + TRAILER);
         channel.force(false);
         writeFully(header, 0);
         channel.force(true);

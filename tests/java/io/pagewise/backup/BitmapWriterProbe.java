@@ -10,7 +10,8 @@ import java.util.Random;
 /**
  * A child process for {@link DirtyBitmapCrashTest}: writes random non-zero 4 KiB blocks of an image through a dirty
  * bitmap, from four threads, until it is killed, and prints "wrote" after each write. Arguments: image, bitmap file,
- * and "fua" for durable writes.
+ * "fua" for durable writes (else "buffered"), and optionally how many writes to make in all before the threads idle
+ * until killed.
  */
 public final class BitmapWriterProbe {
     private BitmapWriterProbe() {}
@@ -18,6 +19,8 @@ public final class BitmapWriterProbe {
     public static void main(String[] args) throws Exception {
         Path image = Path.of(args[0]);
         boolean fua = args.length > 2 && args[2].equals("fua");
+        long limit = args.length > 3 ? Long.parseLong(args[3]) : Long.MAX_VALUE;
+        java.util.concurrent.atomic.AtomicLong started = new java.util.concurrent.atomic.AtomicLong();
         FileDevice file = FileDevice.open(image, CacheMode.WRITEBACK, StandardOpenOption.READ, StandardOpenOption.WRITE);
         DirtyBitmapFilter device = new DirtyBitmapFilter(file,
                 DirtyBitmap.open(Path.of(args[1]), "crash", image, file.size(), DirtyBitmap.DEFAULT_GRANULARITY));
@@ -29,6 +32,7 @@ public final class BitmapWriterProbe {
                 ByteBuffer buffer = ByteBuffer.allocateDirect(4096);
                 try {
                     while (true) {
+                        if (started.incrementAndGet() > limit) Thread.sleep(Long.MAX_VALUE);
                         long at = Math.floorMod(random.nextLong(), blocks) * 4096;
                         buffer.clear().putLong(0, at | 1);
                         device.write(buffer, at, fua);

@@ -1,6 +1,7 @@
 package io.pagewise.backup;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.testing.ExternalTools;
@@ -77,6 +78,40 @@ class DirtyBitmapCrashTest {
         }
     }
 
+    /**
+     * After SIGKILL, the bits stand when nothing else wrote the image before the next open, and the bitmap is
+     * invalid when something did: the image's modification time is later than the last change the bitmap recorded.
+     */
+    @Test
+    void afterSigkillTheBitsStandUnlessSomeoneElseChangedTheImage() throws Exception {
+        for (boolean someoneElseWrites : new boolean[] {false, true}) {
+            Path image = sparseImage(dir.resolve("idle-" + someoneElseWrites + ".img"));
+            Path bitmap = dir.resolve("idle-" + someoneElseWrites + ".bitmap");
+            DirtyBitmap.open(bitmap, "crash", image, SIZE, G).close();
+            Process writer = startWriter(image, bitmap, false, WRITES);
+            try {
+                awaitWrites(writer); // all its writes made; the writer now idles, holding the bitmap open
+                IOException held = assertThrows(IOException.class, () -> DirtyBitmap.open(bitmap, "crash", image, SIZE, G));
+                assertTrue(held.getMessage().contains("in use by another process"), held.getMessage());
+                Thread.sleep(20);
+            } finally {
+                writer.destroyForcibly();
+                assertTrue(writer.waitFor(30, TimeUnit.SECONDS), "the writer ended");
+            }
+            if (someoneElseWrites) {
+                Thread.sleep(20);
+                try (FileChannel other = FileChannel.open(image, StandardOpenOption.WRITE)) {
+                    other.write(ByteBuffer.wrap(new byte[] {1, 2, 3}), SIZE / 2 + 12345);
+                }
+            }
+            try (DirtyBitmap reopened = DirtyBitmap.open(bitmap, "crash", image, SIZE, G)) {
+                assertEquals(!someoneElseWrites, reopened.isValid(), "valid after SIGKILL, someone else wrote: "
+                        + someoneElseWrites);
+            }
+            if (!someoneElseWrites) assertNoChangeMissed(image, bitmap, image, "after SIGKILL of an idle writer");
+        }
+    }
+
     private static Path sparseImage(Path path) throws IOException {
         try (RandomAccessFile file = new RandomAccessFile(path.toFile(), "rw")) {
             file.setLength(SIZE);
@@ -85,11 +120,16 @@ class DirtyBitmapCrashTest {
     }
 
     private static Process startWriter(Path image, Path bitmap, boolean fua) throws IOException {
+        return startWriter(image, bitmap, fua, Long.MAX_VALUE);
+    }
+
+    private static Process startWriter(Path image, Path bitmap, boolean fua, long limit) throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         // As java -jar with the jar's manifest: no JVM warning on JDK 24+ about native access (JDK 17 takes it too).
         return new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
                 BitmapWriterProbe.class.getName(),
-                image.toString(), bitmap.toString(), fua ? "fua" : "buffered").redirectErrorStream(true).start();
+                image.toString(), bitmap.toString(), fua ? "fua" : "buffered", String.valueOf(limit))
+                .redirectErrorStream(true).start();
     }
 
     /** Reads the writer's lines until it has written {@link #WRITES} times; its output pipe stays open. */

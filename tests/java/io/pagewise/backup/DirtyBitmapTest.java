@@ -134,6 +134,25 @@ class DirtyBitmapTest {
                 e.getMessage());
     }
 
+    /** Two openers would save their bits over each other's: the second is refused while the first holds it. */
+    @Test
+    void aBitmapIsKeptByOneOpenerAtATime() throws IOException {
+        Path file = dir.resolve("once.bitmap");
+        try (DirtyBitmap first = DirtyBitmap.open(file, "b", null, 16 * G, G)) {
+            IOException e = assertThrows(IOException.class, () -> DirtyBitmap.open(file, "b", null, 16 * G, G));
+            assertTrue(e.getMessage().contains(file + " is already open in this process"), e.getMessage());
+            assertTrue(first.isValid());
+        }
+        DirtyBitmap.open(file, "b", null, 16 * G, G).close(); // free again once closed
+    }
+
+    /** A device given as the bitmap file is refused before anything is written to it. */
+    @Test
+    void aDeviceIsNoBitmapFile() {
+        IOException e = assertThrows(IOException.class, () -> DirtyBitmap.open(Path.of("/dev/null"), "b", null, 16 * G, G));
+        assertTrue(e.getMessage().contains("/dev/null: a dirty bitmap is kept in a regular file"), e.getMessage());
+    }
+
     /** A change that is in progress when clear() is called ends up recorded in one generation or the other. */
     @Test
     void clearWaitsForChangesInProgress() throws Exception {
