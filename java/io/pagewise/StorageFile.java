@@ -689,7 +689,7 @@ public final class StorageFile implements Channel {
     public long size() throws IOException {
         enter();
         try {
-            return file.size();
+            return policy.size();
         } finally {
             exit();
         }

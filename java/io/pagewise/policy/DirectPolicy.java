@@ -38,9 +38,11 @@ final class DirectPolicy implements CachePolicy {
     /** The largest request end whose block-aligned span still fits in a long. */
     private final long maxEnd;
     private final ReentrantLock[] edgeLocks = new ReentrantLock[STRIPES];
+    /**
+     * Shared by writes that leave the size alone, exclusive for resizes and for writes that pad the file to a whole
+     * block and cut it back, so that no one sees or keeps the padding.
+     */
     private final ReentrantReadWriteLock sizeLock = new ReentrantReadWriteLock();
-    /** The file size as last seen or set by this policy; writes ending past it take the write lock. */
-    private volatile long knownSize;
     private final DirectWriteResidue residue;
 
     DirectPolicy(RawFile file, CacheMode mode) throws IOException {
@@ -56,7 +58,6 @@ final class DirectPolicy implements CachePolicy {
                     + BufferPool.ALIGNMENT + ", a power of two)");
         }
         for (int i = 0; i < STRIPES; i++) edgeLocks[i] = new ReentrantLock();
-        this.knownSize = file.size();
         this.residue = new DirectWriteResidue(file);
     }
 
@@ -113,23 +114,24 @@ final class DirectPolicy implements CachePolicy {
     @Override
     public void write(ByteBuffer[] srcs, long offset, boolean fua) throws IOException {
         long length = Buffers.remaining(srcs);
-        if (length == 0) return; // nothing to write; must not move knownSize past the real end of file
+        if (length == 0) return; // nothing to write
         long end = offset + length;
         if (end > maxEnd || end < 0) throw Errno.exception(-Errno.EFBIG, "pwritev", file.path(), offset, length);
         // AIO: into a hole (a sparse file), ext4 serialises synchronous O_DIRECT writes on the inode lock.
         int flags = (fua ? RawFile.DSYNC : 0) | (overwrites(offset, end) ? 0 : RawFile.AIO);
         // A write ending inside a block writes that whole block; if the block reaches past the end of the file,
         // the file grows to the block's end and must be cut back. That holds even when end itself is inside the file.
-        boolean extending = end % block != 0 && alignUp(end) > knownSize;
+        // The size is read under the shared lock, which keeps resizes out until the write is done, and read afresh:
+        // another program may have cut the file.
         ReentrantReadWriteLock.ReadLock shared = sizeLock.readLock();
-        if (!extending) {
-            shared.lock();
-            try {
+        shared.lock();
+        try {
+            if (end % block == 0 || alignUp(end) <= file.size()) {
                 writeLocked(srcs, offset, end, flags);
-            } finally {
-                shared.unlock();
+                return;
             }
-            return;
+        } finally {
+            shared.unlock();
         }
         sizeLock.writeLock().lock();
         try {
@@ -142,7 +144,6 @@ final class DirectPolicy implements CachePolicy {
                 // the file longer, with a zero tail.
                 if (fua || mode.syncsEveryWrite()) file.dataSync();
             }
-            knownSize = sizeAfter;
         } finally {
             sizeLock.writeLock().unlock();
         }
@@ -170,7 +171,6 @@ final class DirectPolicy implements CachePolicy {
         if (aligned(srcs, offset)) {
             file.write(srcs, offset, flags);
             residue.written(offset, end);
-            grewTo(end);
             return;
         }
         ByteBuffer bounce = BufferPool.shared().take();
@@ -184,15 +184,9 @@ final class DirectPolicy implements CachePolicy {
                 at += length;
             }
             residue.written(offset, end);
-            grewTo(end);
         } finally {
             BufferPool.shared().give(bounce);
         }
-    }
-
-    /** Records a completed write; knownSize never runs ahead of the real size. */
-    private synchronized void grewTo(long end) {
-        if (end > knownSize) knownSize = end;
     }
 
     /** Writes the next length bytes of srcs at 'at' as the aligned span [start, stop), filling partial edge blocks from disk. */
@@ -274,12 +268,22 @@ final class DirectPolicy implements CachePolicy {
         file.dataSync();
     }
 
+    /** The size as no write sees it padded: a write that pads and cuts back holds the lock exclusively. */
+    @Override
+    public long size() throws IOException {
+        sizeLock.readLock().lock();
+        try {
+            return file.size();
+        } finally {
+            sizeLock.readLock().unlock();
+        }
+    }
+
     @Override
     public void resize(long size) throws IOException {
         sizeLock.writeLock().lock();
         try {
             file.truncate(size);
-            knownSize = size;
         } finally {
             sizeLock.writeLock().unlock();
         }

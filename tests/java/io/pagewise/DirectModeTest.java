@@ -157,4 +157,71 @@ class DirectModeTest {
             assertBytes(data, Fixtures.read(file, block, 3 * block, BufferKind.DIRECT), "aligned data");
         }
     }
+    /** A file cut by someone else: the next short write does not leave the file padded to a whole block. */
+    @ParameterizedTest
+    @EnumSource(value = CacheMode.class, names = {"DIRECT", "DIRECTSYNC"})
+    void aShortWriteAfterAnotherProgramCutTheFileKeepsItsSize(CacheMode mode) throws Exception {
+        Path path = dir.resolve("cut.raw");
+        try (StorageFile file = StorageFile.open(path, mode, READ, WRITE, CREATE_NEW)) {
+            file.resize(1 << 20);
+            try (FileChannel other = FileChannel.open(path, WRITE)) {
+                other.truncate(0);
+            }
+            file.write(ByteBuffer.wrap(new byte[] {1, 2, 3}), 0);
+            assertEquals(3, file.size());
+        }
+        assertEquals(3, Files.size(path));
+    }
+
+    /**
+     * Resizes and short writes from two threads: after each write the file is as long as one order of the calls
+     * makes it (the write's end, or the size a resize set after it), never padded to the block's end; and a third
+     * thread asking the size never sees the padding of a write in progress.
+     */
+    @ParameterizedTest
+    @EnumSource(value = CacheMode.class, names = {"DIRECT"})
+    void resizesAndShortWritesFromTwoThreadsNeverShowThePadding(CacheMode mode) throws Exception {
+        Path path = dir.resolve("race.raw");
+        long big = 1 << 20;
+        try (StorageFile file = StorageFile.open(path, mode, READ, WRITE, CREATE_NEW)) {
+            java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+            java.util.concurrent.ConcurrentLinkedQueue<String> wrong = new java.util.concurrent.ConcurrentLinkedQueue<>();
+            Thread resizer = new Thread(() -> {
+                try {
+                    while (!stop.get()) {
+                        file.resize(0);
+                        file.resize(big);
+                    }
+                } catch (Exception e) {
+                    wrong.add("resize: " + e);
+                }
+            });
+            Thread watcher = new Thread(() -> {
+                try {
+                    while (!stop.get()) {
+                        long size = file.size();
+                        if (size != 0 && size != 100 && size != big) wrong.add("size() saw " + size);
+                    }
+                } catch (Exception e) {
+                    wrong.add("size: " + e);
+                }
+            });
+            resizer.start();
+            watcher.start();
+            ByteBuffer hundred = ByteBuffer.allocate(100);
+            long until = System.nanoTime() + 1_000_000_000L;
+            int writes = 0;
+            while (System.nanoTime() < until && wrong.size() < 5) {
+                file.write(hundred.clear(), 0);
+                long size = file.size();
+                if (size != 100 && size != big && size != 0) wrong.add("after a write of 100 bytes at 0 the size was " + size);
+                writes++;
+            }
+            stop.set(true);
+            resizer.join(10_000);
+            watcher.join(10_000);
+            assertTrue(wrong.isEmpty(), wrong.toString());
+            assertTrue(writes > 100, "setup: writes made " + writes);
+        }
+    }
 }
