@@ -71,7 +71,9 @@ import io.pagewise.nbd.TlsCertificates;
  * {@link InterruptedIOException} and the connections stay up for other requests. A thread interrupted while it is
  * sending a request (a write blocked on a server that does not read) closes that connection, as an interrupt closes
  * any NIO channel: the requests in flight on it, and the later ones that would go over it, fail naming the
- * interrupt; reconnect to go on.
+ * interrupt; reconnect to go on. A blocking {@code read} or {@code write} interrupted while it waits for its reply
+ * goes on waiting, since the request would otherwise go on using the caller's buffer after the call returned: it
+ * returns (or fails) as the request does, with the interrupt status set; {@link #close()} ends the wait.
  */
 public final class NbdClient implements Closeable {
     private final NbdUri uri;
@@ -485,7 +487,7 @@ public final class NbdClient implements Closeable {
         if (dst.isReadOnly()) throw new IllegalArgumentException("read into a read-only buffer");
         if (offset < 0) throw new IllegalArgumentException("READ at " + offset + ": the offset is negative");
         int max = info.maximumPayload();
-        if (dst.remaining() <= max || offset >= info.size()) return await(readAsync(dst, offset));
+        if (dst.remaining() <= max || offset >= info.size()) return awaitBuffer(readAsync(dst, offset));
         // Longer than one request may be: requests of the server's maximum, all in flight at once.
         int length = (int) Math.min(dst.remaining(), info.size() - offset);
         int start = dst.position();
@@ -532,7 +534,7 @@ public final class NbdClient implements Closeable {
         int max = info.maximumPayload();
         int length = src.remaining();
         if (length <= max) {
-            await(writeAsync(src, offset, fua));
+            awaitBuffer(writeAsync(src, offset, fua));
             return;
         }
         if (!inExport(offset, length)) await(outside(CMD_WRITE, offset, length));
@@ -563,7 +565,7 @@ public final class NbdClient implements Closeable {
         IOException first = null;
         for (CompletableFuture<?> future : futures) {
             try {
-                await(future);
+                awaitBuffer(future);
             } catch (IOException e) {
                 if (first == null) first = e;
             }
@@ -644,6 +646,19 @@ public final class NbdClient implements Closeable {
             if (cause instanceof RuntimeException) throw (RuntimeException) cause;
             throw new IOException(cause);
         }
+    }
+
+    /**
+     * Waits for a request that uses the caller's buffer to end, even when interrupted: returning at the interrupt
+     * would leave the request filling or reading the buffer after the call. The interrupt status stays set.
+     */
+    private static <T> T awaitBuffer(CompletableFuture<T> future) throws IOException {
+        try {
+            future.join(); // not interruptible; sets the interrupt status again if it was interrupted
+        } catch (java.util.concurrent.CompletionException | java.util.concurrent.CancellationException e) {
+            // await below throws the failure as the asynchronous form carries it
+        }
+        return await(future);
     }
 
     /**

@@ -188,6 +188,45 @@ class NbdClientTest {
         }
     }
 
+    /**
+     * A blocking read or write interrupted while its request is at the server waits for the reply: it does not return
+     * while the request still uses the buffer. The interrupt status stays set.
+     */
+    @Test
+    void anInterruptWhileWaitingForAReplyDoesNotLeaveTheBufferInUse() throws Exception {
+        io.pagewise.devices.MemoryDevice memory = new io.pagewise.devices.MemoryDevice((int) MiB);
+        byte[] data = new byte[4096];
+        new Random(6).nextBytes(data);
+        memory.write(ByteBuffer.wrap(data), 0, false);
+        io.pagewise.device.BlockDevice slow = io.pagewise.filters.FaultFilter.wrap(memory)
+                .delay(java.time.Duration.ofMillis(300), java.time.Duration.ofMillis(300)).build();
+        try (io.pagewise.nbd.server.NbdServer server = io.pagewise.nbd.server.NbdServer.builder().export("", "slow", slow)
+                .unixSocket(dir.resolve("slow.sock")).start();
+             NbdClient nbd = NbdClient.connect(server.uri(""), 1)) {
+            Thread caller = Thread.currentThread();
+            for (boolean reading : new boolean[] {true, false}) {
+                ByteBuffer buffer = reading ? ByteBuffer.allocate(4096) : ByteBuffer.wrap(new byte[4096]);
+                CompletableFuture<Void> interrupter = CompletableFuture.runAsync(() -> {
+                    java.util.concurrent.locks.LockSupport.parkNanos(100_000_000L);
+                    caller.interrupt();
+                });
+                try {
+                    if (reading) {
+                        assertEquals(4096, nbd.read(buffer, 0));
+                    } else {
+                        nbd.write(buffer, 8192, false);
+                    }
+                    assertTrue(Thread.currentThread().isInterrupted(), "the interrupt status is kept");
+                } finally {
+                    interrupter.join();
+                    Thread.interrupted();
+                }
+                assertEquals(4096, buffer.position(), "the request ended, and moved the position, before the call returned");
+                if (reading) assertEquals(ByteBuffer.wrap(data), buffer.flip());
+            }
+        }
+    }
+
     @Test
     void anInterruptedCallerFailsAloneAndTheConnectionStays() throws Exception {
         try (TestServer server = TestServer.start(dir, MiB, CacheMode.WRITEBACK);
