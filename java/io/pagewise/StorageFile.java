@@ -49,7 +49,9 @@ import java.util.concurrent.atomic.LongAdder;
  * Failed system calls throw the JDK's exception types where it has one (NoSuchFileException,
  * AccessDeniedException, FileAlreadyExistsException), else {@link NativeIOException}; each carries the errno
  * ({@link SystemCallFailure}). On the pure-Java path opening fails with the same exceptions; later failures there
- * are FileChannel's.
+ * are FileChannel's. As FileChannel does, a buffer over an {@code Arena}'s memory (JDK 22+) that is closed, or
+ * confined to another thread, is refused with {@link IllegalStateException} or {@code WrongThreadException}; closing
+ * a shared arena while a call uses its memory is the caller's to avoid.
  *
  * <p>Thread-safe: any number of threads may read and write at once. A {@link Channel}: {@link #close()} waits for
  * I/O in progress, finishes pending evictions and closes the descriptor; I/O after close fails with

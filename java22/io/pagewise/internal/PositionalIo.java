@@ -175,9 +175,20 @@ public final class PositionalIo {
         }
     }
 
-    /** The address of a direct buffer's position. */
+    /**
+     * The address of a direct buffer's position. A buffer of a {@link java.lang.foreign.Arena}'s memory is checked as
+     * FileChannel checks it: memory already freed (the arena closed) would be written by the kernel, and memory of
+     * another thread's confined arena is not this thread's to use.
+     */
     private static long address(ByteBuffer buffer) {
-        return MemorySegment.ofBuffer(buffer).address();
+        MemorySegment segment = MemorySegment.ofBuffer(buffer);
+        if (!segment.scope().isAlive()) {
+            throw new IllegalStateException("Already closed: the buffer's memory was freed (its arena is closed)");
+        }
+        if (!segment.isAccessibleBy(Thread.currentThread())) {
+            throw new WrongThreadException("the buffer's memory belongs to an arena confined to another thread");
+        }
+        return segment.address();
     }
 
     /** Every byte of [address, address + length) by pread/pwrite, retrying short transfers and EINTR. */
