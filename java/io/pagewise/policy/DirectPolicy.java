@@ -9,7 +9,6 @@ import io.pagewise.internal.RawFile;
 import io.pagewise.internal.Space;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
@@ -24,20 +23,19 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * A write over allocated data goes by pwritev instead ({@link #overwrites}): ext4 runs that one under the shared
  * lock, and a submitted write's completion comes through a kernel worker, which halved 4 KiB overwrites.
  *
- * <p>Two writers to different ranges can share an edge block, so read-modify-write holds a lock stripe for each
- * edge block. A write that ends in a partial block reaching past the end of the file pads that block, so it must
+ * <p>Two writers can share an edge block, and a read-modify-write of a block must not undo another write to it, so
+ * every write passes a {@link BlockGate}: one that reads and writes back an edge block runs alone with respect to any
+ * other write or fallocate covering that block. A write that ends in a partial block reaching past the end of the file pads that block, so it must
  * truncate back: such writes run alone (write lock); all other writes share the read lock.
  */
 final class DirectPolicy implements CachePolicy {
-    private static final int STRIPES = 64;
-
     private final RawFile file;
     private final CacheMode mode;
     private final int block;
     private final int memoryAlignment;
     /** The largest request end whose block-aligned span still fits in a long. */
     private final long maxEnd;
-    private final ReentrantLock[] edgeLocks = new ReentrantLock[STRIPES];
+    private final BlockGate gate;
     /**
      * Shared by writes that leave the size alone, exclusive for resizes and for writes that pad the file to a whole
      * block and cut it back, so that no one sees or keeps the padding.
@@ -57,7 +55,7 @@ final class DirectPolicy implements CachePolicy {
                     + " (memory " + alignment.memory() + "), which pagewise cannot bounce (at most "
                     + BufferPool.ALIGNMENT + ", a power of two)");
         }
-        for (int i = 0; i < STRIPES; i++) edgeLocks[i] = new ReentrantLock();
+        this.gate = new BlockGate(block);
         this.residue = new DirectWriteResidue(file);
     }
 
@@ -169,7 +167,12 @@ final class DirectPolicy implements CachePolicy {
 
     private void writeLocked(ByteBuffer[] srcs, long offset, long end, int flags) throws IOException {
         if (aligned(srcs, offset)) {
-            file.write(srcs, offset, flags);
+            BlockGate.Pass pass = gate.enter(offset, end, -1, -1);
+            try {
+                file.write(srcs, offset, flags);
+            } finally {
+                gate.leave(pass);
+            }
             residue.written(offset, end);
             return;
         }
@@ -195,7 +198,7 @@ final class DirectPolicy implements CachePolicy {
         boolean partialHead = at > start;
         boolean partialTail = at + length < stop;
         int span = (int) (stop - start);
-        ReentrantLock[] edges = partialHead || partialTail ? lockEdges(start, stop - block) : null;
+        BlockGate.Pass pass = gate.enter(start, stop, partialHead ? start : -1, partialTail ? stop - block : -1);
         try {
             if (partialHead) fillBlock(bounce, start, 0);
             if (partialTail && !(partialHead && span == block)) fillBlock(bounce, stop - block, span - block);
@@ -203,42 +206,25 @@ final class DirectPolicy implements CachePolicy {
             Buffers.gather(srcs, bounce.clear(), (int) (at - start), length);
             file.write(bounce.clear().limit(span), start, flags);
         } finally {
-            unlock(edges);
+            gate.leave(pass);
         }
     }
 
-    /** Locks the stripes of the edge blocks at offsets first and last, in stripe order; returns what to unlock. */
-    private ReentrantLock[] lockEdges(long first, long last) {
-        int a = stripe(first);
-        int b = stripe(last);
-        ReentrantLock low = edgeLocks[Math.min(a, b)];
-        low.lock();
-        if (a == b) return new ReentrantLock[] {low};
-        ReentrantLock high = edgeLocks[Math.max(a, b)];
-        high.lock();
-        return new ReentrantLock[] {high, low};
-    }
-
-    private static void unlock(ReentrantLock[] locks) {
-        if (locks != null) for (ReentrantLock lock : locks) lock.unlock();
-    }
-
     /**
-     * A read-modify-write of a block that [offset, offset + length) covers only in part could write that block's
-     * old bytes back over the new zeros, so the edge blocks are locked as a write's are. The shared size lock keeps
-     * an extending write from cutting back a file that ZERO_RANGE has just grown.
+     * A read-modify-write of a block that [offset, offset + length) covers could write that block's old bytes back
+     * over the new zeros, so the range passes the gate as a write's span does. The shared size lock keeps an
+     * extending write from cutting back a file that ZERO_RANGE has just grown.
      */
     @Override
     public boolean fallocate(int fallocateMode, long offset, long length) throws IOException {
         long end = offset + length;
         sizeLock.readLock().lock();
         try {
-            boolean partial = offset % block != 0 || end % block != 0;
-            ReentrantLock[] edges = partial ? lockEdges(alignDown(offset), alignDown(end - 1)) : null;
+            BlockGate.Pass pass = gate.enter(offset, end, -1, -1);
             try {
                 return file.fallocate(fallocateMode, offset, length);
             } finally {
-                unlock(edges);
+                gate.leave(pass);
             }
         } finally {
             sizeLock.readLock().unlock();
@@ -249,10 +235,6 @@ final class DirectPolicy implements CachePolicy {
     private void fillBlock(ByteBuffer bounce, long offset, int index) throws IOException {
         int n = file.read(bounce.clear().position(index).limit(index + block), offset, RawFile.SHORT_IS_EOF);
         for (int i = index + n; i < index + block; i++) bounce.put(i, (byte) 0);
-    }
-
-    private int stripe(long offset) {
-        return (int) Long.remainderUnsigned(offset / block * 0x9E3779B97F4A7C15L >>> 16, STRIPES);
     }
 
     private long alignDown(long offset) {

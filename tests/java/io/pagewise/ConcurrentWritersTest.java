@@ -7,8 +7,11 @@ import static java.nio.file.StandardOpenOption.WRITE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.pagewise.Fixtures.BufferKind;
+import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -120,5 +123,51 @@ class ConcurrentWritersTest {
             at += length;
         }
         return pieces;
+    }
+    /**
+     * A small unaligned write beside a whole-block write to the same block, from two threads: DIRECT reads that block,
+     * changes it and writes it back, which must not undo the whole-block write (byte 0 is written by it alone, so
+     * whichever order the two take, it ends as the whole-block write left it).
+     */
+    @ParameterizedTest
+    @EnumSource(value = CacheMode.class, names = {"DIRECT", "WRITEBACK"})
+    void aReadModifyWriteDoesNotUndoAWholeBlockWriteToTheSameBlock(CacheMode mode) throws Exception {
+        Path path = dir.resolve("overlap-" + mode + ".raw");
+        Files.write(path, new byte[8192]);
+        try (StorageFile file = StorageFile.open(path, mode, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+            java.util.concurrent.atomic.AtomicLong small = new java.util.concurrent.atomic.AtomicLong();
+            Thread smallWriter = new Thread(() -> {
+                ByteBuffer one = ByteBuffer.allocate(1);
+                try {
+                    while (!stop.get()) {
+                        file.write(one.clear().put(0, (byte) 7), 100);
+                        small.incrementAndGet();
+                    }
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            smallWriter.start();
+            ByteBuffer whole = ByteBuffer.allocateDirect(4096 + 4096).alignedSlice(4096).slice(0, 4096);
+            ByteBuffer back = ByteBuffer.allocate(1);
+            int lost = 0;
+            int trials = 300;
+            try {
+                for (int trial = 1; trial <= trials; trial++) {
+                    byte mark = (byte) (trial % 100 + 1);
+                    for (int i = 0; i < 4096; i++) whole.put(i, mark);
+                    file.write(whole.clear(), 0);
+                    long seen = small.get();
+                    while (small.get() < seen + 2) Thread.onSpinWait(); // two of its writes ran after this one
+                    file.read(back.clear(), 0);
+                    if (back.get(0) != mark) lost++;
+                }
+            } finally {
+                stop.set(true);
+                smallWriter.join(10_000);
+            }
+            assertEquals(0, lost, "whole-block writes undone at byte 0, of " + trials);
+        }
     }
 }
