@@ -451,7 +451,7 @@ public final class StorageFile implements Channel {
      */
     public void advise(long offset, long length, AccessHint hint) throws IOException {
         checkRange(offset, length);
-        if (length > 0) adviseRange(offset, length, hint.nativeCode());
+        if (length > 0) adviseRange(offset, length, hint.nativeCode()); else checkOpen();
     }
 
     private void adviseRange(long offset, long length, int advice) throws IOException {
@@ -516,7 +516,7 @@ public final class StorageFile implements Channel {
      */
     public void evict(long offset, long length) throws IOException {
         checkRange(offset, length);
-        if (length > 0) evictRange(offset, length);
+        if (length > 0) evictRange(offset, length); else checkOpen();
     }
 
     private void evictRange(long offset, long length) throws IOException {
@@ -805,6 +805,11 @@ public final class StorageFile implements Channel {
                 users.notifyAll();
             }
         }
+    }
+
+    /** An empty range after close fails as a read or write of nothing does. */
+    private void checkOpen() throws ClosedChannelException {
+        if (users.get() >= CLOSING) throw new ClosedWithMessage(path + " is closed");
     }
 
     private void checkWritable(String operation) throws IOException {

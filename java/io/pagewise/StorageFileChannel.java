@@ -30,6 +30,7 @@ final class StorageFileChannel implements SeekableByteChannel {
     @Override
     public synchronized int write(ByteBuffer src) throws IOException {
         checkOpen();
+        checkWritable();
         int n = file.write(src, position);
         position += n;
         return n;
@@ -59,6 +60,7 @@ final class StorageFileChannel implements SeekableByteChannel {
     @Override
     public synchronized SeekableByteChannel truncate(long size) throws IOException {
         checkOpen();
+        checkWritable();
         if (size < 0) throw new IllegalArgumentException("size " + size + " is negative");
         if (size < file.size()) file.resize(size);
         if (position > size) position = size;
@@ -78,5 +80,10 @@ final class StorageFileChannel implements SeekableByteChannel {
 
     private void checkOpen() throws ClosedChannelException {
         if (!isOpen()) throw new ClosedChannelException();
+    }
+
+    /** As a FileChannel opened for reading only answers a write or truncate. */
+    private void checkWritable() {
+        if (!file.isWritable()) throw new java.nio.channels.NonWritableChannelException();
     }
 }

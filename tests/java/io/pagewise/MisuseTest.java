@@ -118,6 +118,10 @@ class MisuseTest {
         Path path = existing("closed-ro", 8192);
         StorageFile file = StorageFile.open(path, CacheMode.WRITEBACK);
         assertThrows(AccessDeniedException.class, () -> file.write(ByteBuffer.allocate(10), 0), "open: read-only");
+        // Its channel view answers as a FileChannel opened for reading does.
+        java.nio.channels.SeekableByteChannel view = file.channel();
+        assertThrows(java.nio.channels.NonWritableChannelException.class, () -> view.write(ByteBuffer.allocate(10)));
+        assertThrows(java.nio.channels.NonWritableChannelException.class, () -> view.truncate(0));
         file.close();
         Map<String, Executable> calls = new LinkedHashMap<>();
         calls.put("write", () -> file.write(ByteBuffer.allocate(10), 0));
@@ -150,6 +154,8 @@ class MisuseTest {
         calls.put("prefetch", () -> file.prefetch(0, 4096));
         calls.put("empty prefetch", () -> file.prefetch(0, 0));
         calls.put("evict", () -> file.evict(0, 4096));
+        calls.put("empty evict", () -> file.evict(0, 0));
+        calls.put("empty advise", () -> file.advise(0, 0, AccessHint.RANDOM));
         calls.put("zero", () -> file.zero(0, 4096, true));
         calls.put("empty zero", () -> file.zero(0, 0, false));
         calls.put("trim", () -> file.trim(0, 4096));
