@@ -37,8 +37,11 @@ public final class ServeCommand {
             CliOption.value("--bitmap", "NAME[:file=PATH,granularity=SIZE]", "keep a persistent dirty bitmap of every"
                     + " write, zero and trim, served as qemu:dirty-bitmap:NAME (default file FILE.NAME.bitmap, granularity"
                     + " 64K); repeatable", (o, name, value) -> o.bitmaps.add(bitmap(name, value))),
-            CliOption.flag("--bitmap-clear", "start a new generation of every --bitmap: all clean, valid again",
-                    (o, name, value) -> o.bitmapClear = true),
+            CliOption.optionalValue("--bitmap-clear", "NAME", "start a new generation of the --bitmap NAME (of every"
+                    + " --bitmap without NAME): all clean, valid again; repeatable",
+                    (o, name, value) -> {
+                        if (value == null) o.bitmapClearAll = true; else o.bitmapClear.add(value);
+                    }),
             CliOption.flag("-A, --allocation-depth", "offer the meta context qemu:allocation-depth, as qemu-nbd -A",
                     (o, name, value) -> o.allocationDepth = true),
             CliOption.value("--socket", "PATH", "listen on a Unix socket",
@@ -169,7 +172,14 @@ public final class ServeCommand {
         final List<String> filters = new ArrayList<>();
         /** --bitmap specs, in the order given; each records below every --filter, next to the file. */
         final List<BitmapSpec> bitmaps = new ArrayList<>();
-        boolean bitmapClear;
+        /** --bitmap-clear=NAME, each; bitmapClearAll for --bitmap-clear alone. */
+        java.util.Set<String> bitmapClear = new java.util.LinkedHashSet<>();
+        boolean bitmapClearAll;
+
+        /** Whether --bitmap-clear asks for a new generation of the bitmap name. */
+        boolean clears(String name) {
+            return bitmapClearAll || bitmapClear.contains(name);
+        }
         // Issue 22's options, kept together.
         boolean exportNameGiven;
         /** The FILEs, each with its export name (null: from the file name, or "" for a lone FILE), in order. */
@@ -250,7 +260,15 @@ public final class ServeCommand {
                         + " image file to put it beside)");
             }
         }
-        if (o.bitmapClear && o.bitmaps.isEmpty()) throw new UsageException("--bitmap-clear needs a --bitmap");
+        if ((o.bitmapClearAll || !o.bitmapClear.isEmpty()) && o.bitmaps.isEmpty()) {
+            throw new UsageException("--bitmap-clear needs a --bitmap");
+        }
+        for (String name : o.bitmapClear) {
+            if (!bitmapNames.contains(name)) {
+                throw new UsageException("--bitmap-clear=" + name + ": no --bitmap is named " + name + " (given: "
+                        + String.join(", ", bitmapNames) + ")");
+            }
+        }
         if (!o.bitmaps.isEmpty() && o.dir != null) {
             throw new UsageException("--bitmap applies to FILEs, not to the files of --dir=" + o.dir);
         }

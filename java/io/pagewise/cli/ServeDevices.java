@@ -54,6 +54,7 @@ final class ServeDevices {
         BlockDevice device = base;
         for (ServeArguments.BitmapSpec spec : options.bitmaps) {
             Path bitmapFile = spec.fileFor(image);
+            boolean made = isMissingOrEmpty(bitmapFile);
             DirtyBitmap bitmap;
             try {
                 bitmap = DirtyBitmap.open(bitmapFile, spec.name(), image, device.size(), spec.granularity());
@@ -61,8 +62,15 @@ final class ServeDevices {
                 closeAfterFailure(device, e);
                 throw new IOException("--bitmap=" + spec.name() + ": " + Main.message(e), e);
             }
+            String note = "";
             try {
-                if (options.bitmapClear) bitmap.clear();
+                if (options.clears(spec.name())) {
+                    note = made ? "" : cleared(bitmap);
+                    bitmap.clear();
+                } else if (made) {
+                    note = "new: it records writes from now on, so what changed before is not in it (copy the whole"
+                            + " image once)";
+                }
                 device = new DirtyBitmapFilter(device, bitmap);
             } catch (IOException | RuntimeException e) {
                 closeAfterFailure(bitmap, e);
@@ -71,8 +79,38 @@ final class ServeDevices {
             }
             bitmaps.add(bitmap);
             bitmapFiles.add(bitmapFile);
+            // Logged, not only announced: with --run or under systemd this is where an operator sees it.
+            String named = "dirty bitmap " + spec.name() + " (" + bitmapFile + ")";
+            if (!note.isEmpty()) logger.log(System.Logger.Level.INFO, named + ": " + note);
+            if (!bitmap.isValid()) {
+                logger.log(System.Logger.Level.WARNING, named + " is INVALID (the image changed unrecorded): it reports"
+                        + " everything changed until --bitmap-clear");
+            }
         }
         return device;
+    }
+
+    private static boolean isMissingOrEmpty(Path file) {
+        try {
+            return !java.nio.file.Files.exists(file) || java.nio.file.Files.size(file) == 0;
+        } catch (IOException e) {
+            return false; // DirtyBitmap.open says what is wrong with it
+        }
+    }
+
+    /** What a clear drops: the changes the generation before recorded. */
+    private static String cleared(DirtyBitmap bitmap) {
+        if (!bitmap.isValid()) return "cleared generation " + bitmap.generation() + ", which was INVALID";
+        long changed = 0;
+        for (long at = 0; at < bitmap.imageSize(); ) {
+            List<io.pagewise.Extent> runs = bitmap.runs(at, bitmap.imageSize() - at, 1024);
+            if (runs.isEmpty()) break;
+            for (io.pagewise.Extent run : runs) {
+                if (!run.hole()) changed += run.length();
+                at = run.end();
+            }
+        }
+        return "cleared generation " + bitmap.generation() + ", which marked " + Main.bytes(changed) + " changed";
     }
 
     /**

@@ -154,6 +154,41 @@ class ServeOperationsTest {
         assertEquals("a.img 0\nc.img 65536\n", Files.readString(dirty), "only c.img's bitmap recorded the write");
     }
 
+    /**
+     * --bitmap-clear=NAME starts a new generation of that bitmap alone and says what the old one held; a bitmap made
+     * new says that it records from now on.
+     */
+    @Test
+    void bitmapClearOfOneNameLeavesTheOthersAndSaysWhatItDropped() throws Exception {
+        String python = ExternalTools.python();
+        Path a = image("a.img", 1 << 20);
+        Path write = dir.resolve("write.py");
+        Files.writeString(write, String.join("\n", "import nbd, os",
+                "h = nbd.NBD()",
+                "h.connect_uri(os.environ['uri'])",
+                "h.pwrite(b'x' * 65536, 65536)",
+                "h.flush()",
+                "h.shutdown()") + "\n");
+        CommandRun first = serve("--bitmap=daily", "--bitmap=weekly", a.toString(), "--run", python + " " + write);
+        assertEquals(0, first.status(), first.err());
+        assertTrue(first.err().contains("dirty bitmap daily (" + a + ".daily.bitmap): new: it records writes from now on"), first.err());
+        Path dirty = dir.resolve("dirty.txt");
+        Path check = dir.resolve("dirty.py");
+        Files.writeString(check, "import nbd, os, sys\n"
+                + "h = nbd.NBD()\n"
+                + "h.add_meta_context('qemu:dirty-bitmap:' + sys.argv[1])\n"
+                + "h.connect_uri(os.environ['uri'])\n"
+                + "found = []\n"
+                + "h.block_status(1 << 20, 0, lambda ctx, off, ents, err: found.extend(ents[i] for i in range(0, len(ents), 2) if ents[i + 1] & 1) or 0)\n"
+                + "open(sys.argv[2], 'a').write(sys.argv[1] + ' ' + str(sum(found)) + '\\n')\n");
+        CommandRun cleared = serve("--bitmap=daily", "--bitmap=weekly", "--bitmap-clear=daily", a.toString(), "--run",
+                python + " " + check + " daily " + dirty + " && " + python + " " + check + " weekly " + dirty);
+        assertEquals(0, cleared.status(), cleared.err());
+        assertEquals("daily 0\nweekly 65536\n", Files.readString(dirty), "only daily was cleared");
+        assertTrue(cleared.err().contains("dirty bitmap daily (" + a + ".daily.bitmap): cleared generation 1, which marked 64"), cleared.err());
+        assertTrue(!cleared.err().contains("new: it records") && !cleared.err().contains("weekly ("), cleared.err());
+    }
+
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
             "a/vm1.img b/vm1.img|export name 'vm1.img' is given twice ('a/vm1.img' and 'b/vm1.img')",
@@ -178,6 +213,7 @@ class ServeOperationsTest {
             "--group=root a.img|--group=root needs --user=USER",
             "--bitmap=b:file=/tmp/b.bitmap a.img c.img|--bitmap=b:file=/tmp/b.bitmap would be one bitmap file for 2 FILEs",
             "--bitmap=b --dir=/tmp|--bitmap applies to FILEs, not to the files of --dir=/tmp",
+            "--bitmap=b --bitmap-clear=c a.img|--bitmap-clear=c: no --bitmap is named c (given: b)",
     })
     void badCommandLinesExitTwoNamingTheOptionAndValue(String args, String named) {
         CommandRun outcome = serve(args.split(" "));
