@@ -120,38 +120,50 @@ class ServeOperationsTest {
         assertEquals(String.valueOf(2 << 20), Files.readString(size).trim(), "a client giving no name gets --default-export");
     }
 
+    /** A script for --run writing 64 KiB of 'x' at 64 KiB to the export named by its argument. */
+    private Path writer() throws IOException {
+        Path script = dir.resolve("write.py");
+        Files.writeString(script, String.join("\n", "import nbd, os, sys",
+                "h = nbd.NBD()",
+                "h.connect_uri('nbd+unix:///' + sys.argv[1] + '?socket=' + os.environ['unixsocket'])",
+                "h.pwrite(b'x' * 65536, 65536)",
+                "h.flush()",
+                "h.shutdown()") + "\n");
+        return script;
+    }
+
+    /**
+     * A script for --run that appends "EXPORT BITMAP BYTES" to a file: the bytes of the first MiB of the export
+     * (argument 1) that the bitmap (argument 2) marks changed; argument 3 is the file.
+     */
+    private Path dirtyCounter() throws IOException {
+        Path script = dir.resolve("dirty.py");
+        Files.writeString(script, "import nbd, os, sys\n"
+                + "h = nbd.NBD()\n"
+                + "h.add_meta_context('qemu:dirty-bitmap:' + sys.argv[2])\n"
+                + "h.connect_uri('nbd+unix:///' + sys.argv[1] + '?socket=' + os.environ['unixsocket'])\n"
+                + "found = []\n"
+                + "h.block_status(1 << 20, 0, lambda ctx, off, ents, err: found.extend(ents[i] for i in range(0, len(ents), 2) if ents[i + 1] & 1) or 0)\n"
+                + "open(sys.argv[3], 'a').write(sys.argv[1] + ' ' + sys.argv[2] + ' ' + str(sum(found)) + '\\n')\n");
+        return script;
+    }
+
     /** --bitmap with several FILEs: each FILE has its own bitmap beside it, which records that FILE's writes only. */
     @Test
     void eachFileHasItsOwnBitmap() throws Exception {
         String python = ExternalTools.python();
         Path a = image("a.img", 1 << 20);
         Path c = image("c.img", 1 << 20);
-        Path script = dir.resolve("write.py");
-        Files.writeString(script, String.join("\n", "import nbd, os",
-                "h = nbd.NBD()",
-                "h.add_meta_context('qemu:dirty-bitmap:b')",
-                "h.connect_uri('nbd+unix:///c.img?socket=' + os.environ['unixsocket'])",
-                "h.pwrite(b'x' * 65536, 65536)",
-                "h.flush()",
-                "h.shutdown()") + "\n");
-        CommandRun outcome = serve("--bitmap=b", a.toString(), c.toString(), "--run", python + " " + script);
+        CommandRun outcome = serve("--bitmap=b", a.toString(), c.toString(), "--run", python + " " + writer() + " c.img");
         assertEquals(0, outcome.status(), outcome.err());
         assertTrue(Files.exists(dir.resolve("a.img.b.bitmap")) && Files.exists(dir.resolve("c.img.b.bitmap")),
                 "a bitmap file beside each FILE");
         Path dirty = dir.resolve("dirty.txt");
-        String extents = "import nbd, os, sys\n"
-                + "h = nbd.NBD()\n"
-                + "h.add_meta_context('qemu:dirty-bitmap:b')\n"
-                + "h.connect_uri('nbd+unix:///' + sys.argv[1] + '?socket=' + os.environ['unixsocket'])\n"
-                + "found = []\n"
-                + "h.block_status(1 << 20, 0, lambda ctx, off, ents, err: found.extend(ents[i] for i in range(0, len(ents), 2) if ents[i + 1] & 1) or 0)\n"
-                + "open(sys.argv[2], 'a').write(sys.argv[1] + ' ' + str(sum(found)) + '\\n')\n";
-        Path check = dir.resolve("dirty.py");
-        Files.writeString(check, extents);
+        Path check = dirtyCounter();
         CommandRun read = serve("--bitmap=b", a.toString(), c.toString(), "--run",
-                python + " " + check + " a.img " + dirty + " && " + python + " " + check + " c.img " + dirty);
+                python + " " + check + " a.img b " + dirty + " && " + python + " " + check + " c.img b " + dirty);
         assertEquals(0, read.status(), read.err());
-        assertEquals("a.img 0\nc.img 65536\n", Files.readString(dirty), "only c.img's bitmap recorded the write");
+        assertEquals("a.img b 0\nc.img b 65536\n", Files.readString(dirty), "only c.img's bitmap recorded the write");
     }
 
     /**
@@ -162,29 +174,15 @@ class ServeOperationsTest {
     void bitmapClearOfOneNameLeavesTheOthersAndSaysWhatItDropped() throws Exception {
         String python = ExternalTools.python();
         Path a = image("a.img", 1 << 20);
-        Path write = dir.resolve("write.py");
-        Files.writeString(write, String.join("\n", "import nbd, os",
-                "h = nbd.NBD()",
-                "h.connect_uri(os.environ['uri'])",
-                "h.pwrite(b'x' * 65536, 65536)",
-                "h.flush()",
-                "h.shutdown()") + "\n");
-        CommandRun first = serve("--bitmap=daily", "--bitmap=weekly", a.toString(), "--run", python + " " + write);
+        CommandRun first = serve("--bitmap=daily", "--bitmap=weekly", a.toString(), "--run", python + " " + writer() + " ''");
         assertEquals(0, first.status(), first.err());
         assertTrue(first.err().contains("dirty bitmap daily (" + a + ".daily.bitmap): new: it records writes from now on"), first.err());
         Path dirty = dir.resolve("dirty.txt");
-        Path check = dir.resolve("dirty.py");
-        Files.writeString(check, "import nbd, os, sys\n"
-                + "h = nbd.NBD()\n"
-                + "h.add_meta_context('qemu:dirty-bitmap:' + sys.argv[1])\n"
-                + "h.connect_uri(os.environ['uri'])\n"
-                + "found = []\n"
-                + "h.block_status(1 << 20, 0, lambda ctx, off, ents, err: found.extend(ents[i] for i in range(0, len(ents), 2) if ents[i + 1] & 1) or 0)\n"
-                + "open(sys.argv[2], 'a').write(sys.argv[1] + ' ' + str(sum(found)) + '\\n')\n");
+        Path check = dirtyCounter();
         CommandRun cleared = serve("--bitmap=daily", "--bitmap=weekly", "--bitmap-clear=daily", a.toString(), "--run",
-                python + " " + check + " daily " + dirty + " && " + python + " " + check + " weekly " + dirty);
+                python + " " + check + " '' daily " + dirty + " && " + python + " " + check + " '' weekly " + dirty);
         assertEquals(0, cleared.status(), cleared.err());
-        assertEquals("daily 0\nweekly 65536\n", Files.readString(dirty), "only daily was cleared");
+        assertEquals(" daily 0\n weekly 65536\n", Files.readString(dirty), "only daily was cleared");
         assertTrue(cleared.err().contains("dirty bitmap daily (" + a + ".daily.bitmap): cleared generation 1, which marked 64"), cleared.err());
         assertTrue(!cleared.err().contains("new: it records") && !cleared.err().contains("weekly ("), cleared.err());
     }
