@@ -204,6 +204,12 @@ final class ServeDevices {
         public ExportEntry find(String name) throws IOException {
             return directory.find(name);
         }
+
+        /** Passed on: the directory closes a replaced file's device once its last client has gone. */
+        @Override
+        public void released(ExportEntry entry) {
+            directory.released(entry);
+        }
     }
 
     /** A FILE that starts with a container's signature: refused, or with --force-raw a warning. */
