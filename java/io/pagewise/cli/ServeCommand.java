@@ -85,7 +85,7 @@ public final class ServeCommand {
             CliOption.value("--allow-user", "USER,...", "let Unix-socket clients in only when they run as one of these"
                     + " users (names or uids, from SO_PEERCRED); repeatable",
                     (o, name, value) -> o.allowUsers.addAll(allowedUsers(name, value))),
-            CliOption.value("--tls-authz", "FILE", "let TLS clients in only with a certificate whose subject FILE"
+            CliOption.value("--tls-authz", "FILE", "with --tls=require, let clients in only with a certificate whose subject FILE"
                     + " lists, one distinguished name a line", (o, name, value) -> o.tlsAuthz = Path.of(nonEmpty(name, value))),
             CliOption.value("--user", "USER", "when started as root: run as USER once listening and the exports are"
                     + " open", (o, name, value) -> o.user = nonEmpty(name, value)),
@@ -362,7 +362,11 @@ public final class ServeCommand {
     /** The service options against each other and against the process: who runs it, what listens. */
     private static void checkService(Options o) throws UsageException {
         if (o.tlsAuthz != null && o.tls == TlsMode.OFF) {
-            throw new UsageException("--tls-authz needs --tls=on or --tls=require");
+            throw new UsageException("--tls-authz needs --tls=require");
+        }
+        if (o.tlsAuthz != null && o.tls == TlsMode.ON) {
+            throw new UsageException("--tls-authz with --tls=on keeps out TLS clients it does not list but lets in any"
+                    + " client without TLS: use --tls=require");
         }
         if (!o.allow.isEmpty() && o.socket != null) {
             throw new UsageException("--allow lists TCP client addresses and --socket listens on a Unix socket: use"
