@@ -34,6 +34,10 @@ final class Connection {
     private TlsChannel tlsChannel;
     /** This connection's handshake once begun, for the exports it was handed; only this connection's thread sets it. */
     private Handshake handshake;
+    /** Set once the handshake's last reply is sent; until then the handshake timeout holds, admitted or not. */
+    private volatile boolean negotiated;
+    /** The handshake timeout closed this connection after it was admitted to transmission, before GO's replies went. */
+    private volatile boolean timedOutAdmitted;
 
     Connection(int id, SocketChannel channel, Connections server) {
         this.id = id;
@@ -108,17 +112,18 @@ final class Connection {
                 });
         try {
             session = handshake.negotiate();
+            negotiated = true;
             tlsChannel = handshake.tls();
             if (tlsChannel != null) server.tls().clientArrived();
         } catch (IOException e) {
-            if (phase.get() == Phase.HANDSHAKE || phase.get() == Phase.TRANSMISSION) throw e;
+            if (!timedOutAdmitted && (phase.get() == Phase.HANDSHAKE || phase.get() == Phase.TRANSMISSION)) throw e;
             session = null;
         } finally {
             if (timeout != null) timeout.cancel(false);
             leaveHandshake();
         }
-        if (phase.get() == Phase.HANDSHAKE_TIMED_OUT) server.handshakeTimedOut(id);
-        return phase.get() == Phase.TRANSMISSION ? session : null;
+        if (phase.get() == Phase.HANDSHAKE_TIMED_OUT || timedOutAdmitted) server.handshakeTimedOut(id);
+        return phase.get() == Phase.TRANSMISSION && !timedOutAdmitted ? session : null;
     }
 
     /** The handshake's question before GO or EXPORT_NAME: null once this connection counts as transmitting. */
@@ -136,7 +141,14 @@ final class Connection {
     }
 
     private void handshakeExpired() {
-        if (phase.compareAndSet(Phase.HANDSHAKE, Phase.HANDSHAKE_TIMED_OUT)) closeQuietly(channel);
+        if (phase.compareAndSet(Phase.HANDSHAKE, Phase.HANDSHAKE_TIMED_OUT)) {
+            closeQuietly(channel);
+        } else if (phase.get() == Phase.TRANSMISSION && !negotiated) {
+            // Admitted, but GO's last replies are not sent yet: a client that does not read them would hold its
+            // handshake slot for ever (the accept loop waits for one), so the timeout still holds here.
+            timedOutAdmitted = true;
+            closeQuietly(channel);
+        }
     }
 
     /** Drops this connection if it is still in the handshake; true when it did. */
