@@ -64,6 +64,13 @@ final class EvictPolicy implements CachePolicy {
     private final ArrayDeque<Long> recheck = new ArrayDeque<>();
     /** Whether any read, write or prefetch went through this policy: a file never used has no pages of ours. */
     private boolean used;
+    /**
+     * Every window a read, write or prefetch went through, for the sweep at close: pages others cached after open
+     * elsewhere in the file are theirs. Windows past {@link Integer#MAX_VALUE} (a file over 4 PiB) set everTouchedFar
+     * instead, and the sweep then covers the whole file. Under lock.
+     */
+    private final java.util.BitSet everTouched = new java.util.BitSet();
+    private boolean everTouchedFar;
     /** The most recent touch as window * 2 + dirty, so repeated touches of one window skip the lock. */
     private volatile long lastTouch = -1;
 
@@ -138,6 +145,7 @@ final class EvictPolicy implements CachePolicy {
         List<Retired> retired = null;
         synchronized (lock) {
             used = true;
+            if (last < Integer.MAX_VALUE) everTouched.set((int) first, (int) last + 1); else everTouchedFar = true;
             for (long w = first; w <= last; w++) {
                 Boolean wasDirty = active.get(w);
                 if (wasDirty == null || (dirty && !wasDirty)) active.put(w, dirty || (wasDirty != null && wasDirty));
@@ -228,6 +236,7 @@ final class EvictPolicy implements CachePolicy {
         List<Long> dirty = new ArrayList<>();
         List<Long> again;
         boolean wasUsed;
+        List<long[]> touchedRanges;
         synchronized (lock) {
             dirty.addAll(writeback);
             writeback.clear();
@@ -243,6 +252,7 @@ final class EvictPolicy implements CachePolicy {
             }
             lastTouch = -1;
             wasUsed = used;
+            touchedRanges = touchedRanges();
         }
         List<long[]> dropped = new ArrayList<>();
         for (long window : dirty) file.syncRange(window * WINDOW, WINDOW, Advice.SYNC_WRITE);
@@ -256,24 +266,45 @@ final class EvictPolicy implements CachePolicy {
         for (long[] range : dropped) drop(range[0], range[1]);
         if (file.isNative()) {
             dropAgainWhileCached(dropped);
-            if (wasUsed) sweepWholeFile();
+            if (wasUsed) sweep(touchedRanges);
         }
     }
 
     /**
      * The ranges above are the ones still tracked; a window retired earlier whose drops each met a folio that a
      * concurrent reader held stays cached, untracked: the consumer app found 2 MiB of a 128 MiB export cached after
-     * serving it, about one run in ten. Where one cachestat call counts the whole file, it is asked, and pages of
-     * ours anywhere in it are dropped the same way.
+     * serving it, about one run in ten. Where cachestat counts a range in one call, every range this policy went
+     * through (with the readahead distance after it) is asked, and pages of ours in it are dropped the same way. Only
+     * those ranges: what others cached elsewhere in the file since it was opened is theirs.
      */
-    private void sweepWholeFile() throws IOException {
+    private void sweep(List<long[]> touched) throws IOException {
         long size = file.size();
         if (!tracking || size <= 0) return;
-        long cached = file.cachedPages(0, size); // -1: no cachestat here
-        if (cached <= 0 || ours(cached, 0, size) <= 0) return;
-        List<long[]> whole = List.of(new long[] {0, size});
-        drop(0, size);
-        dropAgainWhileCached(whole);
+        List<long[]> found = new ArrayList<>();
+        for (long[] range : touched) {
+            long end = Math.min(range[1], size);
+            if (range[0] >= end) continue;
+            long cached = file.cachedPages(range[0], end - range[0]); // -1: no cachestat here
+            if (cached < 0) return;
+            if (cached > 0 && ours(cached, range[0], end) > 0) found.add(new long[] {range[0], end});
+        }
+        for (long[] range : found) drop(range[0], range[1]);
+        dropAgainWhileCached(found);
+    }
+
+    /** The windows ever touched, as byte ranges with the readahead spill after each; the whole file past 4 PiB. */
+    private List<long[]> touchedRanges() {
+        List<long[]> ranges = new ArrayList<>();
+        if (everTouchedFar) {
+            ranges.add(new long[] {0, Long.MAX_VALUE});
+            return ranges;
+        }
+        for (int start = everTouched.nextSetBit(0); start >= 0; ) {
+            int end = everTouched.nextClearBit(start);
+            ranges.add(new long[] {start * WINDOW, Math.min(Long.MAX_VALUE / 2, (end + (long) spillWindows) * WINDOW)});
+            start = everTouched.nextSetBit(end);
+        }
+        return ranges;
     }
 
     /**

@@ -98,6 +98,40 @@ class EvictCloseTest {
     }
 
     /**
+     * Close sweeps only the windows the policy went through: what another reader cached elsewhere in the file after
+     * it was opened is that reader's, and stays (a backup in EVICT beside a database must not drop the database's
+     * hot pages when it closes its file).
+     */
+    @Test
+    void closeLeavesWhatOthersCachedElsewhereSinceOpen() throws IOException {
+        ExternalTools.requireNativeLibrary();
+        Path path = dir.resolve("shared");
+        long size = 64L * MIB;
+        try (java.nio.channels.FileChannel out = java.nio.channels.FileChannel.open(path,
+                java.nio.file.StandardOpenOption.CREATE_NEW, java.nio.file.StandardOpenOption.WRITE)) {
+            ByteBuffer chunk = ByteBuffer.allocate(4 * MIB);
+            new Random(3).nextBytes(chunk.array());
+            for (long at = 0; at < size; at += chunk.capacity()) out.write(chunk.clear(), at);
+            out.force(false);
+        }
+        try (RawFile raw = NativeRawFile.open(path, 0)) {
+            raw.advise(0, size, Advice.DONTNEED);
+        }
+        try (RawFile raw = NativeRawFile.open(path, 0)) {
+            EvictPolicy policy = new EvictPolicy(raw);
+            policy.read(new ByteBuffer[] {ByteBuffer.allocateDirect(MIB)}, 40L * MIB);
+            try (java.nio.channels.FileChannel other = java.nio.channels.FileChannel.open(path)) {
+                ByteBuffer buffer = ByteBuffer.allocate(MIB);
+                for (long at = 0; at < 16L * MIB; at += MIB) other.read(buffer.clear(), at);
+            }
+            policy.close();
+        }
+        long othersPages = PageCache.residency(path, 0, 16L * MIB).residentPages();
+        assertTrue(othersPages >= 16L * MIB / 4096 * 9 / 10, "the other reader's pages stay cached: " + othersPages);
+        assertEquals(0, PageCache.residency(path, 32L * MIB, 32L * MIB).residentPages(), "the policy's own are dropped");
+    }
+
+    /**
      * A file on which DONTNEED does nothing while missNext is positive, until someone asks how many pages are
      * cached (as EVICT's close does before it drops again): the drops of a moment when readahead held the pages.
      */
