@@ -128,6 +128,11 @@ final class DontcachePolicy implements CachePolicy {
         file.dataSync();
     }
 
+    @Override
+    public void resize(long size) throws IOException {
+        windows.resize(size);
+    }
+
     /** Called only once fallen back to EVICT: DONTCACHE itself does not prefetch ({@link CacheMode#prefetches()}). */
     @Override
     public void prefetch(long offset, long length) throws IOException {

@@ -51,7 +51,8 @@ final class EvictPolicy implements CachePolicy {
      */
     private final int spillWindows;
 
-    private final PrecachedPages precached;
+    /** Replaced, cut to the new size, by a resize: pages past it are gone, no one's cache any more. */
+    private volatile PrecachedPages precached;
     /** Large aligned writes go to the disk by O_DIRECT, bypassing the cache and this tracker. */
     private final LargeDirectWrites directWrites;
     /** False for files without page cache (character devices), where there is nothing to evict. */
@@ -127,6 +128,13 @@ final class EvictPolicy implements CachePolicy {
     @Override
     public void flush() throws IOException {
         file.dataSync();
+    }
+
+    /** What is written past a new size later is ours, even where someone else's pages were cached at open. */
+    @Override
+    public void resize(long size) throws IOException {
+        file.truncate(size);
+        precached = precached.below(size);
     }
 
     /**

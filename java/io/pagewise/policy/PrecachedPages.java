@@ -119,6 +119,17 @@ final class PrecachedPages {
         }
     }
 
+    /** These runs cut to [0, size): a file cut to size has no pages past it, whoever cached them. */
+    PrecachedPages below(long size) {
+        int kept = 0;
+        while (kept < runs.length / 2 && runs[2 * kept] < size) kept++;
+        if (kept == runs.length / 2 && (kept == 0 || runs[2 * kept - 1] <= size)) return this;
+        if (kept == 0) return NONE;
+        long[] cut = Arrays.copyOf(runs, 2 * kept);
+        cut[2 * kept - 1] = Math.min(cut[2 * kept - 1], size);
+        return new PrecachedPages(cut);
+    }
+
     /** Whether [start, end) was wholly cached at open, so that none of its pages is ours to write back or drop. */
     boolean covers(long start, long end) {
         int run = firstEndingAfter(start);

@@ -318,6 +318,34 @@ class EvictResidencyTest {
         }
     }
 
+    /**
+     * A file someone else had cached, cut to nothing and written again: its old pages are gone with the cut, so what
+     * is written afterwards is the writer's own and goes as any other (at most 1 % cached after close).
+     */
+    @ParameterizedTest
+    @EnumSource(value = CacheMode.class, names = {"EVICT", "DONTCACHE"})
+    void aFileCutAfterOpenIsNoLongerSomeoneElsesCache(CacheMode mode) throws IOException {
+        Path hot = dir.resolve("cut.raw");
+        long size = 64L << 20;
+        try {
+            try (StorageFile file = StorageFile.open(hot, CacheMode.WRITEBACK, READ, WRITE, CREATE, TRUNCATE_EXISTING)) {
+                file.write(ByteBuffer.allocateDirect((int) size), 0);
+                file.flush();
+            }
+            PageCache.touch(hot);
+            try (StorageFile file = StorageFile.open(hot, mode, READ, WRITE)) {
+                file.resize(0);
+                ByteBuffer buffer = ByteBuffer.allocateDirect(16 << 10);
+                for (long at = 0; at < size; at += buffer.capacity()) file.write(buffer.clear(), at);
+                file.flush();
+            }
+            ResidencyCheck.assertAtMostOnePercent(hot, "left cached after a cut and a rewrite");
+        } finally {
+            PageCache.evict(hot);
+            Files.deleteIfExists(hot);
+        }
+    }
+
     /** Reads the ranges, a few times at most, until they are wholly cached: reclaim may take a page just read. */
     private void cacheWholly(long[][] ranges) throws IOException {
         for (int attempt = 0; attempt < 5 && !whollyCached(ranges); attempt++) {
