@@ -284,14 +284,9 @@ class EvictResidencyTest {
     @ParameterizedTest
     @EnumSource(value = CacheMode.class, names = {"EVICT", "DONTCACHE"})
     void writesToPagesCachedBeforeOpenAreNotWrittenBackByUs(CacheMode mode) throws IOException {
-        Path hot = dir.resolve("hot.raw");
         long size = 128L << 20;
+        Path hot = cachedByOthers("hot.raw", size);
         try {
-            try (StorageFile file = StorageFile.open(hot, CacheMode.WRITEBACK, READ, WRITE, CREATE, TRUNCATE_EXISTING)) {
-                file.write(ByteBuffer.allocateDirect((int) size), 0);
-                file.flush();
-            }
-            PageCache.touch(hot);
             Residency before = PageCache.residency(hot);
             assertEquals(before.totalPages(), before.residentPages(), "setup: all cached before open");
             ByteBuffer buffer = ByteBuffer.allocateDirect(64 << 10);
@@ -325,14 +320,9 @@ class EvictResidencyTest {
     @ParameterizedTest
     @EnumSource(value = CacheMode.class, names = {"EVICT", "DONTCACHE"})
     void aFileCutAfterOpenIsNoLongerSomeoneElsesCache(CacheMode mode) throws IOException {
-        Path hot = dir.resolve("cut.raw");
         long size = 64L << 20;
+        Path hot = cachedByOthers("cut.raw", size);
         try {
-            try (StorageFile file = StorageFile.open(hot, CacheMode.WRITEBACK, READ, WRITE, CREATE, TRUNCATE_EXISTING)) {
-                file.write(ByteBuffer.allocateDirect((int) size), 0);
-                file.flush();
-            }
-            PageCache.touch(hot);
             try (StorageFile file = StorageFile.open(hot, mode, READ, WRITE)) {
                 file.resize(0);
                 ByteBuffer buffer = ByteBuffer.allocateDirect(16 << 10);
@@ -344,6 +334,17 @@ class EvictResidencyTest {
             PageCache.evict(hot);
             Files.deleteIfExists(hot);
         }
+    }
+
+    /** A file of zeros, on disk and then read wholly into the cache, as another program's would be. */
+    private Path cachedByOthers(String name, long size) throws IOException {
+        Path file = dir.resolve(name);
+        try (StorageFile f = StorageFile.open(file, CacheMode.WRITEBACK, READ, WRITE, CREATE, TRUNCATE_EXISTING)) {
+            f.write(ByteBuffer.allocateDirect((int) size), 0);
+            f.flush();
+        }
+        PageCache.touch(file);
+        return file;
     }
 
     /** Reads the ranges, a few times at most, until they are wholly cached: reclaim may take a page just read. */

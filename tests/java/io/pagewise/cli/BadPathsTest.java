@@ -103,7 +103,7 @@ class BadPathsTest {
         assertFalse(filter.err().contains("may be lost"), filter.err());
         fails(CommandRun.command("serve", "--port=0", "--pidfile=" + missing.resolve("p"), "--run", "true", image.toString()),
                 1, "cannot write the pid file " + missing.resolve("p") + ": no such directory " + missing);
-        fails(CommandRun.command("serve", "--port=0", "--tls=on", "--tls-certificates=" + certificates().all,
+        fails(CommandRun.command("serve", "--port=0", "--tls=require", "--tls-certificates=" + certificates().all,
                 "--tls-authz=" + missing.resolve("authz"), "--run", "true", image.toString()), 1,
                 missing.resolve("authz") + ": no such file or directory");
     }

@@ -68,19 +68,9 @@ class EvictCloseTest {
     @Test
     void closeLeavesNoPageOfOursOutsideTheTrackedWindows() throws IOException {
         ExternalTools.requireNativeLibrary();
-        Path path = dir.resolve("long");
         long windows = EvictPolicy.ACTIVE_WINDOWS + EvictPolicy.RECHECK_WINDOWS + 4;
         long size = windows * EvictPolicy.WINDOW;
-        try (java.nio.channels.FileChannel out = java.nio.channels.FileChannel.open(path,
-                java.nio.file.StandardOpenOption.CREATE_NEW, java.nio.file.StandardOpenOption.WRITE)) {
-            ByteBuffer chunk = ByteBuffer.allocate(4 * MIB);
-            new Random(2).nextBytes(chunk.array());
-            for (long at = 0; at < size; at += chunk.capacity()) out.write(chunk.clear(), at);
-            out.force(false);
-        }
-        try (RawFile raw = NativeRawFile.open(path, 0)) {
-            raw.advise(0, size, Advice.DONTNEED);
-        }
+        Path path = uncachedRandomFile("long", size, 2);
         assertEquals(0, PageCache.residency(path).residentPages(), "the file should start uncached");
 
         try (RawFile raw = NativeRawFile.open(path, 0)) {
@@ -105,18 +95,8 @@ class EvictCloseTest {
     @Test
     void closeLeavesWhatOthersCachedElsewhereSinceOpen() throws IOException {
         ExternalTools.requireNativeLibrary();
-        Path path = dir.resolve("shared");
         long size = 64L * MIB;
-        try (java.nio.channels.FileChannel out = java.nio.channels.FileChannel.open(path,
-                java.nio.file.StandardOpenOption.CREATE_NEW, java.nio.file.StandardOpenOption.WRITE)) {
-            ByteBuffer chunk = ByteBuffer.allocate(4 * MIB);
-            new Random(3).nextBytes(chunk.array());
-            for (long at = 0; at < size; at += chunk.capacity()) out.write(chunk.clear(), at);
-            out.force(false);
-        }
-        try (RawFile raw = NativeRawFile.open(path, 0)) {
-            raw.advise(0, size, Advice.DONTNEED);
-        }
+        Path path = uncachedRandomFile("shared", size, 3);
         try (RawFile raw = NativeRawFile.open(path, 0)) {
             EvictPolicy policy = new EvictPolicy(raw);
             policy.read(new ByteBuffer[] {ByteBuffer.allocateDirect(MIB)}, 40L * MIB);
@@ -129,6 +109,22 @@ class EvictCloseTest {
         long othersPages = PageCache.residency(path, 0, 16L * MIB).residentPages();
         assertTrue(othersPages >= 16L * MIB / 4096 * 9 / 10, "the other reader's pages stay cached: " + othersPages);
         assertEquals(0, PageCache.residency(path, 32L * MIB, 32L * MIB).residentPages(), "the policy's own are dropped");
+    }
+
+    /** A new file of random data (from seed), on disk and dropped from the cache. */
+    private Path uncachedRandomFile(String name, long size, long seed) throws IOException {
+        Path path = dir.resolve(name);
+        try (java.nio.channels.FileChannel out = java.nio.channels.FileChannel.open(path,
+                java.nio.file.StandardOpenOption.CREATE_NEW, java.nio.file.StandardOpenOption.WRITE)) {
+            ByteBuffer chunk = ByteBuffer.allocate(4 * MIB);
+            new Random(seed).nextBytes(chunk.array());
+            for (long at = 0; at < size; at += chunk.capacity()) out.write(chunk.clear(), at);
+            out.force(false);
+        }
+        try (RawFile raw = NativeRawFile.open(path, 0)) {
+            raw.advise(0, size, Advice.DONTNEED);
+        }
+        return path;
     }
 
     /**
