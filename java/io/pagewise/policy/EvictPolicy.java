@@ -63,8 +63,6 @@ final class EvictPolicy implements CachePolicy {
     private final ArrayDeque<Long> writeback = new ArrayDeque<>();
     /** Clean windows retired lately, to be dropped once more {@link #RECHECK_WINDOWS} retirements later. */
     private final ArrayDeque<Long> recheck = new ArrayDeque<>();
-    /** Whether any read, write or prefetch went through this policy: a file never used has no pages of ours. */
-    private boolean used;
     /**
      * Every window a read, write or prefetch went through, for the sweep at close: pages others cached after open
      * elsewhere in the file are theirs. Windows past {@link Integer#MAX_VALUE} (a file over 4 PiB) set everTouchedFar
@@ -152,7 +150,6 @@ final class EvictPolicy implements CachePolicy {
         if (first == last && (lastTouch == key || (!dirty && lastTouch == key + 1))) return;
         List<Retired> retired = null;
         synchronized (lock) {
-            used = true;
             if (last < Integer.MAX_VALUE) everTouched.set((int) first, (int) last + 1); else everTouchedFar = true;
             for (long w = first; w <= last; w++) {
                 Boolean wasDirty = active.get(w);
@@ -243,7 +240,6 @@ final class EvictPolicy implements CachePolicy {
         List<Retired> clean = new ArrayList<>();
         List<Long> dirty = new ArrayList<>();
         List<Long> again;
-        boolean wasUsed;
         List<long[]> touchedRanges;
         synchronized (lock) {
             dirty.addAll(writeback);
@@ -259,7 +255,6 @@ final class EvictPolicy implements CachePolicy {
                 else clean.add(new Retired(e.getKey(), false, (e.getKey() + 1 + spillWindows) * WINDOW, -1));
             }
             lastTouch = -1;
-            wasUsed = used;
             touchedRanges = touchedRanges();
         }
         List<long[]> dropped = new ArrayList<>();
@@ -274,7 +269,7 @@ final class EvictPolicy implements CachePolicy {
         for (long[] range : dropped) drop(range[0], range[1]);
         if (file.isNative()) {
             dropAgainWhileCached(dropped);
-            if (wasUsed) sweep(touchedRanges);
+            sweep(touchedRanges); // none when nothing went through this policy: a file never used has no pages of ours
         }
     }
 
@@ -286,8 +281,9 @@ final class EvictPolicy implements CachePolicy {
      * those ranges: what others cached elsewhere in the file since it was opened is theirs.
      */
     private void sweep(List<long[]> touched) throws IOException {
+        if (!tracking || touched.isEmpty()) return;
         long size = file.size();
-        if (!tracking || size <= 0) return;
+        if (size <= 0) return;
         List<long[]> found = new ArrayList<>();
         for (long[] range : touched) {
             long end = Math.min(range[1], size);
