@@ -366,7 +366,8 @@ static jlong transfer_counted(JNIEnv *env, jint fd, jobjectArray buffers, jintAr
 }
 
 /* One buffer's range [position, position + length), the common case of a small read or write: no arrays to read,
- * two calls back into the JVM (the buffer's address and capacity) instead of eleven. Returns as transfer_counted. */
+ * two field reads (the buffer's address and capacity) instead of eleven calls back into the JVM. The buffer is direct:
+ * PositionalIo.transferOne checks that before the call. Returns as transfer_counted. */
 static jlong transfer_one(JNIEnv *env, jint fd, jobject buffer, jint position, jint length, jlong offset, jint flags,
                           int writing, jlongArray asked_out)
 {
@@ -375,7 +376,7 @@ static jlong transfer_one(JNIEnv *env, jint fd, jobject buffer, jint position, j
     if (!request_is_valid(offset, flags, writing))
         return -EINVAL;
     struct iovec iov;
-    iov.iov_base = pw_direct_range(env, buffer, position, length);
+    iov.iov_base = pw_known_direct_range(env, buffer, position, length);
     if (iov.iov_base == NULL)
         return -EFAULT;
     iov.iov_len = (size_t) length;

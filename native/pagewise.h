@@ -59,4 +59,8 @@ int pw_register_space(JNIEnv *env);
  * or NULL when the buffer is not direct or the range is out of its bounds. */
 void *pw_direct_range(JNIEnv *env, jobject buffer, jint position, jint length);
 
+/* pw_direct_range for a buffer the Java caller has checked is direct (isDirect()): the class is not checked again,
+ * the bounds are. Such a buffer's address is never NULL unless it holds no memory. */
+void *pw_known_direct_range(JNIEnv *env, jobject buffer, jint position, jint length);
+
 #endif

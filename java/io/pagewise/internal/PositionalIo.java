@@ -130,6 +130,7 @@ public final class PositionalIo {
     private static native long pwritev0(int fd, ByteBuffer[] buffers, int[] positions, int[] lengths, int count,
                                         long offset, int flags, long[] asked);
 
+    // buffer must be direct: C reads its address field without checking its class (transferOne checks).
     private static native long pread0(int fd, ByteBuffer buffer, int position, int length, long offset, int flags,
                                       long[] asked);
 

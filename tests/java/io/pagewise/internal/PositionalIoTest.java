@@ -96,6 +96,25 @@ class PositionalIoTest {
     }
 
     @Test
+    void heapBuffersAreRefusedBeforeTheNativeCall() throws Exception {
+        // pread0/pwrite0 read a buffer's address field without checking its class: this check is what keeps a heap
+        // buffer's array offset from being taken for an address.
+        Path path = dir.resolve("heap");
+        Files.write(path, new byte[100]);
+        int fd = FileDescriptors.open(path, 0);
+        try {
+            ByteBuffer heap = ByteBuffer.allocate(100);
+            assertThrows(IllegalArgumentException.class, () -> PositionalIo.read(fd, heap, 0, 0, null), "read");
+            assertThrows(IllegalArgumentException.class, () -> PositionalIo.write(fd, heap, 0, 0, null), "write");
+            assertThrows(IllegalArgumentException.class,
+                    () -> PositionalIo.read(fd, new ByteBuffer[] {heap}, 0, 0, null), "read of one in an array");
+            assertEquals(0, heap.position());
+        } finally {
+            FileDescriptors.close(fd);
+        }
+    }
+
+    @Test
     void aioWriteOfAVectorLongerThanIovMaxIsOneIoSubmitPerBatch() throws Exception {
         Path path = dir.resolve("aio");
         Files.write(path, new byte[0]);
@@ -150,6 +169,7 @@ class PositionalIoTest {
             assertEquals(-(long) Errno.EFAULT, m.invoke(null, fd, ok, 50, 51, 0L, 0, null), "past capacity");
             assertEquals(-(long) Errno.EFAULT, m.invoke(null, fd, ok, -1, 10, 0L, 0, null), "negative position");
             assertEquals(-(long) Errno.EFAULT, m.invoke(null, fd, ok, 0, -1, 0L, 0, null), "negative length");
+            // transferOne refuses heap buffers before the call; C still refuses one whose "address" is an array offset.
             assertEquals(-(long) Errno.EFAULT, m.invoke(null, fd, ByteBuffer.allocate(100), 0, 100, 0L, 0, null), "heap");
             assertEquals(-(long) Errno.EFAULT, m.invoke(null, fd, null, 0, 100, 0L, 0, null), "null buffer");
             assertEquals(-(long) Errno.EINVAL, m.invoke(null, fd, ok, 0, 100, -1L, 0, null), "negative offset");
