@@ -74,13 +74,12 @@ final class Connection {
         } catch (AccessRefused e) {
             server.refused(who, e.getMessage());
         } catch (ProtocolViolation e) {
-            server.events().protocolError();
-            log.log(Level.WARNING, who + ": dropped: " + e.getMessage());
+            server.protocolViolation(who, e.getMessage());
         } catch (EOFException e) {
-            if (!server.stopping() && !idleClosed) log.log(Level.INFO, who + ": client went away: " + e.getMessage());
+            if (!server.stopping() && !idleClosed) server.endedAbruptly(who, "client went away: " + e.getMessage());
         } catch (IOException e) {
             if (!server.stopping() && !idleClosed) {
-                log.log(Level.INFO, who + ": closed: " + (e.getMessage() != null ? e.getMessage() : e.toString()));
+                server.endedAbruptly(who, "closed: " + (e.getMessage() != null ? e.getMessage() : e.toString()));
             }
         } catch (RuntimeException e) {
             if (!server.stopping()) log.log(Level.ERROR, who + ": closed: " + e, e);

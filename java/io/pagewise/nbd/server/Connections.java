@@ -41,6 +41,8 @@ final class Connections {
     private final AtomicInteger ids = new AtomicInteger();
     private final LogThrottle timeoutLog = new LogThrottle("dropped");
     private final LogThrottle refusalLog = new LogThrottle("refused");
+    private final LogThrottle violationLog = new LogThrottle("dropped for protocol errors");
+    private final LogThrottle endLog = new LogThrottle("ended without a clean disconnect");
     /** Runs the handshake timeouts and the idle checks. */
     private final ScheduledThreadPoolExecutor timer;
     private final Thread acceptor;
@@ -127,6 +129,17 @@ final class Connections {
     void refused(String who, String why) {
         settings.events().accessRefused();
         refusalLog.warn(log(), () -> who + ": " + why);
+    }
+
+    /** Logs (at most once a second) and counts a client dropped for breaking the protocol. */
+    void protocolViolation(String who, String why) {
+        settings.events().protocolError();
+        violationLog.warn(log(), () -> who + ": dropped: " + why);
+    }
+
+    /** Logs at INFO (at most once a second: a flood of clients that connect and hang up) a connection that just ended. */
+    void endedAbruptly(String who, String how) {
+        endLog.log(log(), System.Logger.Level.INFO, () -> who + ": " + how);
     }
 
     private String describePeer(SocketChannel channel) {

@@ -17,6 +17,12 @@ final class LogThrottle {
 
     /** Logs the message at WARNING, with how many were held back since the last one, unless it is held back. */
     void warn(System.Logger log, Supplier<String> message) {
+        log(log, Level.WARNING, message);
+    }
+
+    /** Logs the message at level, with how many were held back since the last one, unless it is held back. */
+    void log(System.Logger log, Level level, Supplier<String> message) {
+        if (!log.isLoggable(level)) return;
         int count;
         synchronized (this) {
             long now = System.nanoTime();
@@ -28,7 +34,7 @@ final class LogThrottle {
             count = heldBack;
             heldBack = 0;
         }
-        log.log(Level.WARNING, message.get()
+        log.log(level, message.get()
                 + (count > 0 ? "; " + count + " more " + heldBackAs + " since the last such message" : ""));
     }
 }

@@ -199,6 +199,30 @@ class BadInputTest {
     }
 
     @Test
+    void aFloodOfBadClientsIsCountedInFullButLoggedAtMostOnceASecond() throws Exception {
+        server(null);
+        long start = System.nanoTime();
+        int flood = 30;
+        for (int i = 0; i < flood; i++) {
+            try (Client bad = new Client().greeted(3)) {
+                bad.write(ByteBuffer.allocate(16).putLong(0x1234567812345678L).putInt(7).putInt(0).flip());
+                assertTrue(bad.closedByServer());
+            }
+        }
+        long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
+        assertTrue(warnings("bad option magic") <= seconds + 1, warnings("bad option magic") + " lines in " + seconds + " s");
+        assertEquals(flood, server.server.stats().protocolErrors());
+        Thread.sleep(1100);
+        try (Client bad = new Client().greeted(3)) {
+            bad.write(ByteBuffer.allocate(16).putLong(0x1234567812345678L).putInt(7).putInt(0).flip());
+            assertTrue(bad.closedByServer());
+        }
+        // The next line that gets through says how many were held back.
+        assertEquals(1, warnings("more dropped for protocol errors since the last such message"),
+                server.log.entries().toString());
+    }
+
+    @Test
     void unknownClientFlagsDropTheConnection() throws Exception {
         server(null);
         try (Client bad = new Client().greeted(0x80 | 1)) {
