@@ -271,25 +271,44 @@ public final class Copier {
                         + " at offset " + position + " failed: " + e.getMessage(), position, e);
             }
             long mapped = position;
+            long described = position;
+            // position stays on a multiple of the alignment (or at until): a record finer than the destination's
+            // block copies the whole blocks its changes touch, and skips only whole unchanged blocks.
             for (Extent run : runs) {
                 long start = Math.max(position, run.offset());
                 long end = Math.min(until, run.end());
                 if (end <= position) continue;
+                described = end;
                 // A gap in the record is copied: it is only ever a cost, never a missed change.
-                if (start > position) queueWork(source, queue, requestSize, position, start);
+                if (start > position) position = queueAligned(source, queue, requestSize, position, start, until);
                 if (run.hole()) {
-                    finished(end - start);
-                } else {
-                    queueWork(source, queue, requestSize, start, end);
+                    long skipEnd = end == until ? until : end / alignment * alignment;
+                    if (skipEnd > position) {
+                        finished(skipEnd - position);
+                        position = skipEnd;
+                    }
+                } else if (end > position) {
+                    position = queueAligned(source, queue, requestSize, position, end, until);
                 }
-                position = end;
                 if (stopped()) break;
+            }
+            // Only an unchanged run smaller than a block was described: copied with what follows it.
+            if (position == mapped && described > position && !stopped()) {
+                position = queueAligned(source, queue, requestSize, position, described, until);
             }
             if (position == mapped && !stopped()) {
                 throw new CopyException("the dirty bitmap " + changes.bitmapName() + " of " + source.name()
                         + " described nothing at offset " + position, position, null);
             }
         }
+    }
+
+    /** Queues [from, to rounded up to the alignment, at most until) as queueWork does; returns where it ended. */
+    private long queueAligned(BlockDevice source, BlockingQueue<Work> queue, int requestSize, long from, long to,
+            long until) throws IOException, InterruptedException {
+        long end = alignUp(to, until);
+        queueWork(source, queue, requestSize, from, end);
+        return end;
     }
 
     /** Queues [from, to) of the source as its allocation map describes it: data to copy, holes to zero. */

@@ -404,6 +404,53 @@ class CopierTest {
         for (int at = data.length; at < after.length; at++) assertEquals(0x33, after[at], "byte " + at + " past the copy");
     }
 
+    /**
+     * An incremental copy from a record at 512-byte granularity into a device that takes whole 4 KiB blocks only: the
+     * blocks the changes touch are copied whole, whole unchanged blocks are skipped, and nothing unaligned is sent.
+     */
+    @Test
+    void changesFinerThanTheDestinationsBlockAreCopiedAsWholeBlocks() throws Exception {
+        int size = 64 * 1024 + 1000; // a short last block too
+        byte[] old = new byte[size];
+        new Random(16).nextBytes(old);
+        byte[] now = old.clone();
+        long[][] changed = {{1000, 500}, {4096 + 512, 512}, {20000, 9000}, {size - 700, 300}};
+        Random random = new Random(17);
+        for (long[] c : changed) {
+            for (int at = (int) c[0]; at < c[0] + c[1]; at++) now[at] = (byte) random.nextInt();
+        }
+        MemoryDevice source = new MemoryDevice(size);
+        source.write(ByteBuffer.wrap(now), 0, false);
+        MemoryDevice memory = new MemoryDevice(size);
+        memory.write(ByteBuffer.wrap(old), 0, false);
+        io.pagewise.device.ChangeTracker record = new io.pagewise.device.ChangeTracker() {
+            @Override public String bitmapName() { return "fine"; }
+
+            @Override public List<Extent> changedRuns(long offset, long length, int maxRuns) {
+                List<Extent> runs = new ArrayList<>();
+                long at = offset;
+                for (long[] c : changed) {
+                    long start = Math.max(at, c[0] / 512 * 512);
+                    long end = Math.min(offset + length, (c[0] + c[1] + 511) / 512 * 512);
+                    if (end <= at) continue;
+                    if (start > at) runs.add(new Extent(at, Math.min(start, offset + length) - at, true));
+                    if (start >= offset + length) break;
+                    runs.add(new Extent(start, end - start, false));
+                    at = end;
+                }
+                if (at < offset + length) runs.add(new Extent(at, offset + length - at, true));
+                return runs.subList(0, Math.min(maxRuns, runs.size()));
+            }
+        };
+        CopyResult result = new Copier(new CopyOptions()).copy(source, new BlocksOnly(memory, 4096), record);
+        byte[] after = new byte[size];
+        memory.readFully(ByteBuffer.wrap(after), 0);
+        assertArrayEquals(now, after);
+        // The blocks touched: [0, 8 KiB), [16 KiB, 32 KiB) and the short last block; the rest is skipped unread.
+        assertEquals(8192 + 16384 + (size - 65536), result.dataBytes() + result.zeroedBytes() + result.skippedBytes(),
+                result.toString());
+    }
+
     private static MemoryDevice filled(int size, byte value) {
         MemoryDevice memory = new MemoryDevice(size);
         byte[] old = new byte[size];
