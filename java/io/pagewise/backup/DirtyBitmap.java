@@ -147,6 +147,10 @@ public final class DirtyBitmap implements Closeable {
         }
     }
 
+    /** What to do about a bitmap file that cannot be used. */
+    private static final String START_AFRESH = "delete the file to start a new bitmap (the next copy from it must then"
+            + " be a full one)";
+
     private static DirtyBitmap reopen(Path file, String name, Path image, long imageSize, long granularity,
                                       FileChannel channel) throws IOException {
         ByteBuffer header = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
@@ -155,9 +159,11 @@ public final class DirtyBitmap implements Closeable {
         CRC32C crc = new CRC32C();
         crc.update(header.array(), 0, HEADER - 4);
         if (header.getLong(0) != MAGIC || (int) crc.getValue() != header.getInt(HEADER - 4)) {
-            throw new IOException(file + ": not a pagewise dirty bitmap, or its header is damaged");
+            throw new IOException(file + ": not a pagewise dirty bitmap, or its header is damaged; " + START_AFRESH);
         }
-        if (header.getInt(8) != VERSION) throw new IOException(file + ": bitmap version " + header.getInt(8) + " is unknown");
+        if (header.getInt(8) != VERSION) {
+            throw new IOException(file + ": bitmap version " + header.getInt(8) + " is unknown; " + START_AFRESH);
+        }
         int flags = header.getInt(12);
         long savedGranularity = header.getLong(16);
         long savedSize = header.getLong(24);
@@ -167,7 +173,8 @@ public final class DirtyBitmap implements Closeable {
         String savedName = new String(header.array(), 52, Math.min(nameLength, 1024), StandardCharsets.UTF_8);
         if (!savedName.equals(name)) throw new IOException(file + " holds bitmap '" + savedName + "', not '" + name + "'");
         if (savedGranularity != granularity) {
-            throw new IOException(file + " has a granularity of " + savedGranularity + " bytes, not " + granularity);
+            throw new IOException(file + " has a granularity of " + savedGranularity + " bytes, not " + granularity
+                    + ": give that granularity, or " + START_AFRESH);
         }
         boolean valid = (flags & INVALID) == 0 && savedSize == imageSize;
         // A clean close saved the image's modification time: a different one means writes we did not see. After an

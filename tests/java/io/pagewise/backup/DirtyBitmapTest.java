@@ -132,6 +132,7 @@ class DirtyBitmapTest {
         IOException e = assertThrows(IOException.class, () -> DirtyBitmap.open(file, "b", null, 16 * G, G));
         assertTrue(e.getMessage().contains(file + ": not a pagewise dirty bitmap, or its header is damaged"),
                 e.getMessage());
+        assertTrue(e.getMessage().contains("delete the file to start a new bitmap"), e.getMessage());
     }
 
     /** Two openers would save their bits over each other's: the second is refused while the first holds it. */
