@@ -15,6 +15,7 @@
 #   JMH text output of PositionalIoBenchmark: target J1
 #   JMH text output of FfmVsJniReadBenchmark (JDK 22+): issue 20's JNI-or-FFM reads (no verdict: see the rounds)
 #   round,threads,op,buffer,api,...   jmh/positional-io-rounds.sh: StorageFile vs FileChannel, paired per round
+#   JMH JSON output (-rf json) of PairedPositionalIoBenchmark: issue 24, both APIs timed call by call, per case
 #   JMH JSON output (-rf json) of PositionalIoBenchmark: issue 24, per thread count, op, buffer and cache mode;
 #                                       given several, also every case over all of them, their forks pooled
 #   round,size,method,load1,...         jmh/ffm-vs-jni-rounds.sh: the same in interleaved rounds, medians and paired
@@ -319,6 +320,40 @@ COMPARED = {
 }
 
 
+def paired_json(path, results):
+    """PairedPositionalIoBenchmark's JMH JSON: both APIs timed call by call in the same iterations; an iteration's
+    speed ratio pagewise / FileChannel is fileChannelNanos / pagewiseNanos."""
+    print(f"\n{path}: issue 24, StorageFile against FileChannel, paired call by call in one JVM "
+          "(PairedPositionalIoBenchmark); µs per call: median over iterations; ratio: median of the iterations' "
+          "FileChannel time / pagewise time (speed of pagewise over FileChannel); per fork: each fork's summed "
+          "ratio (min–max)")
+    print("| threads | op | buffer | mode | size | pagewise µs/call | FileChannel µs/call | ratio | per fork | iterations ≥ 1.00 | at least as fast (ratio ≥ 1.00) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    order = {m: i for i, m in enumerate(COMPARED)}
+    rows, met = [], []
+    for r in results:
+        method = r["benchmark"].rsplit(".", 1)[1]
+        p = r["params"]
+        seconds = float(r["measurementTime"].split()[0])
+        ops = r["primaryMetric"]["rawData"]
+        mine = r["secondaryMetrics"]["pagewiseNanos"]["rawData"]
+        theirs = r["secondaryMetrics"]["fileChannelNanos"]["rawData"]
+        ratios = [t / m for fm, ft in zip(mine, theirs) for m, t in zip(fm, ft)]
+        forks = [sum(ft) / sum(fm) for fm, ft in zip(mine, theirs)]
+        calls = [o * seconds for fork in ops for o in fork]
+        us_mine = median([m / c / 1000 for m, c in zip([x for f in mine for x in f], calls)])
+        us_theirs = median([t / c / 1000 for t, c in zip([x for f in theirs for x in f], calls)])
+        key = (r["threads"], method.rstrip("4"), p["buffer"], order.get(p["mode"], 99), p["mode"], int(p["size"]))
+        ok = median(ratios) >= 1.0
+        rows.append((key, f"| {key[0]} | {key[1]} | {key[2]} | {key[4]} | {key[5]} | {us_mine:.2f} | {us_theirs:.2f} "
+                     f"| {median(ratios):.3f} | {min(forks):.3f}–{max(forks):.3f} "
+                     f"| {sum(x >= 1.0 for x in ratios)} of {len(ratios)} | {verdict(ok)} |"))
+        met.append(ok)
+    for _, line in sorted(rows):
+        print(line)
+    print(f"cases met: {sum(met)} of {len(met)}")
+
+
 def positional_json(path, results):
     """PositionalIoBenchmark's JMH JSON (-rf json): every measured iteration of every fork, pagewise and FileChannel
     of each case run back to back (the parameter via is last in JMH's order)."""
@@ -513,6 +548,8 @@ for path in paths:
         positional_rounds(path, list(csv.DictReader(text.splitlines())))
     elif header.startswith("mode,op,sizeMiB,"):
         cache_modes(path, list(csv.DictReader(text.splitlines())))
+    elif text.lstrip().startswith("[") and "PairedPositionalIoBenchmark." in text:
+        paired_json(path, json.loads(text))
     elif text.lstrip().startswith("[") and "PositionalIoBenchmark." in text:
         positional_json(path, json.loads(text))
         pooled.append((path, json.loads(text)))
