@@ -237,11 +237,19 @@ public final class FileDevice implements BlockDevice {
     @Override
     public boolean canMultiConn() { return true; }
 
+    /**
+     * The O_DIRECT alignment ({@link StorageFile#requestAlignment()}), or 1 when the file's size is no multiple of it:
+     * a client keeping to a minimum could not reach the last bytes (the NBD spec wants the size a multiple of the
+     * minimum), and the file takes any request, unaligned ones bounced.
+     */
     @Override
-    public int minimumBlockSize() { return file.requestAlignment(); }
+    public int minimumBlockSize() {
+        int alignment = file.requestAlignment();
+        return size % alignment == 0 ? alignment : 1;
+    }
 
     @Override
-    public int preferredBlockSize() { return Math.max(4096, minimumBlockSize()); }
+    public int preferredBlockSize() { return Math.max(4096, file.requestAlignment()); }
 
     @Override
     public void close() throws IOException {
