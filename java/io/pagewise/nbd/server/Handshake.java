@@ -411,7 +411,8 @@ final class Handshake {
     }
 
     private void replyError(int code, int type, String message) throws IOException {
-        reply(code, type, ByteBuffer.wrap(utf8(message)));
+        // Messages echo what the client sent; libnbd drops a connection whose error string is over the limit.
+        reply(code, type, ByteBuffer.wrap(utf8Within(message, MAX_STRING)));
     }
 
     private void reply(int code, int type, ByteBuffer data) throws IOException {

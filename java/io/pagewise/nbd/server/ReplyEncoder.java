@@ -3,7 +3,6 @@ package io.pagewise.nbd.server;
 import static io.pagewise.nbd.wire.Protocol.*;
 
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 /**
@@ -68,8 +67,8 @@ final class ReplyEncoder {
     void error(Request r, int error, String message) {
         start(r);
         if (structured) {
-            byte[] text = message.getBytes(StandardCharsets.UTF_8);
-            int n = Math.min(text.length, MAX_MESSAGE);
+            byte[] text = utf8Within(message, MAX_MESSAGE);
+            int n = text.length;
             r.addSegment(chunk(r, REPLY_FLAG_DONE, REPLY_TYPE_ERROR, 6 + n, 6 + n).putInt(error).putShort((short) n)
                     .put(text, 0, n).flip());
         } else {

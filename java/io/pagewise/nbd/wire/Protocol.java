@@ -126,6 +126,21 @@ public final class Protocol {
      */
     public static final int MAX_PAYLOAD = 64 << 20;
 
+    /** The longest string the protocol allows anywhere, error messages included (spec: "Conventions"). */
+    public static final int MAX_STRING = 4096;
+
+    /**
+     * {@return text as UTF-8, cut to at most maxBytes on a character boundary}: a message that echoes what a client
+     * sent (an export name of 4096 bytes) must still fit the limit, and a cut inside a character is not UTF-8.
+     */
+    public static byte[] utf8Within(String text, int maxBytes) {
+        byte[] bytes = text.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        if (bytes.length <= maxBytes) return bytes;
+        int end = maxBytes;
+        while (end > 0 && (bytes[end] & 0xC0) == 0x80) end--; // bytes[end] continues a character: cut before it
+        return java.util.Arrays.copyOf(bytes, end);
+    }
+
     public static String commandName(int type) {
         switch (type) {
             case CMD_READ: return "READ";

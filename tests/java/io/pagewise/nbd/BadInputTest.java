@@ -223,6 +223,30 @@ class BadInputTest {
     }
 
     @Test
+    void anErrorEchoingALongExportNameStaysWithinTheProtocolsStringLimit() throws Exception {
+        server(null);
+        // 4096 bytes of two-byte characters: "no export named '...'" would be 4116 bytes; the cut must not split one.
+        byte[] name = "\u00e9".repeat(2048).getBytes(StandardCharsets.UTF_8);
+        try (Client client = new Client().greeted(3)) {
+            client.option(7, 4 + name.length + 2, ByteBuffer.allocate(4 + name.length + 2).putInt(name.length).put(name)
+                    .putShort((short) 0).array());
+            ByteBuffer head = client.read(20);
+            assertEquals(0x3e889045565a9L, head.getLong());
+            assertEquals(7, head.getInt());
+            assertEquals(0x80000000 | 6, head.getInt(), "NBD_REP_ERR_UNKNOWN");
+            int length = head.getInt();
+            assertTrue(length <= 4096, "error string of " + length + " bytes");
+            byte[] message = new byte[length];
+            client.read(length).get(message);
+            java.nio.charset.CharsetDecoder strict = StandardCharsets.UTF_8.newDecoder();
+            String text = strict.decode(ByteBuffer.wrap(message)).toString(); // throws on a split character
+            assertTrue(text.startsWith("no export named '\u00e9\u00e9"), text.substring(0, 40));
+            client.option(3, 0, null); // the connection goes on
+            assertEquals(2, client.optionReply(3));
+        }
+    }
+
+    @Test
     void unknownClientFlagsDropTheConnection() throws Exception {
         server(null);
         try (Client bad = new Client().greeted(0x80 | 1)) {
