@@ -2,9 +2,13 @@ package io.pagewise.policy;
 
 import io.pagewise.Alignment;
 import io.pagewise.CacheMode;
+import io.pagewise.internal.Advice;
 import io.pagewise.internal.BufferPool;
 import io.pagewise.internal.Buffers;
 import io.pagewise.internal.Errno;
+import io.pagewise.internal.FileDescriptors;
+import io.pagewise.internal.Mincore;
+import io.pagewise.internal.NativeRawFile;
 import io.pagewise.internal.RawFile;
 import io.pagewise.internal.Space;
 import java.io.IOException;
@@ -25,23 +29,30 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  *
  * <p>Two writers can share an edge block, and a read-modify-write of a block must not undo another write to it, so
  * every write passes a {@link BlockGate}: one that reads and writes back an edge block runs alone with respect to any
- * other write or fallocate covering that block. A write that ends in a partial block reaching past the end of the file pads that block, so it must
- * truncate back: such writes run alone (write lock); all other writes share the read lock.
+ * other write or fallocate covering that block.
+ *
+ * <p>A write that ends inside a block reaching past the end of the file (the last block of a file whose size is no
+ * multiple of the block) cannot go by O_DIRECT: that writes whole blocks, and would grow the file past the write's end.
+ * Its bytes in that block go through a second descriptor of the file without O_DIRECT, and are then written back and
+ * dropped from the page cache: the file grows to the write's end and no further, and never shows another size.
  */
 final class DirectPolicy implements CachePolicy {
     private final RawFile file;
     private final CacheMode mode;
     private final int block;
     private final int memoryAlignment;
+    /** The page size: what the page cache holds, writes back and drops. */
+    private final int page = Mincore.pageSize();
     /** The largest request end whose block-aligned span still fits in a long. */
     private final long maxEnd;
     private final BlockGate gate;
-    /**
-     * Shared by writes that leave the size alone, exclusive for resizes and for writes that pad the file to a whole
-     * block and cut it back, so that no one sees or keeps the padding.
-     */
+    /** Shared by writes and fallocate, exclusive for resizes: a write reads the size it decides by under it. */
     private final ReentrantReadWriteLock sizeLock = new ReentrantReadWriteLock();
     private final DirectWriteResidue residue;
+    /** The file without O_DIRECT, for the bytes of a last partial block; opened at first need (guarded by itself). */
+    private final Object bufferedLock = new Object();
+    private RawFile buffered;
+    private boolean closed;
 
     DirectPolicy(RawFile file, CacheMode mode) throws IOException {
         this.file = file;
@@ -117,33 +128,62 @@ final class DirectPolicy implements CachePolicy {
         if (end > maxEnd || end < 0) throw Errno.exception(-Errno.EFBIG, "pwritev", file.path(), offset, length);
         // AIO: into a hole (a sparse file), ext4 serialises synchronous O_DIRECT writes on the inode lock.
         int flags = (fua ? RawFile.DSYNC : 0) | (overwrites(offset, end) ? 0 : RawFile.AIO);
-        // A write ending inside a block writes that whole block; if the block reaches past the end of the file,
-        // the file grows to the block's end and must be cut back. That holds even when end itself is inside the file.
-        // The size is read under the shared lock, which keeps resizes out until the write is done, and read afresh:
-        // another program may have cut the file.
         ReentrantReadWriteLock.ReadLock shared = sizeLock.readLock();
         shared.lock();
         try {
+            // The size is read afresh (another program may have cut the file); resizes wait until the write is done.
             if (end % block == 0 || alignUp(end) <= file.size()) {
                 writeLocked(srcs, offset, end, flags);
                 return;
             }
+            // The last block reaches past the end of the file: what goes there is written buffered.
+            long tail = Math.max(offset, alignDown(end));
+            if (tail > offset) writeLocked(srcs, offset, tail, flags);
+            writeTail(srcs, tail, end, fua || mode.syncsEveryWrite());
         } finally {
             shared.unlock();
         }
-        sizeLock.writeLock().lock();
+    }
+
+    /**
+     * Writes [from, end), inside the block that reaches past the end of the file, through the buffered descriptor,
+     * then writes its page back (durably when durable) and drops it from the page cache. The kernel caches, writes
+     * back and drops whole pages, blocks of other writes in that page included (a page holds up to 8 blocks of 512
+     * bytes), so no other write may touch the page meanwhile: the gate keeps them out from its start to the end of
+     * the file. An O_DIRECT read sees the page while it is still cached: the kernel writes dirty pages back first.
+     */
+    private void writeTail(ByteBuffer[] srcs, long from, long end, boolean durable) throws IOException {
+        long pageStart = from - from % page;
+        RawFile twin = buffered();
+        int length = (int) (end - from);
+        ByteBuffer bounce = BufferPool.shared().take();
+        BlockGate.Pass pass = gate.enterAlone(pageStart, Long.MAX_VALUE);
         try {
-            long sizeBefore = file.size();
-            long sizeAfter = Math.max(sizeBefore, end);
-            writeLocked(srcs, offset, end, flags);
-            if (file.size() > sizeAfter) {
-                file.truncate(sizeAfter); // undo the padding of the last block
-                // The padded size went out durable with the data; the size cut back must too, or a power cut leaves
-                // the file longer, with a zero tail.
-                if (fua || mode.syncsEveryWrite()) file.dataSync();
+            Buffers.gather(srcs, bounce.clear(), 0, length);
+            twin.write(bounce.clear().limit(length), from, durable ? RawFile.DSYNC : 0);
+            // Length 0: to the end of the file, so that the last page counts whole.
+            if (!durable) {
+                twin.syncRange(pageStart, 0, Advice.SYNC_WAIT_BEFORE | Advice.SYNC_WRITE | Advice.SYNC_WAIT_AFTER);
             }
+            twin.advise(pageStart, 0, Advice.DONTNEED);
         } finally {
-            sizeLock.writeLock().unlock();
+            gate.leave(pass);
+            BufferPool.shared().give(bounce);
+        }
+    }
+
+    /** The buffered descriptor, opened with the same access as the file's own (a read-only file's writes must fail). */
+    private RawFile buffered() throws IOException {
+        synchronized (bufferedLock) {
+            if (buffered != null) return buffered;
+            if (closed) throw new java.nio.channels.ClosedChannelException();
+            if (!(file instanceof NativeRawFile)) {
+                throw new IOException("O_DIRECT writes into the last, partial block of " + file.path()
+                        + " need a second descriptor, which only the native library opens");
+            }
+            NativeRawFile main = (NativeRawFile) file;
+            buffered = main.reopen(main.kernelOpenFlags() & FileDescriptors.READ_WRITE);
+            return buffered;
         }
     }
 
@@ -250,7 +290,17 @@ final class DirectPolicy implements CachePolicy {
         file.dataSync();
     }
 
-    /** The size as no write sees it padded: a write that pads and cuts back holds the lock exclusively. */
+    /** Closes the buffered descriptor, if one was opened. */
+    @Override
+    public void close() throws IOException {
+        synchronized (bufferedLock) {
+            closed = true;
+            if (buffered != null) buffered.close();
+            buffered = null;
+        }
+    }
+
+    /** The size, read under the lock that a resize holds exclusively. */
     @Override
     public long size() throws IOException {
         sizeLock.readLock().lock();

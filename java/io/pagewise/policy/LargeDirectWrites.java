@@ -98,7 +98,13 @@ final class LargeDirectWrites {
     void close() throws IOException {
         synchronized (lock) {
             unavailable = true;
-            if (direct != null) direct.file().close();
+            if (direct != null) {
+                try {
+                    direct.close(); // its buffered descriptor, if it opened one
+                } finally {
+                    direct.file().close();
+                }
+            }
             direct = null;
         }
     }

@@ -22,7 +22,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * O_DIRECT specifics: read-modify-write of partial blocks, the padding of the last block that must be cut back,
+ * O_DIRECT specifics: read-modify-write of partial blocks, the last partial block written without growing the file,
  * coherence with buffered readers and writers, and edge blocks shared by many writers at once.
  */
 @Timeout(60)
@@ -157,6 +157,110 @@ class DirectModeTest {
             assertBytes(data, Fixtures.read(file, block, 3 * block, BufferKind.DIRECT), "aligned data");
         }
     }
+    /**
+     * Writes into the last, partial block of a file, watched from outside (stat, as another program or a second
+     * server would see the file): its size never changes, and nothing of the file stays in the page cache. O_DIRECT
+     * writes whole blocks, so that block used to be padded on disk and cut back, and a second device opened on the
+     * file in between (serve --dir) saw, and kept, the padded size.
+     */
+    @ParameterizedTest
+    @EnumSource(value = CacheMode.class, names = {"DIRECT", "DIRECTSYNC"})
+    void writesIntoTheLastPartialBlockNeverChangeTheSizeOthersSee(CacheMode mode) throws Exception {
+        Path path = dir.resolve("odd.raw");
+        long size = (1 << 20) + 7;
+        try (java.io.RandomAccessFile raf = new java.io.RandomAccessFile(path.toFile(), "rw")) {
+            raf.setLength(size);
+        }
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.ConcurrentLinkedQueue<Long> seen = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        Thread watcher = new Thread(() -> {
+            try {
+                while (!stop.get()) {
+                    long now = Files.size(path);
+                    if (now != size && seen.size() < 5) seen.add(now);
+                }
+            } catch (java.io.IOException e) {
+                seen.add(-1L);
+            }
+        });
+        byte[] last = new byte[3];
+        try (StorageFile file = StorageFile.open(path, mode, READ, WRITE)) {
+            watcher.start();
+            long until = System.nanoTime() + 500_000_000L;
+            for (int i = 0; System.nanoTime() < until; i++) {
+                last = new byte[] {(byte) i, (byte) (i >> 8), 7};
+                file.write(ByteBuffer.wrap(last), size - 3);
+                file.write(ByteBuffer.wrap(new byte[600]), size - 600 - 3); // a block and a bit, ending in the last
+            }
+        } finally {
+            stop.set(true);
+            watcher.join(10_000);
+        }
+        assertTrue(seen.isEmpty(), "sizes seen from outside besides " + size + ": " + seen);
+        assertEquals(size, Files.size(path));
+        assertEquals(0, io.pagewise.PageCache.residency(path).residentPages(), "pages left in the page cache");
+        byte[] onDisk = Files.readAllBytes(path);
+        assertBytes(last, java.util.Arrays.copyOfRange(onDisk, (int) size - 3, (int) size), "the last write's bytes");
+    }
+
+    /**
+     * Writers of whole blocks in the last page while another writes into the last, partial block of that page,
+     * which goes through the page cache: the kernel writes that page back whole, so a page read before a block
+     * writer's O_DIRECT write and written back after it would undo it. Each writer reads its block back after every
+     * write; the file is a hole at first, so block writes go by io_submit, whose completion drops cached pages late.
+     */
+    @ParameterizedTest
+    @EnumSource(value = CacheMode.class, names = {"DIRECT"})
+    void blockWritersBesideTheLastPartialBlockKeepTheirBytes(CacheMode mode) throws Exception {
+        Path path = dir.resolve("last-page.raw");
+        try (StorageFile file = StorageFile.open(path, mode, READ, WRITE, CREATE_NEW)) {
+            int block = file.alignment().offset();
+            int page = 4096;
+            org.junit.jupiter.api.Assumptions.assumeTrue(block * 2 <= page,
+                    "O_DIRECT alignment " + block + " here: one block per page, nothing shares the last page");
+            long size = (1 << 20) + page - 100; // the last page: whole blocks, then a partial one
+            file.resize(size);
+            long pageStart = (1 << 20);
+            int writers = Math.min(3, (page - 100) / block - 1);
+            java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+            java.util.concurrent.ConcurrentLinkedQueue<String> wrong = new java.util.concurrent.ConcurrentLinkedQueue<>();
+            List<Thread> threads = new ArrayList<>();
+            for (int w = 0; w < writers; w++) {
+                long at = pageStart + (long) w * block;
+                int id = w;
+                threads.add(new Thread(() -> {
+                    try {
+                        ByteBuffer out = ByteBuffer.allocateDirect(block + 8192).alignedSlice(4096).slice(0, block);
+                        ByteBuffer in = ByteBuffer.allocateDirect(block + 8192).alignedSlice(4096).slice(0, block);
+                        for (int i = 1; !stop.get() && wrong.size() < 3; i++) {
+                            for (int b = 0; b < block; b++) out.put(b, (byte) (i * 7 + id));
+                            file.write(out.clear(), at);
+                            file.trim(at, block); // a hole again: the next write goes by io_submit
+                            file.write(out.clear(), at);
+                            file.read(in.clear(), at);
+                            if (!in.clear().equals(out.clear())) wrong.add("block at " + at + ": write " + i + " undone");
+                        }
+                    } catch (Exception e) {
+                        wrong.add(at + ": " + e);
+                    }
+                }));
+            }
+            threads.add(new Thread(() -> {
+                try {
+                    for (int i = 0; !stop.get(); i++) file.write(ByteBuffer.wrap(new byte[] {(byte) i, 1, 2, 3}), size - 4);
+                } catch (Exception e) {
+                    wrong.add("tail: " + e);
+                }
+            }));
+            threads.forEach(Thread::start);
+            Thread.sleep(1500);
+            stop.set(true);
+            for (Thread t : threads) t.join(10_000);
+            assertTrue(wrong.isEmpty(), wrong.toString());
+            assertEquals(size, Files.size(path));
+        }
+    }
+
     /** A file cut by someone else: the next short write does not leave the file padded to a whole block. */
     @ParameterizedTest
     @EnumSource(value = CacheMode.class, names = {"DIRECT", "DIRECTSYNC"})
