@@ -235,8 +235,9 @@ public final class ServeCommand {
         if (o.socket != null && (o.port != null || o.bind != null)) {
             throw new UsageException("--socket cannot be combined with --port or --bind");
         }
-        if (o.maxInflightBytes != null && o.maxInflightBytes < 64 * 1024) {
-            throw new UsageException("--max-inflight-bytes must be at least 64K");
+        if (o.maxInflightBytes != null && o.maxInflightBytes < 256 * 1024) {
+            throw new UsageException("--max-inflight-bytes must be at least 256K: one connection may hold a quarter"
+                    + " of it, which must fit a 64K payload buffer");
         }
         if (o.upstream != null && (o.create != null || o.cacheGiven || o.hint != AccessHint.NORMAL)) {
             throw new UsageException("--create, --cache and --hint apply to a FILE, not to a proxied " + o.upstream);

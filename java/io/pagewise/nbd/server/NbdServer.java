@@ -304,6 +304,8 @@ public final class NbdServer implements Closeable {
         private Duration idleTimeout = Duration.ZERO;
         private Duration shutdownGrace = DEFAULT_SHUTDOWN_GRACE;
         private long maxInflightBytes = 64L << 20;
+        /** Four payload buffers: one connection's quarter of the budget holds at least one. */
+        static final long MIN_INFLIGHT_BYTES = 4L * PayloadBuffers.SMALL;
         private long maxInflightBytesPerConnection;
         private Duration handshakeTimeout = Duration.ofSeconds(10);
         private System.Logger logger;
@@ -489,11 +491,15 @@ public final class NbdServer implements Closeable {
          * default 64 MiB. A READ or WRITE longer than a connection's share of it is served in pieces that fit the
          * share.
          *
-         * @param bytes at least 64 KiB
+         * @param bytes at least 256 KiB: a quarter of it must hold one payload buffer (64 KiB), or a single connection
+         *              could hold the whole budget
          * @return this builder
          */
         public Builder maxInflightBytes(long bytes) {
-            if (bytes < PayloadBuffers.SMALL) throw new IllegalArgumentException("max in-flight bytes must be at least 64K");
+            if (bytes < MIN_INFLIGHT_BYTES) {
+                throw new IllegalArgumentException("max in-flight bytes must be at least 256K (" + bytes + " given): a"
+                        + " quarter of it, what one connection may hold, must fit a 64K payload buffer");
+            }
             this.maxInflightBytes = bytes;
             return this;
         }

@@ -2,6 +2,7 @@ package io.pagewise.nbd;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -449,9 +450,26 @@ class BadInputTest {
         }
     }
 
+    /**
+     * At the smallest budget allowed, a client that sends 64 READs and never reads a reply holds its quarter and no
+     * more: another client is still served. Below 256K a quarter was rounded up to one 64K payload buffer, and at 64K
+     * that was the whole budget.
+     */
+    @Test
+    void aClientThatStopsReadingLeavesTheSmallestBudgetToOthers() throws Exception {
+        server(b -> b.maxInflightBytes(256 * 1024).threads(2));
+        try (Client stalled = new Client().transmitting(); Client other = new Client().transmitting()) {
+            for (int i = 0; i < 64; i++) stalled.request(0, 0, 500 + i, (long) i * 65536, 65536);
+            Thread.sleep(300); // the server reads what it can of those, and its replies fill the socket
+            assertTimeoutPreemptively(java.time.Duration.ofSeconds(10), () -> other.readAt(0, 4096),
+                    "a 4 KiB read while another client holds replies unread");
+        }
+        assertThrows(IllegalArgumentException.class, () -> NbdServer.builder().maxInflightBytes(128 * 1024));
+    }
+
     @Test
     void aSmallInflightBudgetSlowsAPipelineButLosesNothing() throws Exception {
-        server(b -> b.maxInflightBytes(64 * 1024).threads(2));
+        server(b -> b.maxInflightBytes(256 * 1024).threads(2));
         try (Client client = new Client().transmitting()) {
             int n = 24;
             int length = 256 * 1024;
