@@ -41,6 +41,12 @@ import org.openjdk.jmh.infra.ThreadParams;
  * the disk), both written, synced and read into the page cache before the trial, and each thread walks both files in
  * lockstep, with a buffer per API. What the FileChannel does in each mode is as in PositionalIoBenchmark: buffered,
  * except with O_DIRECT for DIRECT.
+ *
+ * <p>The two files are not alike: on ext4 (Linux 6.18) 4 KiB writes to the file made first were 7-9 % slower than
+ * to the other, FileChannel against FileChannel. So every case runs with each API on either file ({@code swapFiles})
+ * and jmh/summarize.sh combines the two (the geometric mean of their ratios, in which a file's own speed cancels).
+ * With {@code -Dpagewise.bench.fileChannelOnBoth=true} the pagewise side is a second FileChannel: what the benchmark
+ * itself measures when both sides are the same.
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
@@ -60,9 +66,17 @@ public class PairedPositionalIoBenchmark {
     @Param({"WRITEBACK", "UNSAFE", "EVICT", "DONTCACHE", "DIRECT"})
     public String mode;
 
+    /** false: pagewise gets the file made first; true: FileChannel does. */
+    @Param({"false", "true"})
+    public boolean swapFiles;
+
+    /** The pagewise side as a FileChannel too: the benchmark's own bias, with nothing to tell the sides apart. */
+    private static final boolean FILE_CHANNEL_ON_BOTH = Boolean.getBoolean("pagewise.bench.fileChannelOnBoth");
+
     private Path storagePath;
     private Path channelPath;
     private StorageFile storage;
+    private FileChannel storageSide; // FILE_CHANNEL_ON_BOTH only
     private FileChannel channel;
 
     /** Nanoseconds spent in each API's calls, summed over the iteration (and over the threads). */
@@ -111,13 +125,20 @@ public class PairedPositionalIoBenchmark {
     @Setup(Level.Trial)
     public void open() throws IOException {
         Path dir = Path.of(System.getProperty("pagewise.bench.dir", "/var/tmp"));
-        storagePath = filled(dir);
-        channelPath = filled(dir);
+        Path first = filled(dir);
+        Path second = filled(dir);
+        storagePath = swapFiles ? second : first;
+        channelPath = swapFiles ? first : second;
         CacheMode cacheMode = CacheMode.valueOf(mode);
         storage = StorageFile.open(storagePath, cacheMode, StandardOpenOption.READ, StandardOpenOption.WRITE);
-        channel = cacheMode.isDirect()
-                ? FileChannel.open(channelPath, StandardOpenOption.READ, StandardOpenOption.WRITE, ExtendedOpenOption.DIRECT)
-                : FileChannel.open(channelPath, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        channel = channel(channelPath, cacheMode);
+        if (FILE_CHANNEL_ON_BOTH) storageSide = channel(storagePath, cacheMode);
+    }
+
+    private static FileChannel channel(Path path, CacheMode cacheMode) throws IOException {
+        return cacheMode.isDirect()
+                ? FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE, ExtendedOpenOption.DIRECT)
+                : FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE);
     }
 
     /** A file of FILE_SIZE on disk (synced, its extents allocated) and in the page cache. */
@@ -136,6 +157,7 @@ public class PairedPositionalIoBenchmark {
     public void close() throws IOException {
         storage.close();
         channel.close();
+        if (storageSide != null) storageSide.close();
         for (Path path : new Path[] {storagePath, channelPath}) {
             PageCache.evict(path);
             Files.deleteIfExists(path);
@@ -148,7 +170,7 @@ public class PairedPositionalIoBenchmark {
         int n;
         if (cursor.storageFirst) {
             long t0 = System.nanoTime();
-            n = storage.read(cursor.forStorage.clear(), at);
+            n = readStorage(cursor.forStorage.clear(), at);
             long t1 = System.nanoTime();
             n += readChannel(cursor.forChannel.clear(), at);
             nanos.pagewiseNanos += t1 - t0;
@@ -157,14 +179,22 @@ public class PairedPositionalIoBenchmark {
             long t0 = System.nanoTime();
             n = readChannel(cursor.forChannel.clear(), at);
             long t1 = System.nanoTime();
-            n += storage.read(cursor.forStorage.clear(), at);
+            n += readStorage(cursor.forStorage.clear(), at);
             nanos.fileChannelNanos += t1 - t0;
             nanos.pagewiseNanos += System.nanoTime() - t1;
         }
         return n;
     }
 
+    private int readStorage(ByteBuffer buffer, long at) throws IOException {
+        return storageSide == null ? storage.read(buffer, at) : read(storageSide, buffer, at);
+    }
+
     private int readChannel(ByteBuffer buffer, long at) throws IOException {
+        return read(channel, buffer, at);
+    }
+
+    private static int read(FileChannel channel, ByteBuffer buffer, long at) throws IOException {
         int n = 0;
         while (buffer.hasRemaining()) n += channel.read(buffer, at + n);
         return n;
@@ -175,7 +205,7 @@ public class PairedPositionalIoBenchmark {
         long at = cursor.next(size);
         if (cursor.storageFirst) {
             long t0 = System.nanoTime();
-            storage.write(cursor.forStorage.clear(), at);
+            writeStorage(cursor.forStorage.clear(), at);
             long t1 = System.nanoTime();
             writeChannel(cursor.forChannel.clear(), at);
             nanos.pagewiseNanos += t1 - t0;
@@ -184,13 +214,25 @@ public class PairedPositionalIoBenchmark {
             long t0 = System.nanoTime();
             writeChannel(cursor.forChannel.clear(), at);
             long t1 = System.nanoTime();
-            storage.write(cursor.forStorage.clear(), at);
+            writeStorage(cursor.forStorage.clear(), at);
             nanos.fileChannelNanos += t1 - t0;
             nanos.pagewiseNanos += System.nanoTime() - t1;
         }
     }
 
+    private void writeStorage(ByteBuffer buffer, long at) throws IOException {
+        if (storageSide == null) {
+            storage.write(buffer, at);
+        } else {
+            write(storageSide, buffer, at);
+        }
+    }
+
     private void writeChannel(ByteBuffer buffer, long at) throws IOException {
+        write(channel, buffer, at);
+    }
+
+    private static void write(FileChannel channel, ByteBuffer buffer, long at) throws IOException {
         long done = 0;
         while (buffer.hasRemaining()) done += channel.write(buffer, at + done);
     }
