@@ -85,6 +85,26 @@ class EvictResidencyTest {
     }
 
     /**
+     * A window read again after it was retired is tracked again: the second visit's pages are dropped when it is
+     * retired once more, not left for the sweep at close. (A request skips the tracker's lock when its window was
+     * touched lately; a window retired since must not count as touched.)
+     */
+    @Test
+    void aWindowReadAgainAfterItWasRetiredIsEvictedAgain() throws IOException {
+        long window = 2L << 20;
+        ByteBuffer small = ByteBuffer.allocateDirect(4096);
+        try (StorageFile file = StorageFile.open(image, CacheMode.EVICT)) {
+            file.read(small.clear(), 0);
+            for (int w = 1; w <= 12; w++) file.read(small.clear(), w * window); // window 0 retired
+            for (long at = 0; at < window; at += 4096) file.read(small.clear(), at); // again, all of it
+            for (int w = 20; w <= 60; w++) file.read(small.clear(), w * window); // retired again, and rechecked
+            Residency first = PageCache.residency(image, 0, window);
+            assertTrue(first.residentPages() <= first.totalPages() / 100,
+                    "window 0, read again, still cached before close: " + first);
+        }
+    }
+
+    /**
      * The kernel drops a folio once an RWF_DONTCACHE read has copied from it, even from part of a large folio, so
      * 256 KiB uncached reads made the disk read 1.34x the file. DONTCACHE must read each byte from disk once.
      */
