@@ -24,13 +24,18 @@ public final class NativeRawFile implements RawFile {
     private final long deviceMinor;
     /** Whether a write submitted by io_submit is as durable as a synchronous one here: see {@link #asyncWritesDurable}. */
     private final boolean asyncWritesDurable;
+    /** Whether an O_DIRECT write here leaves nothing in the page cache: see {@link #directWritesBypassCache()}. */
+    private final boolean directBypassesCache;
     /** Read from sysfs on first use (only EVICT needs it); 0 until then. */
     private volatile long readaheadBytes;
 
     private NativeRawFile(Path path, int fd, boolean blockDevice, boolean cached, Alignment alignment,
-                          long deviceMajor, long deviceMinor, long fileSystemType, IoCounters counters) {
+                          long deviceMajor, long deviceMinor, long fileSystemType, boolean directReported,
+                          IoCounters counters) {
         this.path = path;
         this.counters = counters;
+        this.directBypassesCache = blockDevice || (directReported
+                && (fileSystemType == EXT4_SUPER_MAGIC || fileSystemType == XFS_SUPER_MAGIC));
         this.asyncWritesDurable = !blockDevice && asyncWritesDurable(fileSystemType);
         this.fd = fd;
         this.blockDevice = blockDevice;
@@ -77,7 +82,7 @@ public final class NativeRawFile implements RawFile {
             Errno.check(fileSystemType, "fstatfs", path);
             return new NativeRawFile(path, fd, stat[1] == FileDescriptors.TYPE_BLOCK_DEVICE,
                     stat[1] != FileDescriptors.TYPE_OTHER, alignment(direct, stat), stat[4], stat[5], fileSystemType,
-                    counters);
+                    direct[0] > 0, counters);
         } catch (IOException | RuntimeException e) {
             FileDescriptors.close(fd);
             throw e;
@@ -100,6 +105,16 @@ public final class NativeRawFile implements RawFile {
     public static boolean asyncWritesDurable(long fileSystemType) {
         return fileSystemType == EXT4_SUPER_MAGIC || fileSystemType == XFS_SUPER_MAGIC
                 || fileSystemType == BTRFS_SUPER_MAGIC;
+    }
+
+    /**
+     * Whether an O_DIRECT write to this file leaves nothing in the page cache: a block device, or a file on ext4 or
+     * XFS whose direct I/O alignment statx reported. ext4 reports none for a file it writes through the page cache
+     * even under O_DIRECT (data=journal, inline data, fs-verity, encryption without direct I/O support); btrfs caches
+     * the writes of files with data checksums; other file systems are not known to bypass it.
+     */
+    public boolean directWritesBypassCache() {
+        return directBypassesCache;
     }
 
     /** Whether {@link RawFile#AIO} is taken on this file (else such writes go by pwritev2). */

@@ -2,6 +2,7 @@ package io.pagewise.policy;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.CacheMode;
 import io.pagewise.internal.FileDescriptors;
@@ -121,6 +122,13 @@ class DirectAioWritesTest {
             assertArrayEquals(whole, read(policy, 4L * MIB, whole.length));
             assertArrayEquals(Arrays.copyOfRange(straddling, 4096, 8192), read(policy, 5L * MIB, 4096));
             assertEquals(64L * MIB, file.size(), "writes inside the file keep its size");
+
+            // A range known to be allocated is forgotten when a hole is punched into it.
+            policy.write(aligned(page), 4L * MIB + 8192, false);
+            assertEquals(2, counters.aioWrites(), "an overwrite again");
+            assertTrue(policy.fallocate(Space.PUNCH_HOLE, 4L * MIB, 64 * 1024), "punch");
+            policy.write(aligned(page), 4L * MIB + 8192, false);
+            assertEquals(3, counters.aioWrites(), "into the punched hole: by io_submit");
         }
         ResidencyCheck.assertAtMostOnePercent(path, mode + " overwrites by pwritev");
     }
