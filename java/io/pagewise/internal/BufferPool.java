@@ -42,6 +42,17 @@ public final class BufferPool {
         return SMALL.get().clear();
     }
 
+    private static final ThreadLocal<ByteBuffer> POLICY_SMALL = ThreadLocal.withInitial(() -> aligned(SMALL_SIZE));
+
+    /**
+     * A bounce buffer of a cache policy, for a span of at most {@link #SMALL_SIZE}: the thread's own, as
+     * {@link #small()}, but another one, since the policy hands its bounce to a raw file that may bounce through
+     * {@link #small()} itself. Not given back.
+     */
+    public static ByteBuffer policySmall() {
+        return POLICY_SMALL.get().clear();
+    }
+
     /** A new direct buffer of exactly size bytes whose address is a multiple of {@link #ALIGNMENT}. */
     public static ByteBuffer aligned(int size) {
         // alignedSlice also rounds the end down to a multiple, so whole units must fit after the aligned start.

@@ -104,7 +104,8 @@ final class DirectPolicy implements CachePolicy {
         }
         if (aligned(dsts, offset)) return file.read(dsts, offset, RawFile.SHORT_IS_EOF);
         // Any unaligned buffer sends the whole request through the bounce buffer, an aligned span at a time.
-        ByteBuffer bounce = BufferPool.shared().take();
+        boolean small = alignUp(offset + length) - alignDown(offset) <= BufferPool.SMALL_SIZE;
+        ByteBuffer bounce = takeBounce(small);
         try {
             long total = 0;
             for (long left = length; left > 0; ) {
@@ -122,7 +123,7 @@ final class DirectPolicy implements CachePolicy {
             }
             return total;
         } finally {
-            BufferPool.shared().give(bounce);
+            giveBounce(small, bounce);
         }
     }
 
@@ -162,7 +163,7 @@ final class DirectPolicy implements CachePolicy {
         long pageStart = from - from % page;
         RawFile twin = buffered();
         int length = (int) (end - from);
-        ByteBuffer bounce = BufferPool.shared().take();
+        ByteBuffer bounce = BufferPool.policySmall(); // less than a block
         BlockGate.Pass pass = gate.enterAlone(pageStart, Long.MAX_VALUE);
         try {
             Buffers.gather(srcs, bounce.clear(), 0, length);
@@ -174,7 +175,6 @@ final class DirectPolicy implements CachePolicy {
             twin.advise(pageStart, 0, Advice.DONTNEED);
         } finally {
             gate.leave(pass);
-            BufferPool.shared().give(bounce);
         }
     }
 
@@ -231,7 +231,8 @@ final class DirectPolicy implements CachePolicy {
             residue.written(offset, end);
             return;
         }
-        ByteBuffer bounce = BufferPool.shared().take();
+        boolean small = alignUp(end) - alignDown(offset) <= BufferPool.SMALL_SIZE;
+        ByteBuffer bounce = takeBounce(small);
         try {
             long at = offset;
             while (at < end) {
@@ -243,7 +244,7 @@ final class DirectPolicy implements CachePolicy {
             }
             residue.written(offset, end);
         } finally {
-            BufferPool.shared().give(bounce);
+            giveBounce(small, bounce);
         }
     }
 
@@ -286,6 +287,18 @@ final class DirectPolicy implements CachePolicy {
         } finally {
             sizeLock.readLock().unlock();
         }
+    }
+
+    /**
+     * A bounce buffer: the thread's own for a span of at most {@link BufferPool#SMALL_SIZE} (the shared pool's lock
+     * was met by every 4 KiB heap-buffer write from 4 threads), else one of the shared pool.
+     */
+    private static ByteBuffer takeBounce(boolean small) {
+        return small ? BufferPool.policySmall() : BufferPool.shared().take();
+    }
+
+    private static void giveBounce(boolean small, ByteBuffer bounce) {
+        if (!small) BufferPool.shared().give(bounce);
     }
 
     /** Reads the block at offset into bounce[index, index + block), zero-filling past end of file. */
