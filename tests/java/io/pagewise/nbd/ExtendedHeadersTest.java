@@ -258,7 +258,9 @@ class ExtendedHeadersTest {
                     .putShort((short) CMD_FLUSH).putLong(1).putLong(0).putInt(0).putInt(REQUEST_MAGIC).flip());
             assertTrue(client.closedByServer(), "a compact request after extended headers");
         }
-        assertEquals(2, server.log.messages(System.Logger.Level.WARNING, "dropped").size(),
+        // Both counted; logged at most once a second, so the second may be held back.
+        assertEquals(2, server.server.stats().protocolErrors());
+        assertTrue(server.log.messages(System.Logger.Level.WARNING, "dropped").size() >= 1,
                 String.valueOf(server.log.messages(System.Logger.Level.WARNING, "")));
     }
 }
