@@ -691,7 +691,7 @@ public final class StorageFile implements Channel {
     public long size() throws IOException {
         enter();
         try {
-            return policy.size();
+            return file.size();
         } finally {
             exit();
         }

@@ -282,7 +282,7 @@ public final class Copier {
                 // A gap in the record is copied: it is only ever a cost, never a missed change.
                 if (start > position) position = queueAligned(source, queue, requestSize, position, start, until);
                 if (run.hole()) {
-                    long skipEnd = end == until ? until : end / alignment * alignment;
+                    long skipEnd = alignDown(end, until);
                     if (skipEnd > position) {
                         finished(skipEnd - position);
                         position = skipEnd;
@@ -336,7 +336,7 @@ public final class Copier {
                     position = queueRange(queue, position, alignUp(end, to), false, requestSize);
                 } else {
                     long holeStart = alignUp(start, to);
-                    long holeEnd = end == to ? to : end / alignment * alignment;
+                    long holeEnd = alignDown(end, to);
                     if (holeStart > position) position = queueRange(queue, position, holeStart, false, requestSize);
                     if (holeEnd > position) position = queueRange(queue, position, holeEnd, true, requestSize);
                 }
@@ -350,6 +350,11 @@ public final class Copier {
                 throw new CopyException(source.name() + " described nothing at offset " + position, position, null);
             }
         }
+    }
+
+    /** offset rounded down to a multiple of the alignment, unless it is limit (the end of what is queued). */
+    private long alignDown(long offset, long limit) {
+        return offset == limit ? limit : offset / alignment * alignment;
     }
 
     /** offset rounded up to a multiple of the alignment, at most limit. */

@@ -63,11 +63,6 @@ public interface CachePolicy {
         return 1;
     }
 
-    /** The file's size; a policy whose writes pad the file for a moment (DIRECT) does not show the padding. */
-    default long size() throws IOException {
-        return file().size();
-    }
-
     /** Changes the file size. */
     default void resize(long size) throws IOException {
         file().truncate(size);

@@ -330,17 +330,6 @@ final class DirectPolicy implements CachePolicy {
         }
     }
 
-    /** The size, read under the lock that a resize holds exclusively. */
-    @Override
-    public long size() throws IOException {
-        sizeLock.readLock().lock();
-        try {
-            return file.size();
-        } finally {
-            sizeLock.readLock().unlock();
-        }
-    }
-
     @Override
     public void resize(long size) throws IOException {
         sizeLock.writeLock().lock();
