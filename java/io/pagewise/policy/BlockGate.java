@@ -2,6 +2,7 @@ package io.pagewise.policy;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The writes in progress on a DIRECT file, each as the aligned span it writes and the edge blocks it reads, changes
@@ -10,6 +11,13 @@ import java.util.List;
  * conflicts with it: its edge blocks meet another's span, or another's edge blocks meet its span. Aligned writes
  * have no edge blocks and never wait for one another. A write that goes through the page cache ({@link #enterAlone})
  * is all edge: it waits for, and keeps out, every write that meets its span.
+ *
+ * <p>An aligned write while no write with edges is in progress, the common case, only counts itself in and out
+ * ({@link #unlisted}): no lock, no list, since it conflicts with nothing else (from 4 threads the gate's monitor,
+ * taken twice per 4 KiB write, cost DIRECT writes 1-2.5 % against FileChannel's, issue 24). A write with edges
+ * first announces itself ({@link #edged}), then waits until no unlisted write is left; aligned writes that see the
+ * announcement are listed and checked as before. Both sides write their counter before they read the other's, so
+ * at least one of them sees the other.
  */
 final class BlockGate {
     /** One write in progress: [start, end), and the edge blocks at head and tail (-1 for none). */
@@ -28,10 +36,22 @@ final class BlockGate {
             this.tail = tail;
             this.alone = alone;
         }
+
+        private boolean edged() {
+            return alone || head >= 0 || tail >= 0;
+        }
     }
 
+    /** What {@link #enter} returns for an aligned write that was counted, not listed. */
+    private static final Pass UNLISTED = new Pass(0, 0, -1, -1, false);
+
     private final int block;
+    /** Guarded by this. */
     private final List<Pass> inProgress = new ArrayList<>();
+    /** Aligned writes in progress that are in no list. */
+    private final AtomicInteger unlisted = new AtomicInteger();
+    /** Writes with edges that have announced themselves and not left. */
+    private final AtomicInteger edged = new AtomicInteger();
 
     BlockGate(int block) {
         this.block = block;
@@ -39,6 +59,11 @@ final class BlockGate {
 
     /** Waits, not interruptibly, until [start, end) with those edge blocks conflicts with no write in progress. */
     Pass enter(long start, long end, long head, long tail) {
+        if (head < 0 && tail < 0) {
+            unlisted.incrementAndGet();
+            if (edged.get() == 0) return UNLISTED;
+            leaveUnlisted(); // a write with edges is coming or in progress: be listed, so that it sees this span
+        }
         return enter(new Pass(start, end, head, tail, false));
     }
 
@@ -52,9 +77,12 @@ final class BlockGate {
     }
 
     private Pass enter(Pass pass) {
+        boolean edges = pass.edged();
+        if (edges) edged.incrementAndGet();
         boolean interrupted = false;
         synchronized (this) {
-            while (conflicts(pass)) {
+            // An unlisted write's span is not known: one with edges waits until every such write has left.
+            while ((edges && unlisted.get() > 0) || conflicts(pass)) {
                 try {
                     wait();
                 } catch (InterruptedException e) {
@@ -67,9 +95,25 @@ final class BlockGate {
         return pass;
     }
 
-    synchronized void leave(Pass pass) {
-        inProgress.remove(pass);
-        notifyAll();
+    void leave(Pass pass) {
+        if (pass == UNLISTED) {
+            leaveUnlisted();
+            return;
+        }
+        synchronized (this) {
+            inProgress.remove(pass);
+            if (pass.edged()) edged.decrementAndGet();
+            notifyAll();
+        }
+    }
+
+    private void leaveUnlisted() {
+        // The last unlisted write out wakes a write with edges that waits for it.
+        if (unlisted.decrementAndGet() == 0 && edged.get() > 0) {
+            synchronized (this) {
+                notifyAll();
+            }
+        }
     }
 
     private boolean conflicts(Pass pass) {

@@ -13,7 +13,7 @@ import io.pagewise.internal.RawFile;
 import io.pagewise.internal.Space;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.concurrent.locks.StampedLock;
 
 /**
  * O_DIRECT I/O (DIRECTSYNC adds O_DSYNC) that accepts any offset, length and buffers. An aligned request (offset,
@@ -46,8 +46,12 @@ final class DirectPolicy implements CachePolicy {
     /** The largest request end whose block-aligned span still fits in a long. */
     private final long maxEnd;
     private final BlockGate gate;
-    /** Shared by writes and fallocate, exclusive for resizes: a write reads the size it decides by under it. */
-    private final ReentrantReadWriteLock sizeLock = new ReentrantReadWriteLock();
+    /**
+     * Shared by writes and fallocate, exclusive for resizes: a write reads the size it decides by under it. Not
+     * reentrant, and none of its holders takes it again; cheaper per write than a ReentrantReadWriteLock, which
+     * looks up each reader's hold count (issue 24).
+     */
+    private final StampedLock sizeLock = new StampedLock();
     private final DirectWriteResidue residue;
     /**
      * A range that held no hole at the last SEEK_HOLE, {start, end}: writes inside it skip the lseek (about a
@@ -135,8 +139,7 @@ final class DirectPolicy implements CachePolicy {
         if (end > maxEnd || end < 0) throw Errno.exception(-Errno.EFBIG, "pwritev", file.path(), offset, length);
         // AIO: into a hole (a sparse file), ext4 serialises synchronous O_DIRECT writes on the inode lock.
         int flags = (fua ? RawFile.DSYNC : 0) | (overwrites(offset, end) ? 0 : RawFile.AIO);
-        ReentrantReadWriteLock.ReadLock shared = sizeLock.readLock();
-        shared.lock();
+        long shared = sizeLock.readLock();
         try {
             // The size is read afresh (another program may have cut the file); resizes wait until the write is done.
             if (end % block == 0 || alignUp(end) <= file.size()) {
@@ -148,7 +151,7 @@ final class DirectPolicy implements CachePolicy {
             if (tail > offset) writeLocked(srcs, offset, tail, flags);
             writeTail(srcs, tail, end, fua || mode.syncsEveryWrite());
         } finally {
-            shared.unlock();
+            sizeLock.unlockRead(shared);
         }
     }
 
@@ -274,7 +277,7 @@ final class DirectPolicy implements CachePolicy {
     @Override
     public boolean fallocate(int fallocateMode, long offset, long length) throws IOException {
         long end = offset + length;
-        sizeLock.readLock().lock();
+        long shared = sizeLock.readLock();
         try {
             BlockGate.Pass pass = gate.enter(offset, end, -1, -1);
             try {
@@ -285,7 +288,7 @@ final class DirectPolicy implements CachePolicy {
                 gate.leave(pass);
             }
         } finally {
-            sizeLock.readLock().unlock();
+            sizeLock.unlockRead(shared);
         }
     }
 
@@ -332,12 +335,12 @@ final class DirectPolicy implements CachePolicy {
 
     @Override
     public void resize(long size) throws IOException {
-        sizeLock.writeLock().lock();
+        long exclusive = sizeLock.writeLock();
         try {
             allocated = null;
             file.truncate(size);
         } finally {
-            sizeLock.writeLock().unlock();
+            sizeLock.unlockWrite(exclusive);
         }
     }
 }
