@@ -112,4 +112,10 @@ final class AdmissionControl {
         }
         return null;
     }
+
+    /** Logs how many drops and refusals were held back since the last logged, at stop. */
+    void reportHeldBack() {
+        dropLog.reportHeldBack(log);
+        refusalLog.reportHeldBack(log);
+    }
 }

@@ -6,6 +6,7 @@ import java.lang.System.Logger.Level;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -84,6 +85,10 @@ final class Connections {
         for (Connection connection : open) connection.join();
         acceptor.join(10_000);
         timer.shutdownNow();
+        for (LogThrottle throttle : List.of(timeoutLog, refusalLog, violationLog, endLog, settings.context().requestLog())) {
+            throttle.reportHeldBack(log());
+        }
+        admission.reportHeldBack();
     }
 
     private void acceptLoop() {

@@ -10,6 +10,8 @@ final class LogThrottle {
     private final String heldBackAs;
     private long nextNanos = System.nanoTime();
     private int heldBack;
+    /** The level of the messages held back since the last one let through. */
+    private Level heldBackLevel = Level.WARNING;
 
     LogThrottle(String heldBackAs) {
         this.heldBackAs = heldBackAs;
@@ -28,6 +30,7 @@ final class LogThrottle {
             long now = System.nanoTime();
             if (now - nextNanos < 0) {
                 heldBack++;
+                heldBackLevel = level;
                 return;
             }
             nextNanos = now + TimeUnit.SECONDS.toNanos(1);
@@ -36,5 +39,20 @@ final class LogThrottle {
         }
         log.log(level, message.get()
                 + (count > 0 ? "; " + count + " more " + heldBackAs + " since the last such message" : ""));
+    }
+
+    /**
+     * Logs how many messages were held back since the last one let through, if any: at stop, where no later message
+     * would carry the count.
+     */
+    void reportHeldBack(System.Logger log) {
+        int count;
+        Level level;
+        synchronized (this) {
+            count = heldBack;
+            level = heldBackLevel;
+            heldBack = 0;
+        }
+        if (count > 0) log.log(level, count + " more " + heldBackAs + " since the last such message, not logged one by one");
     }
 }

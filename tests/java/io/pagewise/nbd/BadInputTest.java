@@ -16,6 +16,7 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -221,6 +222,23 @@ class BadInputTest {
         // The next line that gets through says how many were held back.
         assertEquals(1, warnings("more dropped for protocol errors since the last such message"),
                 server.log.entries().toString());
+    }
+
+    @Test
+    void messagesHeldBackWhenTheServerStopsAreCountedInTheLog() throws Exception {
+        server(null);
+        for (int i = 0; i < 5; i++) {
+            try (Client bad = new Client().greeted(3)) {
+                bad.write(ByteBuffer.allocate(16).putLong(0x1234567812345678L).putInt(7).putInt(0).flip());
+                assertTrue(bad.closedByServer());
+            }
+        }
+        // Five connections within the throttle's second: the first is logged, four are held back.
+        assertEquals(1, warnings("bad option magic"), server.log.entries().toString());
+        server.server.close();
+        List<String> counts = server.log.messages(System.Logger.Level.WARNING, "more dropped for protocol errors since");
+        assertEquals(List.of("4 more dropped for protocol errors since the last such message, not logged one by one"),
+                counts, server.log.entries().toString());
     }
 
     @Test
