@@ -156,6 +156,7 @@ final class EvictPolicy implements CachePolicy {
         if (length <= 0 || !tracking) return;
         long first = offset / WINDOW;
         long last = (offset + length - 1) / WINDOW;
+        if (othersOnly(first, last, dirty)) return;
         long key = first * 2 + (dirty ? 1 : 0);
         if (first == last) {
             Touch seen = recent.get((int) (first & (RECENT - 1)));
@@ -187,6 +188,17 @@ final class EvictPolicy implements CachePolicy {
             recent.set((int) (last & (RECENT - 1)), new Touch(last * 2 + (active.get(last) ? 1 : 0), generation));
         }
         if (retired != null) retire(retired);
+    }
+
+    /**
+     * Whether tracking windows first to last would come to nothing: every page their retirement would drop or write
+     * back (a clean window's with the readahead spill after it, a dirty one's itself) was cached before the file was
+     * opened, and is never dropped or written back by us. A file read or written at random while it was cached
+     * whole took the lock for nearly every 4 KiB request, 3.5 % of a cached read (issue 24).
+     */
+    private boolean othersOnly(long first, long last, boolean dirty) {
+        long end = last + 1 + (dirty ? 0 : spillWindows);
+        return end < Long.MAX_VALUE / WINDOW && precached.covers(first * WINDOW, end * WINDOW);
     }
 
     /** Queues a retired clean window for its second drop; returns the window now due one (-1 for none). Under lock. */
