@@ -18,7 +18,8 @@ package io.pagewise;
  * <tr><td>DIRECTSYNC</td><td>as DIRECT</td><td>every write is durable before it returns (O_DSYNC)</td>
  *     <td>as DIRECT</td></tr>
  * <tr><td>EVICT</td><td>buffered, and what it touched is evicted behind it in 2 MiB-aligned windows (written back
- *     first), leaving at most about 1 % resident; writes of 256 KiB or more in whole pages from aligned direct
+ *     first): while the file is open the 8 windows in use (16 MiB) and the readahead after them may stay cached,
+ *     and after close at most about 1 % of what it touched; writes of 256 KiB or more in whole pages from aligned direct
  *     buffers go straight to the disk (O_DIRECT, where the file system takes it), never cached</td>
  *     <td>fdatasync, RWF_DSYNC</td><td>native library</td></tr>
  * <tr><td>DONTCACHE</td><td>RWF_DONTCACHE uncached buffered I/O for reads and writes of whole 2 MiB windows
@@ -52,7 +53,10 @@ public enum CacheMode {
     DIRECT(PageCacheUse.BYPASSES, Durability.ON_FLUSH),
     /** {@link #DIRECT} plus {@code O_DSYNC}: every write is durable before it returns. */
     DIRECTSYNC(PageCacheUse.BYPASSES, Durability.EVERY_WRITE),
-    /** Buffered I/O that evicts what it touched behind it, leaving at most about 1 % of it cached. */
+    /**
+     * Buffered I/O that evicts what it touched behind it, leaving at most about 1 % of it cached after close (while
+     * open, up to the 16 MiB in use).
+     */
     EVICT(PageCacheUse.EVICTS_BEHIND, Durability.ON_FLUSH),
     /** {@code RWF_DONTCACHE} uncached buffered I/O, with EVICT's eviction as a safety net; falls back to EVICT. */
     DONTCACHE(PageCacheUse.UNCACHED, Durability.ON_FLUSH);
@@ -122,7 +126,8 @@ public enum CacheMode {
 
     /**
      * Whether this mode does buffered I/O and then drops what it touched, leaving the page cache as it found it
-     * (at most about 1 % of what it touched stays; pages cached before the file was opened are left alone).
+     * (at most about 1 % of what it touched stays after close, and up to the 16 MiB in use while open; pages cached
+     * before the file was opened are left alone).
      *
      * @return true for EVICT and DONTCACHE
      */

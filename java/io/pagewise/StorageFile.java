@@ -85,6 +85,11 @@ public final class StorageFile implements Channel {
     private final LongAdder bytesZeroed = new LongAdder();
     private final LongAdder trims = new LongAdder();
     private final LongAdder bytesTrimmed = new LongAdder();
+    /**
+     * What fallocate takes ranges in: a block device's logical block, whose multiples alone the kernel zeroes or
+     * discards (EINVAL otherwise), and 1 for a file.
+     */
+    private final long spaceUnit;
 
     private StorageFile(Path path, RawFile file, CachePolicy policy, CacheMode requested, boolean writable) {
         this.path = path;
@@ -92,6 +97,7 @@ public final class StorageFile implements Channel {
         this.policy = policy;
         this.requested = requested;
         this.writable = writable;
+        this.spaceUnit = file.isBlockDevice() ? Math.max(1, file.alignment().logicalBlockSize()) : 1;
     }
 
     /**
@@ -531,7 +537,8 @@ public final class StorageFile implements Channel {
 
     /**
      * Makes a range read as zeros. With mayTrim the space may be released (a hole); without it the blocks stay
-     * allocated. Falls back to writing zeros where the filesystem cannot do either. In the modes that
+     * allocated. Falls back to writing zeros where the filesystem cannot do either, and on a block device writes
+     * them into the partial logical blocks at the edges of the range (the device zeroes whole blocks only). In the modes that
      * {@linkplain CacheMode#syncsEveryWrite() sync every write} the zeros are durable when this returns.
      *
      * @param offset  the start of the range
@@ -548,15 +555,31 @@ public final class StorageFile implements Channel {
         enter();
         try {
             if (length == 0) return;
-            boolean done = false;
-            if (mayTrim && offset + length <= file.size()) done = changeSpace(Space.PUNCH_HOLE, offset, length);
-            if (!done) done = changeSpace(Space.ZERO_RANGE, offset, length);
-            if (!done) writeZeros(offset, length); // writes, durable as the mode's writes are
+            long end = offset + length;
+            long start = wholeUnitsFrom(offset, end);
+            long stop = Math.max(start, end - end % spaceUnit);
+            // The partial units at the edges of a block device's range are written; the whole ones between, zeroed.
+            if (start > offset) writeZeros(offset, start - offset);
+            if (stop > start) zeroWholeUnits(start, stop - start, mayTrim);
+            if (end > stop) writeZeros(stop, end - stop);
             zeroes.increment();
             bytesZeroed.add(length);
         } finally {
             exit();
         }
+    }
+
+    /** The first multiple of {@link #spaceUnit} at or after offset, but at most end. */
+    private long wholeUnitsFrom(long offset, long end) {
+        long head = (spaceUnit - offset % spaceUnit) % spaceUnit;
+        return head >= end - offset ? end : offset + head;
+    }
+
+    private void zeroWholeUnits(long offset, long length, boolean mayTrim) throws IOException {
+        boolean done = false;
+        if (mayTrim && offset + length <= file.size()) done = changeSpace(Space.PUNCH_HOLE, offset, length);
+        if (!done) done = changeSpace(Space.ZERO_RANGE, offset, length);
+        if (!done) writeZeros(offset, length); // writes, durable as the mode's writes are
     }
 
     /**
@@ -581,7 +604,8 @@ public final class StorageFile implements Channel {
     /**
      * Releases the space of a range (punches a hole), which then reads as zeros. Where holes cannot be punched (some
      * filesystems and devices, the pure-Java path) it does nothing and the range keeps its data: like NBD TRIM it
-     * promises nothing about later reads. Use {@link #zero} to get zeros. In the modes that
+     * promises nothing about later reads. Use {@link #zero} to get zeros. A block device discards whole logical
+     * blocks only: the partial ones at the edges of the range keep their data. In the modes that
      * {@linkplain CacheMode#syncsEveryWrite() sync every write} the hole is durable when this returns.
      *
      * @param offset the start of the range
@@ -598,7 +622,10 @@ public final class StorageFile implements Channel {
         try {
             if (length == 0) return;
             long end = Math.min(offset + length, file.size());
-            if (end > offset) changeSpace(Space.PUNCH_HOLE, offset, end - offset);
+            // A block device discards whole logical blocks only: the partial ones at the edges keep their data.
+            long start = wholeUnitsFrom(offset, end);
+            end -= end % spaceUnit;
+            if (end > start) changeSpace(Space.PUNCH_HOLE, start, end - start);
             trims.increment();
             bytesTrimmed.add(length);
         } finally {

@@ -21,7 +21,9 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * Without root, the mkfs tools, or a kernel that mounts the type, the calling test skips with a message (fails under
  * CI=true).
  *
- * <p>The loop device reads and writes its image with O_DIRECT ({@code losetup --direct-io=on}) where the image's file
+ * <p>{@link #blockDevice} attaches a loop device without a file system, for tests of block devices themselves.
+ *
+ * <p>The loop device of a file system reads and writes its image with O_DIRECT ({@code losetup --direct-io=on}) where the image's file
  * system takes it, so the image's own pages stay out of the page cache of the machine the tests run on.
  */
 public final class LoopMounts implements AfterAllCallback {
@@ -30,7 +32,12 @@ public final class LoopMounts implements AfterAllCallback {
     /** The image size; XFS refuses file systems below 300 MiB. */
     private static final String IMAGE_SIZE = "512M";
 
+    /** The size of each {@link #blockDevice}. */
+    public static final long DEVICE_SIZE = 64L << 20;
+
     private final Map<String, Mount> mounts = new LinkedHashMap<>();
+    /** Loop devices without a file system, from {@link #blockDevice}. */
+    private final List<Mount> devices = new ArrayList<>();
     private final Map<String, String> unavailable = new LinkedHashMap<>();
 
     private record Mount(Path root, String device, Path directory) {}
@@ -52,12 +59,41 @@ public final class LoopMounts implements AfterAllCallback {
         return Files.createTempDirectory(mount.directory(), "test-");
     }
 
+    /**
+     * A loop device with this logical sector size on a sparse image of {@link #DEVICE_SIZE} bytes, detached after the
+     * class; or a skip (a failure on CI) without root or losetup.
+     */
+    public synchronized Path blockDevice(int sectorSize) throws IOException {
+        String why = precondition(List.of("losetup"));
+        if (why != null) ExternalTools.unavailable(why, "CI runs as root with loop devices, and must test block devices");
+        Path root = Files.createTempDirectory("pagewise-blockdev-");
+        Path image = root.resolve("device.img");
+        boolean attached = false;
+        try {
+            ExternalTools.run(30, "truncate", "-s", String.valueOf(DEVICE_SIZE), image.toString()).assertOk("truncate");
+            ExternalTools.Result attach = ExternalTools.run(30, tool("losetup"), "--sector-size",
+                    String.valueOf(sectorSize), "--find", "--show", image.toString());
+            attach.assertOk("losetup --sector-size " + sectorSize);
+            String device = attach.stdout().trim();
+            devices.add(new Mount(root, device, root));
+            attached = true;
+            return Path.of(device);
+        } finally {
+            if (!attached) remove(new Mount(root, null, root), false);
+        }
+    }
+
     /** What stops this test from making a file system of this type, or null. */
     private static String precondition(String type) throws IOException {
+        return precondition(List.of("losetup", "mount", "umount", "mkfs." + type));
+    }
+
+    /** What stops this test from using loop devices with these tools, or null. */
+    private static String precondition(List<String> tools) throws IOException {
         ExternalTools.Result id = ExternalTools.run(10, "id", "-u");
         String uid = id.stdout().trim();
-        if (id.status() != 0 || !uid.equals("0")) return "loop mounts need root (id -u: " + uid + ")";
-        for (String tool : List.of("losetup", "mount", "umount", "mkfs." + type)) {
+        if (id.status() != 0 || !uid.equals("0")) return "loop devices need root (id -u: " + uid + ")";
+        for (String tool : tools) {
             if (which(tool) == null) return "external program missing: " + tool + " (not on PATH, in /usr/sbin or /sbin)";
         }
         return null;
@@ -130,6 +166,14 @@ public final class LoopMounts implements AfterAllCallback {
                 problems.add(e.getMessage());
             }
         }
+        for (Mount device : devices) {
+            try {
+                remove(device, false);
+            } catch (IOException | AssertionError e) {
+                problems.add(e.getMessage());
+            }
+        }
+        devices.clear();
         mounts.clear();
         unavailable.clear();
         if (!problems.isEmpty()) fail("cleaning up loop mounts: " + problems);
