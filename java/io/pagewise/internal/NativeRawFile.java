@@ -50,6 +50,17 @@ public final class NativeRawFile implements RawFile {
         return open(path, path, flags, new IoCounters());
     }
 
+    /** The identity of the open file itself (through /proc/self/fd), not of whatever its path names now. */
+    @Override
+    public Object identity() {
+        try {
+            return java.nio.file.Files.readAttributes(Path.of("/proc/self/fd/" + fd),
+                    java.nio.file.attribute.BasicFileAttributes.class).fileKey();
+        } catch (IOException | SecurityException e) {
+            return null;
+        }
+    }
+
     /**
      * A second descriptor of this same open file (by /proc/self/fd, so a rename or unlink since does not matter),
      * with other open flags; its errors name this file's path and it counts into this file's {@link #counters()}. The

@@ -25,6 +25,18 @@ public interface RawFile extends java.io.Closeable {
 
     Path path();
 
+    /**
+     * {@return what tells this file apart from every other open one (device and inode), or null when the file system
+     * gives nothing}: two descriptors of one file have equal identities, whatever the paths they were opened by
+     */
+    default Object identity() {
+        try {
+            return java.nio.file.Files.readAttributes(path(), java.nio.file.attribute.BasicFileAttributes.class).fileKey();
+        } catch (IOException | SecurityException e) {
+            return null;
+        }
+    }
+
     /** How far the kernel may read ahead of a reader on this file's device, in bytes. */
     long readaheadBytes();
 

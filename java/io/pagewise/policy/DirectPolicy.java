@@ -29,7 +29,8 @@ import java.util.concurrent.locks.StampedLock;
  *
  * <p>Two writers can share an edge block, and a read-modify-write of a block must not undo another write to it, so
  * every write passes a {@link BlockGate}: one that reads and writes back an edge block runs alone with respect to any
- * other write or fallocate covering that block.
+ * other write or fallocate covering that block. The gate is the file's, shared by every DIRECT policy open on it
+ * ({@link DirectFileLocks}).
  *
  * <p>A write that ends inside a block reaching past the end of the file (the last block of a file whose size is no
  * multiple of the block) cannot go by O_DIRECT: that writes whole blocks, and would grow the file past the write's end.
@@ -45,13 +46,10 @@ final class DirectPolicy implements CachePolicy {
     private final int page = Mincore.pageSize();
     /** The largest request end whose block-aligned span still fits in a long. */
     private final long maxEnd;
+    /** Shared with every other DIRECT policy open on the same file: {@link DirectFileLocks}. */
+    private final DirectFileLocks locks;
     private final BlockGate gate;
-    /**
-     * Shared by writes and fallocate, exclusive for resizes: a write reads the size it decides by under it. Not
-     * reentrant, and none of its holders takes it again; cheaper per write than a ReentrantReadWriteLock, which
-     * looks up each reader's hold count (issue 24).
-     */
-    private final StampedLock sizeLock = new StampedLock();
+    private final StampedLock sizeLock;
     private final DirectWriteResidue residue;
     /**
      * A range that held no hole at the last SEEK_HOLE, {start, end}: writes inside it skip the lseek (about a
@@ -76,8 +74,10 @@ final class DirectPolicy implements CachePolicy {
                     + " (memory " + alignment.memory() + "), which pagewise cannot bounce (at most "
                     + BufferPool.ALIGNMENT + ", a power of two)");
         }
-        this.gate = new BlockGate(block);
         this.residue = new DirectWriteResidue(file);
+        this.locks = DirectFileLocks.acquire(file, block);
+        this.gate = locks.gate;
+        this.sizeLock = locks.sizeLock;
     }
 
     @Override public CacheMode mode() { return mode; }
@@ -323,11 +323,13 @@ final class DirectPolicy implements CachePolicy {
         file.dataSync();
     }
 
-    /** Closes the buffered descriptor, if one was opened. */
+    /** Closes the buffered descriptor, if one was opened, and lets go of the file's shared locks. */
     @Override
     public void close() throws IOException {
         synchronized (bufferedLock) {
+            if (closed) return;
             closed = true;
+            locks.release();
             if (buffered != null) buffered.close();
             buffered = null;
         }

@@ -135,39 +135,60 @@ class ConcurrentWritersTest {
         Path path = dir.resolve("overlap-" + mode + ".raw");
         Files.write(path, new byte[8192]);
         try (StorageFile file = StorageFile.open(path, mode, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-            java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
-            java.util.concurrent.atomic.AtomicLong small = new java.util.concurrent.atomic.AtomicLong();
-            Thread smallWriter = new Thread(() -> {
-                ByteBuffer one = ByteBuffer.allocate(1);
-                try {
-                    while (!stop.get()) {
-                        file.write(one.clear().put(0, (byte) 7), 100);
-                        small.incrementAndGet();
-                    }
-                } catch (IOException e) {
-                    throw new java.io.UncheckedIOException(e);
-                }
-            });
-            smallWriter.start();
-            ByteBuffer whole = ByteBuffer.allocateDirect(4096 + 4096).alignedSlice(4096).slice(0, 4096);
-            ByteBuffer back = ByteBuffer.allocate(1);
-            int lost = 0;
-            int trials = 300;
-            try {
-                for (int trial = 1; trial <= trials; trial++) {
-                    byte mark = (byte) (trial % 100 + 1);
-                    for (int i = 0; i < 4096; i++) whole.put(i, mark);
-                    file.write(whole.clear(), 0);
-                    long seen = small.get();
-                    while (small.get() < seen + 2) Thread.onSpinWait(); // two of its writes ran after this one
-                    file.read(back.clear(), 0);
-                    if (back.get(0) != mark) lost++;
-                }
-            } finally {
-                stop.set(true);
-                smallWriter.join(10_000);
-            }
-            assertEquals(0, lost, "whole-block writes undone at byte 0, of " + trials);
+            assertNoWholeBlockWriteUndone(file, file);
         }
+    }
+
+    /**
+     * As above, with the two writers on two opens of the file (a library user's two, or the two devices serve --dir
+     * opens on a file resized in between): they share the file's gate.
+     */
+    @ParameterizedTest
+    @EnumSource(value = CacheMode.class, names = {"DIRECT", "DIRECTSYNC"})
+    void aReadModifyWriteThroughAnotherOpenDoesNotUndoAWholeBlockWrite(CacheMode mode) throws Exception {
+        Path path = dir.resolve("two-opens-" + mode + ".raw");
+        Files.write(path, new byte[8192]);
+        try (StorageFile whole = StorageFile.open(path, mode, StandardOpenOption.READ, StandardOpenOption.WRITE);
+             StorageFile small = StorageFile.open(dir.resolve(".").resolve(path.getFileName()), mode,
+                     StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            assertNoWholeBlockWriteUndone(whole, small);
+        }
+    }
+
+    /** Whole-block writes of block 0 through one file, one-byte writes at 100 through the other, at the same time. */
+    private static void assertNoWholeBlockWriteUndone(StorageFile file, StorageFile smallFile) throws Exception {
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicLong small = new java.util.concurrent.atomic.AtomicLong();
+        Thread smallWriter = new Thread(() -> {
+            ByteBuffer one = ByteBuffer.allocate(1);
+            try {
+                while (!stop.get()) {
+                    smallFile.write(one.clear().put(0, (byte) 7), 100);
+                    small.incrementAndGet();
+                }
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
+        smallWriter.start();
+        ByteBuffer whole = ByteBuffer.allocateDirect(4096 + 4096).alignedSlice(4096).slice(0, 4096);
+        ByteBuffer back = ByteBuffer.allocate(1);
+        int lost = 0;
+        int trials = 300;
+        try {
+            for (int trial = 1; trial <= trials; trial++) {
+                byte mark = (byte) (trial % 100 + 1);
+                for (int i = 0; i < 4096; i++) whole.put(i, mark);
+                file.write(whole.clear(), 0);
+                long seen = small.get();
+                while (small.get() < seen + 2) Thread.onSpinWait(); // two of its writes ran after this one
+                file.read(back.clear(), 0);
+                if (back.get(0) != mark) lost++;
+            }
+        } finally {
+            stop.set(true);
+            smallWriter.join(10_000);
+        }
+        assertEquals(0, lost, "whole-block writes undone at byte 0, of " + trials);
     }
 }
