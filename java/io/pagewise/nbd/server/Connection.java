@@ -75,6 +75,8 @@ final class Connection {
             server.refused(who, e.getMessage());
         } catch (ProtocolViolation e) {
             server.protocolViolation(who, e.getMessage());
+        } catch (PayloadBuffers.OutOfDirectMemory e) {
+            server.outOfMemory(who, e.getMessage());
         } catch (EOFException e) {
             if (!server.stopping() && !idleClosed) server.endedAbruptly(who, "client went away: " + e.getMessage());
         } catch (IOException e) {

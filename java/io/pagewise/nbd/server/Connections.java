@@ -44,6 +44,7 @@ final class Connections {
     private final LogThrottle refusalLog = new LogThrottle("refused");
     private final LogThrottle violationLog = new LogThrottle("dropped for protocol errors");
     private final LogThrottle endLog = new LogThrottle("ended without a clean disconnect");
+    private final LogThrottle memoryLog = new LogThrottle("dropped for want of direct memory");
     /** Runs the handshake timeouts and the idle checks. */
     private final ScheduledThreadPoolExecutor timer;
     private final Thread acceptor;
@@ -85,7 +86,7 @@ final class Connections {
         for (Connection connection : open) connection.join();
         acceptor.join(10_000);
         timer.shutdownNow();
-        for (LogThrottle throttle : List.of(timeoutLog, refusalLog, violationLog, endLog, settings.context().requestLog())) {
+        for (LogThrottle throttle : List.of(timeoutLog, refusalLog, violationLog, endLog, memoryLog, settings.context().requestLog())) {
             throttle.reportHeldBack(log());
         }
         admission.reportHeldBack();
@@ -143,6 +144,11 @@ final class Connections {
     }
 
     /** Logs at INFO (at most once a second: a flood of clients that connect and hang up) a connection that just ended. */
+    /** Logs (at most once a second) a connection dropped because request payloads found no direct memory. */
+    void outOfMemory(String who, String why) {
+        memoryLog.log(log(), Level.ERROR, () -> who + ": dropped: " + why);
+    }
+
     void endedAbruptly(String who, String how) {
         endLog.log(log(), System.Logger.Level.INFO, () -> who + ": " + how);
     }

@@ -107,18 +107,32 @@ public final class NbdServer implements Closeable {
                 : new TlsSettings(b.tlsContext, b.tlsMode, b.tlsVerifyPeer), b.tlsWarmupBytes, log);
         this.listener = b.inherited != null ? Listener.adopt(b.inherited) : Listener.bind(b.address != null ? b.address
                 : new InetSocketAddress(InetAddress.getLoopbackAddress(), DEFAULT_PORT));
-        ByteBudget budget = new ByteBudget(b.maxInflightBytes);
-        long perConnection = b.maxInflightBytesPerConnection > 0 ? Math.min(b.maxInflightBytesPerConnection, b.maxInflightBytes)
-                : Math.max(PayloadBuffers.SMALL, b.maxInflightBytes / 4);
+        long inflight = fitDirectMemory(b.maxInflightBytes, DirectMemory.limit(), log);
+        ByteBudget budget = new ByteBudget(inflight);
+        long perConnection = b.maxInflightBytesPerConnection > 0 ? Math.min(b.maxInflightBytesPerConnection, inflight)
+                : Math.max(PayloadBuffers.SMALL, inflight / 4);
         RequestStats counters = stats.counters();
         ServerContext context = new ServerContext(b.threads, budget, perConnection,
-                new PayloadBuffers(b.maxInflightBytes, counters), counters, log, Protocol.MAX_PAYLOAD,
+                new PayloadBuffers(inflight, counters), counters, log, Protocol.MAX_PAYLOAD,
                 PayloadBuffers.longestWithin(perConnection, Protocol.MAX_PAYLOAD));
         stats.watch(context);
         this.mbeans = b.jmxName == null ? null : new ServerMBeans(b.jmxName, this, log);
         this.connections = new Connections(new Connections.Settings(exports, context, tls, stats.connectionEvents(),
                 b.maxConnections, b.maxHandshakes, b.handshakeTimeout, b.idleTimeout, b.shutdownGrace,
                 new ClientAccess(List.copyOf(b.allowed), Set.copyOf(b.allowedUsers), Set.copyOf(b.allowedSubjects))), listener);
+    }
+
+    /**
+     * The in-flight budget, at most half the JVM's direct memory limit (the payload buffers' alignment, the free list
+     * and other direct buffers need the rest), and never below the smallest budget; a lowered one is logged.
+     */
+    static long fitDirectMemory(long requested, long directLimit, System.Logger log) {
+        long fits = Math.max(Builder.MIN_INFLIGHT_BYTES, directLimit / 2);
+        if (requested <= fits) return requested;
+        log.log(Level.WARNING, "in-flight bytes lowered to " + fits + " from " + requested + " (--max-inflight-bytes):"
+                + " the JVM may hold at most " + directLimit + " bytes of direct memory (-XX:MaxDirectMemorySize, else"
+                + " the heap's -Xmx), and request payloads live there");
+        return fits;
     }
 
     /** {@return new settings for a server, to add exports to and then {@link Builder#start()}} */

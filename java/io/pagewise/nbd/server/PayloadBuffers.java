@@ -39,20 +39,41 @@ final class PayloadBuffers {
         return bytes < LARGE ? SMALL : (int) Math.min(max, bytes / LARGE * LARGE);
     }
 
-    /** Fills pieces[0..n) with buffers that together hold length bytes; returns n. */
-    int take(long length, ByteBuffer[] pieces) {
-        stats.payloadBuffersTaken(footprint(length));
-        if (length <= SMALL) {
-            pieces[0] = get(small, SMALL).limit((int) length);
-            outstanding.incrementAndGet();
-            return 1;
-        }
+    /**
+     * Fills pieces[0..n) with buffers that together hold length bytes; returns n.
+     *
+     * @throws OutOfDirectMemory when the JVM has no direct memory left for them (none are kept then)
+     */
+    int take(long length, ByteBuffer[] pieces) throws OutOfDirectMemory {
         int n = 0;
-        for (long left = length; left > 0; left -= LARGE) {
-            pieces[n++] = get(large, LARGE).limit((int) Math.min(LARGE, left));
+        try {
+            if (length <= SMALL) {
+                pieces[n++] = get(small, SMALL).limit((int) length);
+            } else {
+                for (long left = length; left > 0; left -= LARGE) {
+                    pieces[n++] = get(large, LARGE).limit((int) Math.min(LARGE, left));
+                }
+            }
+        } catch (OutOfMemoryError e) {
+            for (int i = 0; i < n; i++) {
+                (pieces[i].capacity() == SMALL ? small : large).offerFirst(pieces[i]);
+                pieces[i] = null;
+            }
+            throw new OutOfDirectMemory("no direct memory left for a request's " + length + " payload bytes ("
+                    + e.getMessage() + "): lower --max-inflight-bytes or raise -XX:MaxDirectMemorySize", e);
         }
+        stats.payloadBuffersTaken(footprint(length));
         outstanding.addAndGet(n);
         return n;
+    }
+
+    /** The JVM's direct memory ran out while a request was being received: its connection cannot go on. */
+    static final class OutOfDirectMemory extends java.io.IOException {
+        private static final long serialVersionUID = 1L;
+
+        OutOfDirectMemory(String message, Throwable cause) {
+            super(message, cause);
+        }
     }
 
     void give(ByteBuffer[] pieces, int n) {

@@ -97,7 +97,7 @@ final class RequestReader {
     }
 
     /** Charges the budgets for held payload bytes and takes buffers for them. */
-    private void takeBuffers(Request r, long held) throws InterruptedException {
+    private void takeBuffers(Request r, long held) throws InterruptedException, IOException {
         charge(r, PayloadBuffers.footprint(held));
         r.pieceCount = context.buffers().take(held, r.pieces);
     }

@@ -136,6 +136,9 @@ final class Transmission {
                 failure = new InterruptedIOException("interrupted while waiting for in-flight bytes");
             } catch (IOException e) {
                 failure = e;
+            } catch (RuntimeException | Error e) {
+                // What follows on the socket is the rest of a request half read, never a request header.
+                failure = new IOException("reading a request failed: " + e, e);
             }
             if (started) idle.requestEnded();
             // Set under the lock, so that no other thread reads what follows a broken request.

@@ -378,6 +378,56 @@ class ServeOperationsTest {
     }
 
     /** --pidfile appears once the server listens, names the process, and goes at exit (SIGTERM). */
+    /**
+     * A JVM whose direct memory (where request payloads live) is smaller than the in-flight budget: the budget is
+     * lowered to fit, with a warning, and large writes from 4 connections at once all succeed. Before, payload
+     * allocations failed with OutOfMemoryError in the middle of a request, and the next thread read the rest of its
+     * payload as a request header.
+     */
+    @Test
+    void anInflightBudgetAboveTheJvmsDirectMemoryIsLoweredAndLargeWritesSucceed() throws Exception {
+        int size = 8 << 20;
+        Path disk = image("disk.img", 4L * 4 * size);
+        Path socket = dir.resolve("s.sock");
+        List<String> command = serveCommand("--socket=" + socket, disk.toString());
+        command.add(1, "-XX:MaxDirectMemorySize=24m");
+        Process server = start(command);
+        try {
+            awaitFile(socket, server);
+            try (io.pagewise.nbd.client.NbdClient client = io.pagewise.nbd.client.NbdClient.connect(
+                    "nbd+unix:///?socket=" + socket, 4)) {
+                java.util.concurrent.ExecutorService writers = java.util.concurrent.Executors.newFixedThreadPool(4);
+                try {
+                    List<java.util.concurrent.Future<?>> done = new ArrayList<>();
+                    for (int t = 0; t < 4; t++) {
+                        int thread = t;
+                        done.add(writers.submit(() -> {
+                            java.nio.ByteBuffer data = java.nio.ByteBuffer.allocate(size);
+                            for (int i = 0; i < 4; i++) {
+                                long at = (thread * 4L + i) * size;
+                                client.write(data.clear().putLong(0, at).putLong(size - 8, at).clear(), at);
+                            }
+                            return null;
+                        }));
+                    }
+                    for (java.util.concurrent.Future<?> f : done) f.get(60, TimeUnit.SECONDS);
+                } finally {
+                    writers.shutdownNow();
+                }
+                java.nio.ByteBuffer back = java.nio.ByteBuffer.allocate(8);
+                for (long at = 0; at < 16L * size; at += size) {
+                    client.read(back.clear(), at + size - 8);
+                    assertEquals(at, back.getLong(0), "the end of the write at " + at);
+                }
+            }
+            String err = childErr();
+            assertTrue(err.contains("in-flight bytes lowered to 12582912 from 67108864"), err);
+            assertFalse(err.contains("OutOfMemoryError"), err);
+        } finally {
+            ExternalTools.stop(server);
+        }
+    }
+
     @Test
     void pidFileIsWrittenOnceListeningAndRemovedAtExit() throws Exception {
         Path disk = image("disk.img", 1 << 20);
