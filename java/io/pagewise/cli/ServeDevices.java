@@ -148,7 +148,12 @@ final class ServeDevices {
      * logged by the server) unless --force-raw.
      */
     BlockDevice openFromDirectory(Path file) throws IOException {
-        Optional<ImageFormat> format = ImageFormat.detect(file);
+        Optional<ImageFormat> format;
+        try {
+            format = ImageFormat.detect(file);
+        } catch (IOException e) {
+            throw cannotOpen(file, e); // unreadable (by --user, say): the first look at the file fails
+        }
         if (format.isPresent()) {
             if (!options.forceRaw) {
                 String problem = format.get().problem() + "; not served without --force-raw";
@@ -162,10 +167,7 @@ final class ServeDevices {
         try {
             export = openFile(file);
         } catch (IOException e) {
-            // The client's error reply says why too, but some clients show only "no such export".
-            logger.log(System.Logger.Level.WARNING, "a client asked for " + file + ", which cannot be opened: "
-                    + Main.message(e));
-            throw e;
+            throw cannotOpen(file, e);
         }
         try {
             return filtered(export);
@@ -173,6 +175,17 @@ final class ServeDevices {
             export.close();
             throw e;
         }
+    }
+
+    /**
+     * Logs that a client asked for a file of --dir that cannot be opened, and why; returns the failure, with the
+     * reason in its message for the client's error reply (the JDK's AccessDeniedException says only the path).
+     * The client's error reply says why too, but some clients show only "no such export".
+     */
+    private IOException cannotOpen(Path file, IOException e) {
+        String reason = Main.message(e);
+        logger.log(System.Logger.Level.WARNING, "a client asked for " + file + ", which cannot be opened: " + reason);
+        return reason.equals(e.getMessage()) ? e : new IOException(reason, e);
     }
 
     /**

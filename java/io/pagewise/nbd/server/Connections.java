@@ -104,9 +104,10 @@ final class Connections {
                 sleepQuietly();
                 continue;
             }
+            int id = ids.incrementAndGet(); // every accepted socket has an id of its own, refused ones too
             String refusal = settings.access().refusal(channel, listener.isUnix());
             if (refusal != null) {
-                refused("connection " + (ids.get() + 1) + describePeer(channel), "refused: " + refusal);
+                refused("connection " + id + describePeer(channel), "refused: " + refusal);
                 closeQuietly(channel);
                 continue;
             }
@@ -114,7 +115,7 @@ final class Connections {
                 closeQuietly(channel);
                 continue;
             }
-            Connection connection = new Connection(ids.incrementAndGet(), channel, this);
+            Connection connection = new Connection(id, channel, this);
             open.add(connection);
             admission.enterHandshake(connection);
             settings.events().connectionAccepted();

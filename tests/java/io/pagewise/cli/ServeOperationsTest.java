@@ -650,6 +650,39 @@ class ServeOperationsTest {
         }
     }
 
+    /** A file of --dir that --user may not read: the client is refused, and the operator told why. */
+    @Test
+    void aDirectoryFileTheUserCannotReadIsRefusedSayingWhy() throws Exception {
+        ExternalTools.require("nbdinfo");
+        if (ServeCommand.effectiveUid() != 0) {
+            ExternalTools.unavailable("dropping privileges needs root", "the CI runs as root");
+        }
+        Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwx--x--x"));
+        Path images = Files.createDirectories(dir.resolve("images"));
+        Files.setPosixFilePermissions(images, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        Path secret = image("images/secret.img", 1 << 20);
+        Files.setPosixFilePermissions(secret, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        Path socket = dir.resolve("s.sock");
+        Path pidFile = dir.resolve("serve.pid");
+        Process server = start(serveCommand("--user=65534", "--group=65534", "--socket=" + socket, "--pidfile=" + pidFile,
+                "--dir=" + images));
+        try {
+            awaitFile(pidFile, server);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            for (List<String> root = rootTasks(server); !root.isEmpty(); root = rootTasks(server)) {
+                if (System.nanoTime() > deadline) fail("threads still not 65534 after 30 s: " + root + " " + childErr());
+                Thread.sleep(20);
+            }
+            ExternalTools.Result info = ExternalTools.run(30, "nbdinfo", "--size", "nbd+unix:///secret.img?socket=" + socket);
+            assertTrue(info.status() != 0, "served a file its user cannot read: " + info.stdout());
+            String err = childErr();
+            assertTrue(err.contains("a client asked for " + secret + ", which cannot be opened: ")
+                    && err.toLowerCase(java.util.Locale.ROOT).contains("permission denied"), err);
+        } finally {
+            ExternalTools.stop(server);
+        }
+    }
+
     /** Not root: --user is refused, saying why, before anything is served. */
     @Test
     void userWithoutRootIsRefused() throws Exception {

@@ -53,6 +53,25 @@ class AccessControlTest {
         }
     }
 
+    /** Each accepted socket has an id of its own in the log, a refused one too (they all used to be the next one's). */
+    @Test
+    void refusedConnectionsEachHaveTheirOwnId() throws Exception {
+        try (MemoryDevice disk = new MemoryDevice(1 << 20);
+             NbdServer server = NbdServer.builder().export("", disk).tcp(InetAddress.getLoopbackAddress(), 0)
+                     .allow("10.0.0.0/8").logger(log).start()) {
+            for (int i = 0; i < 2; i++) {
+                if (i > 0) Thread.sleep(1100); // past the log's once-a-second throttle
+                try (java.nio.channels.SocketChannel client = java.nio.channels.SocketChannel.open(server.address())) {
+                    assertEquals(-1, client.read(java.nio.ByteBuffer.allocate(1)), "closed by the server");
+                }
+            }
+            List<String> lines = log.messages(System.Logger.Level.WARNING, "refused: address 127.0.0.1:");
+            assertEquals(2, lines.size(), log.entries().toString());
+            assertTrue(lines.get(0).startsWith("connection 1 "), lines.get(0));
+            assertTrue(lines.get(1).startsWith("connection 2 "), lines.get(1));
+        }
+    }
+
     @Test
     void aUnixClientOfAnotherUserIsRefused() throws Exception {
         ExternalTools.require("nbdinfo");
