@@ -317,8 +317,9 @@ public final class ServeCommand {
 
     /**
      * Gives every FILE its export name and checks them: no name twice, --export-name and --description only with a
-     * lone FILE, --default-export one of them. A lone FILE without a name keeps the name it always had: --export-name,
-     * else "" (unless --dir or --default-export make it one export among others: then its file name).
+     * lone FILE, --default-export one of them. A lone FILE without a name keeps the name it always had: --export-name
+     * (beside --dir too), else "" (unless --dir or --default-export make it one export among others: then its file
+     * name).
      */
     private static void checkExports(Options o) throws UsageException {
         if (o.upstream != null && o.dir != null) {
@@ -340,7 +341,8 @@ public final class ServeCommand {
                 throw new UsageException("--export-name=" + o.exportName + " and " + name + "=" + f.path()
                         + " both name the export: give one");
             }
-            if (name == null && lone && (o.exportNameGiven || o.defaultExport == null)) name = o.exportName;
+            // --export-name names the one FILE also beside --dir (it used to be dropped there without a word).
+            if (name == null && (o.exportNameGiven || (lone && o.defaultExport == null))) name = o.exportName;
             if (name == null) {
                 Path fileName = f.path().getFileName();
                 if (fileName == null) throw new UsageException("'" + f.path() + "' has no file name to name its export"

@@ -196,7 +196,8 @@ final class Serving {
             if (devices.prepareFile(f.path())) created.add(f.path());
             open(f.name(), f.path());
         }
-        boolean lone = served.size() == 1 && options.dir == null;
+        // --description describes the one FILE, beside --dir too; without it a FILE beside others shows its path.
+        boolean lone = served.size() == 1 && (options.dir == null || !options.description.isEmpty());
         for (Served s : served) {
             // A lone FILE keeps the description it always had (--description, else none); several show their paths.
             builder.export(new ExportEntry(s.name(), lone ? options.description : s.file().toString(), s.device(), s.file()));

@@ -120,6 +120,24 @@ class ServeOperationsTest {
         assertEquals(String.valueOf(2 << 20), Files.readString(size).trim(), "a client giving no name gets --default-export");
     }
 
+    /** --export-name and --description name and describe a lone FILE beside --dir too (they were dropped there). */
+    @Test
+    void exportNameAndDescriptionApplyToALoneFileBesideADirectory() throws Exception {
+        ExternalTools.require("nbdinfo");
+        Path images = Files.createDirectories(dir.resolve("images"));
+        image("images/in-dir.img", 1 << 20);
+        Path lone = image("lone.img", 2 << 20);
+        Path list = dir.resolve("list.txt");
+        CommandRun outcome = serve("--export-name=foo", "--description=hello", "--dir=" + images, lone.toString(),
+                "--run", "nbdinfo --list \"$uri\" > " + list);
+        assertEquals(0, outcome.status(), outcome.err());
+        String text = Files.readString(list);
+        String block = exportBlock(text, "foo");
+        assertTrue(block.contains("description: hello\n") && block.contains("export-size: 2097152 "), block);
+        assertTrue(text.contains("export=\"in-dir.img\":"), text);
+        assertFalse(text.contains("export=\"lone.img\":"), text);
+    }
+
     /** A script for --run writing 64 KiB of 'x' at 64 KiB to the export named by its argument. */
     private Path writer() throws IOException {
         Path script = dir.resolve("write.py");
