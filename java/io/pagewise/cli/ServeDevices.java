@@ -137,6 +137,11 @@ final class ServeDevices {
 
     /** A FILE with --cache, --hint and -r. */
     FileDevice openFile(Path file) throws IOException {
+        if (io.pagewise.internal.FileKinds.isCharacterDevice(file)) {
+            // /dev/null served as a 0-byte export, and its flush failed at exit (EINVAL), which exited 1.
+            throw new java.nio.file.FileSystemException(file.toString(), null,
+                    "a character device, which has no size or blocks to serve: give a file or block device");
+        }
         FileDevice export = options.readOnly ? FileDevice.open(file, options.cache, StandardOpenOption.READ)
                 : FileDevice.open(file, options.cache, StandardOpenOption.READ, StandardOpenOption.WRITE);
         if (options.hint != AccessHint.NORMAL) export.file().advise(options.hint);

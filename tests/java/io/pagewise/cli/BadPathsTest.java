@@ -87,6 +87,13 @@ class BadPathsTest {
         fails(CommandRun.command("evict", fifo.toString()), 1, "open " + fifo + ": is a pipe (FIFO)");
     }
 
+    /** A character device has no size to serve: /dev/null was a 0-byte export whose flush failed at exit. */
+    @Test
+    void serveRefusesACharacterDevice() {
+        fails(CommandRun.command("serve", "--port=0", "--run", "true", "/dev/null"), 1,
+                "/dev/null: a character device, which has no size or blocks to serve");
+    }
+
     private TestCertificates certificates() throws java.io.IOException {
         return TestCertificates.make(Files.createDirectory(dir.resolve("certs")));
     }
