@@ -116,6 +116,9 @@ public final class ServeCommand {
             CliOption.value("--idle-timeout", "SECONDS", "close connections with no request in flight and nothing"
                     + " received for that long (default 0: no limit)",
                     (o, name, value) -> o.idleTimeoutSeconds = Arguments.integer(name, value, 0, 864000)),
+            CliOption.value("--reply-timeout", "SECONDS", "cut connections that leave a reply unread that long: the"
+                    + " socket takes none of it (default 60; 0 for no limit)",
+                    (o, name, value) -> o.replyTimeoutSeconds = Arguments.integer(name, value, 0, 864000)),
             CliOption.value("--shutdown-grace", "SECONDS", "at exit, time left to connections to send the replies they"
                     + " owe before they are cut (default 5)",
                     (o, name, value) -> o.shutdownGraceSeconds = Arguments.integer(name, value, 0, 3600)),
@@ -159,6 +162,8 @@ public final class ServeCommand {
         Integer handshakeTimeoutSeconds;
         Integer maxHandshakes;
         Integer idleTimeoutSeconds;
+        /** --reply-timeout, or null for the server's default. */
+        Integer replyTimeoutSeconds;
         Integer shutdownGraceSeconds;
         Long create;
         boolean verbose;

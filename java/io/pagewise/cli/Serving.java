@@ -249,6 +249,7 @@ final class Serving {
         }
         if (options.maxHandshakes != null) builder.maxHandshakes(options.maxHandshakes);
         if (options.idleTimeoutSeconds != null) builder.idleTimeout(Duration.ofSeconds(options.idleTimeoutSeconds));
+        if (options.replyTimeoutSeconds != null) builder.replyTimeout(Duration.ofSeconds(options.replyTimeoutSeconds));
         if (options.shutdownGraceSeconds != null) builder.shutdownGrace(Duration.ofSeconds(options.shutdownGraceSeconds));
         if (options.tls != TlsMode.OFF) {
             builder.tls(tlsContext, options.tls).tlsVerifyPeer(verifyPeer());

@@ -30,6 +30,8 @@ final class Connection {
     private final AtomicBoolean holdsHandshakeSlot = new AtomicBoolean(true);
     /** Set when the idle timeout closed the connection, which it has logged. */
     private volatile boolean idleClosed;
+    /** Set when the reply timeout cut the connection: the write that fails then is no client's doing. */
+    private volatile boolean replyStalled;
     /** The TLS channel over the socket once the client started TLS; only this connection's thread sets it. */
     private TlsChannel tlsChannel;
     /** This connection's handshake once begun, for the exports it was handed; only this connection's thread sets it. */
@@ -70,7 +72,9 @@ final class Connection {
             }
             IdleWatch idle = server.idleTimeout().isZero() ? IdleWatch.off()
                     : new IdleWatch(server.timer(), server.idleTimeout(), this::idleExpired);
-            new Transmission(channel, tlsChannel, session, who, server.context(), idle).serve();
+            ReplyWatch replyWatch = server.replyTimeout().isZero() ? ReplyWatch.off()
+                    : new ReplyWatch(server.timer(), server.replyTimeout(), this::repliesStalled);
+            new Transmission(channel, tlsChannel, session, who, server.context(), idle, replyWatch).serve();
         } catch (AccessRefused e) {
             server.refused(who, e.getMessage());
         } catch (ProtocolViolation e) {
@@ -78,9 +82,11 @@ final class Connection {
         } catch (PayloadBuffers.OutOfDirectMemory e) {
             server.outOfMemory(who, e.getMessage());
         } catch (EOFException e) {
-            if (!server.stopping() && !idleClosed) server.endedAbruptly(who, "client went away: " + e.getMessage());
+            if (!server.stopping() && !idleClosed && !replyStalled) {
+                server.endedAbruptly(who, "client went away: " + e.getMessage());
+            }
         } catch (IOException e) {
-            if (!server.stopping() && !idleClosed) {
+            if (!server.stopping() && !idleClosed && !replyStalled) {
                 server.endedAbruptly(who, "closed: " + (e.getMessage() != null ? e.getMessage() : e.toString()));
             }
         } catch (RuntimeException e) {
@@ -166,6 +172,15 @@ final class Connection {
         server.log().log(Level.INFO, "connection " + id + ": closed after " + Connections.seconds(server.idleTimeout())
                 + " without requests (--idle-timeout)");
         stopReading();
+    }
+
+    /** A reply has gone without the socket taking a byte for the reply timeout: the client stopped reading. */
+    private void repliesStalled() {
+        replyStalled = true;
+        server.events().replyTimedOut();
+        server.log().log(Level.WARNING, "connection " + id + ": cut: a reply unread for "
+                + Connections.seconds(server.replyTimeout()) + " (--reply-timeout)");
+        closeQuietly(channel);
     }
 
     /** Waits up to nanos (none when not positive) for the connection to end by itself; true when it has. */

@@ -23,6 +23,9 @@ interface ConnectionEvents {
     /** A connection was closed by the idle timeout. */
     void idleTimedOut();
 
+    /** A connection was cut by the reply timeout: a reply went unread. */
+    void replyTimedOut();
+
     /** A client was kept out by the allow-lists (address, user, TLS subject). */
     void accessRefused();
 

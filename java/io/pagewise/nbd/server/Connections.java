@@ -28,11 +28,13 @@ final class Connections {
      * @param maxHandshakes    connections in the handshake at once
      * @param handshakeTimeout time to finish the handshake, zero for no limit
      * @param idleTimeout      time without requests before a connection is closed, zero for no limit
+     * @param replyTimeout     time a reply may go without the socket taking a byte before the connection is cut,
+     *                         zero for no limit
      * @param shutdownGrace    time connections get at stop to finish before they are cut
      * @param access           who may connect
      */
     public record Settings(Exports exports, ServerContext context, ServerTls tls, ConnectionEvents events,
-                           int maxConnections, int maxHandshakes, Duration handshakeTimeout, Duration idleTimeout,
+                           int maxConnections, int maxHandshakes, Duration handshakeTimeout, Duration idleTimeout, Duration replyTimeout,
                            Duration shutdownGrace, ClientAccess access) {}
 
     private final Settings settings;
@@ -186,6 +188,8 @@ final class Connections {
     Duration handshakeTimeout() { return settings.handshakeTimeout(); }
 
     Duration idleTimeout() { return settings.idleTimeout(); }
+
+    Duration replyTimeout() { return settings.replyTimeout(); }
 
     Duration shutdownGrace() { return settings.shutdownGrace(); }
 

@@ -79,6 +79,8 @@ import io.pagewise.nbd.TlsMode;
 public final class NbdServer implements Closeable {
     /** The port a server listens on when no address is given: 10809, NBD's registered port, on the loopback address. */
     public static final int DEFAULT_PORT = 10809;
+    /** The default for {@link Builder#replyTimeout}. */
+    public static final Duration DEFAULT_REPLY_TIMEOUT = Duration.ofSeconds(60);
     /** The default for {@link Builder#shutdownGrace}. */
     public static final Duration DEFAULT_SHUTDOWN_GRACE = Duration.ofSeconds(5);
     /** The default for {@link Builder#maxHandshakes}. */
@@ -118,7 +120,7 @@ public final class NbdServer implements Closeable {
         stats.watch(context);
         this.mbeans = b.jmxName == null ? null : new ServerMBeans(b.jmxName, this, log);
         this.connections = new Connections(new Connections.Settings(exports, context, tls, stats.connectionEvents(),
-                b.maxConnections, b.maxHandshakes, b.handshakeTimeout, b.idleTimeout, b.shutdownGrace,
+                b.maxConnections, b.maxHandshakes, b.handshakeTimeout, b.idleTimeout, b.replyTimeout, b.shutdownGrace,
                 new ClientAccess(List.copyOf(b.allowed), Set.copyOf(b.allowedUsers), Set.copyOf(b.allowedSubjects))), listener);
     }
 
@@ -316,6 +318,7 @@ public final class NbdServer implements Closeable {
         private int maxConnections = 64;
         private int maxHandshakes = DEFAULT_MAX_HANDSHAKES;
         private Duration idleTimeout = Duration.ZERO;
+        private Duration replyTimeout = DEFAULT_REPLY_TIMEOUT;
         private Duration shutdownGrace = DEFAULT_SHUTDOWN_GRACE;
         private long maxInflightBytes = 64L << 20;
         /** Four payload buffers: one connection's quarter of the budget holds at least one. */
@@ -557,6 +560,22 @@ public final class NbdServer implements Closeable {
         public Builder idleTimeout(Duration timeout) {
             if (timeout.isNegative()) throw new IllegalArgumentException("idle timeout must not be negative");
             this.idleTimeout = timeout;
+            return this;
+        }
+
+        /**
+         * Cuts a connection whose reply the socket has taken no byte of for this long (logged at WARNING, counted in
+         * the stats): a client that stopped reading its replies. Its unsent replies hold in-flight bytes, and four
+         * such connections would hold the whole budget, stalling every other client's READs and WRITEs. Default
+         * {@link #DEFAULT_REPLY_TIMEOUT} (60 s). Replies go out at most 1 MiB per write, and each write that the
+         * socket takes counts as progress: a client reading at least 1 MiB per timeout is never cut.
+         *
+         * @param timeout the time allowed without progress, not negative; zero for no limit
+         * @return this builder
+         */
+        public Builder replyTimeout(Duration timeout) {
+            if (timeout.isNegative()) throw new IllegalArgumentException("reply timeout must not be negative");
+            this.replyTimeout = timeout;
             return this;
         }
 

@@ -37,6 +37,7 @@ final class PrometheusText {
         sample("pagewise_nbd_connections_dropped_total", "reason=\"handshake_timeout\"", s.handshakeTimeouts());
         sample("pagewise_nbd_connections_dropped_total", "reason=\"handshake_room\"", s.droppedHandshakes());
         sample("pagewise_nbd_connections_dropped_total", "reason=\"idle_timeout\"", s.idleTimeouts());
+        sample("pagewise_nbd_connections_dropped_total", "reason=\"reply_timeout\"", s.replyTimeouts());
         gauge("pagewise_nbd_requests_in_flight", "Requests read and not yet answered.", s.requestsInFlight());
         gauge("pagewise_nbd_inflight_bytes", "Bytes of the in-flight budget that requests hold now.", s.inflightBytesInUse());
         counter("pagewise_nbd_unknown_commands_total", "Requests with a command number NBD does not define.", s.unknownCommands());

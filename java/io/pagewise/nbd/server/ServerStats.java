@@ -32,6 +32,7 @@ public final class ServerStats {
     private final LongAdder handshakeTimeouts = new LongAdder();
     private final LongAdder droppedHandshakes = new LongAdder();
     private final LongAdder idleTimeouts = new LongAdder();
+    private final LongAdder replyTimeouts = new LongAdder();
     private final LongAdder accessRefusals = new LongAdder();
     private final LongAdder handshakes = new LongAdder();
     private final java.util.concurrent.ConcurrentHashMap<String, ExportStats> exports = new java.util.concurrent.ConcurrentHashMap<>();
@@ -81,6 +82,7 @@ public final class ServerStats {
             @Override public void handshakeDropped() { ServerStats.this.handshakeDropped(); }
 
             @Override public void idleTimedOut() { ServerStats.this.idleTimedOut(); }
+            @Override public void replyTimedOut() { replyTimeouts.increment(); }
 
             @Override public void accessRefused() { accessRefusals.increment(); }
 
@@ -190,6 +192,9 @@ public final class ServerStats {
     /** {@return the connections closed by the idle timeout ({@link NbdServer.Builder#idleTimeout})} */
     public long idleTimeouts() { return idleTimeouts.sum(); }
 
+    /** {@return the connections cut by the reply timeout ({@link NbdServer.Builder#replyTimeout})} */
+    public long replyTimeouts() { return replyTimeouts.sum(); }
+
     /**
      * {@return the clients kept out by the allow-lists: address ({@link NbdServer.Builder#allow}), user
      * ({@link NbdServer.Builder#allowUsers}) or TLS certificate subject ({@link NbdServer.Builder#tlsAuthz})}
@@ -254,9 +259,9 @@ public final class ServerStats {
     public void print(PrintStream out) {
         double seconds = elapsedSeconds();
         out.printf(Locale.ROOT, "elapsed: %.3f s, connections: %d (%d refused, %d handshake timeouts, %d dropped in the "
-                + "handshake, %d idle timeouts), protocol errors: %d, most requests in flight: %d%n",
+                + "handshake, %d idle timeouts, %d reply timeouts), protocol errors: %d, most requests in flight: %d%n",
                 seconds, connections(), rejectedConnections(), handshakeTimeouts(), droppedHandshakes(), idleTimeouts(),
-                protocolErrors(), mostInFlight());
+                replyTimeouts(), protocolErrors(), mostInFlight());
         out.printf(Locale.ROOT, "payload buffers: at most %d bytes held at once; now %d buffers held, %d pooled, "
                 + "%d bytes of the in-flight budget in use%n", peakPayloadBytesHeld(), payloadBuffersOutstanding(),
                 payloadBuffersPooled(), inflightBytesInUse());

@@ -2,7 +2,6 @@ package io.pagewise.nbd.server;
 
 import io.pagewise.internal.Uninterruptibly;
 import io.pagewise.nbd.wire.Protocol;
-import io.pagewise.nbd.wire.SocketIo;
 import io.pagewise.nbd.tls.TlsChannel;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -37,6 +36,9 @@ final class Transmission {
     private final ReplyEncoder replies;
     private final Parts parts = new Parts();
     private final IdleWatch idle;
+    private final ReplyWatch replyWatch;
+    /** The most bytes of a reply written by one call, so that the reply watch sees a slow reader's progress. */
+    static final long WRITE_CHUNK = 1 << 20;
     private final ReentrantLock receiving = new ReentrantLock();
     private final ReentrantLock sending = new ReentrantLock();
     /** Set once no more requests are to be read: end of stream, DISC, a broken protocol or a failed send. */
@@ -47,15 +49,15 @@ final class Transmission {
     private boolean sendFailed;
 
     public Transmission(SocketChannel channel, Session session, String who, ServerContext context) {
-        this(channel, null, session, who, context, IdleWatch.off());
+        this(channel, null, session, who, context, IdleWatch.off(), ReplyWatch.off());
     }
 
     /**
      * Serves a session on channel, through tls (which runs over channel) when it is not null; idle counts the requests
-     * in flight and the bytes received.
+     * in flight and the bytes received, replyWatch how long a reply goes without the socket taking a byte of it.
      */
     public Transmission(SocketChannel channel, TlsChannel tls, Session session, String who, ServerContext context,
-                        IdleWatch idle) {
+                        IdleWatch idle, ReplyWatch replyWatch) {
         this.channel = channel;
         this.out = tls != null ? tls : channel;
         ByteChannel in = tls != null ? tls : channel;
@@ -63,6 +65,7 @@ final class Transmission {
         this.export = session.entry().name();
         this.context = context;
         this.idle = idle;
+        this.replyWatch = replyWatch;
         this.reader = new RequestReader(idle.watching(in), session, context,
                 new ByteBudget(context.connectionInflightBytes()));
         this.replies = new ReplyEncoder(session);
@@ -79,11 +82,13 @@ final class Transmission {
             helpers[i].start();
         }
         idle.start();
+        replyWatch.start();
         try {
             serveRequests();
         } finally {
             for (Thread helper : helpers) Uninterruptibly.run(helper::join);
             idle.stop();
+            replyWatch.stop();
         }
         receiving.lock();
         try {
@@ -191,12 +196,35 @@ final class Transmission {
     private void send(Request r) {
         sending.lock();
         try {
-            if (!sendFailed && !r.replied) SocketIo.writeFully(out, r.segments, r.segmentCount);
+            if (!sendFailed && !r.replied) write(r);
         } catch (IOException e) {
             sendingBroke(e);
         } finally {
             sending.unlock();
             r.clearSegments();
+        }
+    }
+
+    /**
+     * Writes r's encoded segments whole, under the sending lock, at most {@link #WRITE_CHUNK} bytes of whole segments
+     * per call (at least one segment): a blocking write returns only once all it was given is in the socket, and the
+     * reply watch learns of progress only between calls.
+     */
+    private void write(Request r) throws IOException {
+        ByteBuffer[] segments = r.segments;
+        int count = r.segmentCount;
+        replyWatch.sending();
+        try {
+            int first = 0;
+            while (first < count) {
+                int end = first + 1;
+                long bytes = segments[first].remaining();
+                while (end < count && bytes + segments[end].remaining() <= WRITE_CHUNK) bytes += segments[end++].remaining();
+                if (out.write(segments, first, end - first) > 0) replyWatch.progressed();
+                while (first < count && !segments[first].hasRemaining()) first++;
+            }
+        } finally {
+            replyWatch.sent();
         }
     }
 
@@ -263,7 +291,7 @@ final class Transmission {
         private boolean sendPart(Request r) {
             r.replied = true;
             try {
-                SocketIo.writeFully(out, r.segments, r.segmentCount);
+                write(r);
                 return true;
             } catch (IOException e) {
                 sendingBroke(e);

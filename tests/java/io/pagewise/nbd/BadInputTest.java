@@ -241,6 +241,53 @@ class BadInputTest {
                 counts, server.log.entries().toString());
     }
 
+    /**
+     * A client that stops reading its replies is cut after --reply-timeout, which gives back the in-flight bytes its
+     * unsent replies held; one that reads slowly (but more than a write chunk, 1 MiB, per timeout) is not.
+     */
+    @Test
+    void aClientThatStopsReadingRepliesIsCutAfterTheReplyTimeoutAndASlowReaderIsNot() throws Exception {
+        server(b -> b.replyTimeout(java.time.Duration.ofSeconds(1)));
+        try (Client stuck = new Client().transmitting(); Client slow = new Client().transmitting()) {
+            for (int i = 0; i < 16; i++) stuck.request(0, 0, i, 0, 1 << 20); // 16 MiB of replies, none read
+            for (int i = 0; i < 16; i++) slow.request(0, 0, 100 + i, 0, 1 << 20);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            ByteBuffer sip = ByteBuffer.allocate(64 << 10);
+            long slowRead = 0;
+            while (server.server.stats().replyTimeouts() == 0 && System.nanoTime() < deadline) {
+                // The slow reader takes 64 KiB every 20 ms, a 1 MiB reply in a third of the timeout: not to be cut.
+                int n = slow.channel.read(sip.clear());
+                assertTrue(n >= 0, "the slow reader was cut");
+                slowRead += n;
+                Thread.sleep(20);
+            }
+            assertEquals(1, server.server.stats().replyTimeouts(), server.log.entries().toString());
+            assertTrue(stuck.closedByServer() || drainsToEnd(stuck), "the stuck client's connection is closed");
+            assertEquals(1, warnings("cut: a reply unread for 1 s (--reply-timeout)"), server.log.entries().toString());
+            // The slow reader reads the rest of its 16 replies, nothing cut short.
+            long total = 16L * (16 + (1 << 20));
+            ByteBuffer rest = ByteBuffer.allocate(1 << 20);
+            while (slowRead < total) {
+                int n = slow.channel.read(rest.clear());
+                assertTrue(n > 0, "the slow reader's replies ended after " + slowRead + " of " + total + " bytes");
+                slowRead += n;
+            }
+        }
+    }
+
+    /** Reads what the server sent before it closed; true when the stream then ends (or is reset). */
+    private static boolean drainsToEnd(Client client) {
+        ByteBuffer sink = ByteBuffer.allocate(1 << 20);
+        try {
+            while (client.channel.read(sink.clear()) >= 0) {
+                // what was in the socket's buffer before the cut
+            }
+            return true;
+        } catch (IOException e) {
+            return true;
+        }
+    }
+
     @Test
     void anErrorEchoingALongExportNameStaysWithinTheProtocolsStringLimit() throws Exception {
         server(null);
