@@ -193,8 +193,8 @@ final class EvictPolicy implements CachePolicy {
     /**
      * Whether tracking windows first to last would come to nothing: every page their retirement would drop or write
      * back (a clean window's with the readahead spill after it, a dirty one's itself) was cached before the file was
-     * opened, and is never dropped or written back by us. A file read or written at random while it was cached
-     * whole took the lock for nearly every 4 KiB request, 3.5 % of a cached read (issue 24).
+     * opened, and is never dropped or written back by us. Requests at random over a file cached whole took the
+     * tracker's lock nearly every time, since each meets a window not touched lately (issue 24).
      */
     private boolean othersOnly(long first, long last, boolean dirty) {
         long end = last + 1 + (dirty ? 0 : spillWindows);
