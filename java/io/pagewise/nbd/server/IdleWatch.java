@@ -4,9 +4,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ByteChannel;
 import java.time.Duration;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -14,15 +12,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * for the timeout, onIdle runs (once). A request counts as in flight from the moment its header and payload are
  * read until its reply is sent, so a slow request is never taken for idleness.
  */
-final class IdleWatch {
+final class IdleWatch extends TimeoutWatch {
     private static final IdleWatch OFF = new IdleWatch(null, Duration.ZERO, () -> { });
 
-    private final ScheduledExecutorService timer;
-    private final long timeoutNanos;
-    private final Runnable onIdle;
     private final AtomicInteger inFlight = new AtomicInteger();
-    private volatile long lastActivity = System.nanoTime();
-    private volatile boolean stopped;
 
     /**
      * @param timer   where the checks run; they are short
@@ -30,9 +23,7 @@ final class IdleWatch {
      * @param onIdle  what ends the connection; run on the timer's thread
      */
     public IdleWatch(ScheduledExecutorService timer, Duration timeout, Runnable onIdle) {
-        this.timer = timer;
-        this.timeoutNanos = timeout.toNanos();
-        this.onIdle = onIdle;
+        super(timer, timeout, onIdle);
     }
 
     /** {@return a watch that never fires, for servers without an idle timeout} */
@@ -40,58 +31,26 @@ final class IdleWatch {
         return OFF;
     }
 
-    private boolean enabled() {
-        return timeoutNanos > 0;
-    }
-
-    /** Starts watching; the connection counts as active now. */
-    void start() {
-        if (!enabled()) return;
-        lastActivity = System.nanoTime();
-        checkIn(timeoutNanos);
-    }
-
-    /** Stops watching: onIdle will not run after this returns, unless it is already running. */
-    void stop() {
-        stopped = true;
+    @Override
+    boolean running() {
+        return inFlight.get() == 0;
     }
 
     void requestStarted() {
         if (!enabled()) return;
         inFlight.incrementAndGet();
-        lastActivity = System.nanoTime();
+        touch();
     }
 
     void requestEnded() {
         if (!enabled()) return;
-        lastActivity = System.nanoTime();
+        touch();
         inFlight.decrementAndGet();
     }
 
     /** {@return channel, or a view of it that counts every byte received as activity when the watch is on} */
     ByteChannel watching(ByteChannel channel) {
         return enabled() ? new Received(channel) : channel;
-    }
-
-    private void checkIn(long nanos) {
-        try {
-            timer.schedule(this::check, nanos, TimeUnit.NANOSECONDS);
-        } catch (RejectedExecutionException e) {
-            // the server has stopped: nothing left to watch
-        }
-    }
-
-    private void check() {
-        if (stopped) return;
-        long quiet = System.nanoTime() - lastActivity;
-        if (inFlight.get() > 0) {
-            checkIn(timeoutNanos);
-        } else if (quiet < timeoutNanos) {
-            checkIn(timeoutNanos - quiet);
-        } else {
-            stopped = true;
-            onIdle.run();
-        }
     }
 
     /** Reads through to the socket and notes when bytes arrived. */
@@ -105,7 +64,7 @@ final class IdleWatch {
         @Override
         public int read(ByteBuffer dst) throws IOException {
             int n = channel.read(dst);
-            if (n > 0) lastActivity = System.nanoTime();
+            if (n > 0) touch();
             return n;
         }
 

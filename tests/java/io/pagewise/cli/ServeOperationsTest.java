@@ -618,6 +618,18 @@ class ServeOperationsTest {
     }
 
     /** The threads of a process whose user or group ids are not all 65534, with those lines. */
+    /**
+     * Waits until every thread of the server runs as 65534: dropPrivileges runs right after the pid file is written,
+     * and the C library changes the threads one by one (fails if one never is).
+     */
+    private void awaitPrivilegesDropped(Process server) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        for (List<String> root = rootTasks(server); !root.isEmpty(); root = rootTasks(server)) {
+            if (System.nanoTime() > deadline) fail("threads still not 65534 after 30 s: " + root + " " + childErr());
+            Thread.sleep(20);
+        }
+    }
+
     private static List<String> rootTasks(Process server) throws IOException {
         List<String> left = new java.util.ArrayList<>();
         try (var tasks = Files.list(Path.of("/proc/" + server.pid() + "/task"))) {
@@ -647,13 +659,7 @@ class ServeOperationsTest {
                 disk.toString()));
         try {
             awaitFile(pidFile, server);
-            // dropPrivileges runs right after the pid file is written; the C library changes the threads one by one,
-            // so the test waits until every thread has been changed (and fails if one never is).
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            for (List<String> root = rootTasks(server); !root.isEmpty(); root = rootTasks(server)) {
-                if (System.nanoTime() > deadline) fail("threads still not 65534 after 30 s: " + root + " " + childErr());
-                Thread.sleep(20);
-            }
+            awaitPrivilegesDropped(server);
             ExternalTools.run(30, "nbdinfo", "--size", "nbd+unix:///?socket=" + socket).assertOk("nbdinfo after the drop");
             // SIGTERM: the flush succeeds; the socket file, made as root in a directory of root's, stays with a
             // warning, which is no failure of the stop (it used to exit 1 saying writes may be lost).
@@ -686,11 +692,7 @@ class ServeOperationsTest {
                 "--dir=" + images));
         try {
             awaitFile(pidFile, server);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            for (List<String> root = rootTasks(server); !root.isEmpty(); root = rootTasks(server)) {
-                if (System.nanoTime() > deadline) fail("threads still not 65534 after 30 s: " + root + " " + childErr());
-                Thread.sleep(20);
-            }
+            awaitPrivilegesDropped(server);
             ExternalTools.Result info = ExternalTools.run(30, "nbdinfo", "--size", "nbd+unix:///secret.img?socket=" + socket);
             assertTrue(info.status() != 0, "served a file its user cannot read: " + info.stdout());
             String err = childErr();
