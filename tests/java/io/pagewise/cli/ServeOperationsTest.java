@@ -407,11 +407,12 @@ class ServeOperationsTest {
         int size = 8 << 20;
         Path disk = image("disk.img", 4L * 4 * size);
         Path socket = dir.resolve("s.sock");
-        List<String> command = serveCommand("--socket=" + socket, disk.toString());
+        Path pidFile = dir.resolve("serve.pid");
+        List<String> command = serveCommand("--socket=" + socket, "--pidfile=" + pidFile, disk.toString());
         command.add(1, "-XX:MaxDirectMemorySize=24m");
         Process server = start(command);
         try {
-            awaitFile(socket, server);
+            awaitFile(pidFile, server); // written once listening; the socket file appears at bind, before listen
             try (io.pagewise.nbd.client.NbdClient client = io.pagewise.nbd.client.NbdClient.connect(
                     "nbd+unix:///?socket=" + socket, 4)) {
                 java.util.concurrent.ExecutorService writers = java.util.concurrent.Executors.newFixedThreadPool(4);
