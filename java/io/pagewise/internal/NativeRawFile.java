@@ -53,12 +53,7 @@ public final class NativeRawFile implements RawFile {
     /** The identity of the open file itself (through /proc/self/fd), not of whatever its path names now. */
     @Override
     public Object identity() {
-        try {
-            return java.nio.file.Files.readAttributes(Path.of("/proc/self/fd/" + fd),
-                    java.nio.file.attribute.BasicFileAttributes.class).fileKey();
-        } catch (IOException | SecurityException e) {
-            return null;
-        }
+        return RawFile.fileKey(Path.of("/proc/self/fd/" + fd));
     }
 
     /**

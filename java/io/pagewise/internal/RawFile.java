@@ -30,8 +30,13 @@ public interface RawFile extends java.io.Closeable {
      * gives nothing}: two descriptors of one file have equal identities, whatever the paths they were opened by
      */
     default Object identity() {
+        return fileKey(path());
+    }
+
+    /** {@return the file key (device and inode) of what path leads to, or null when there is none to be had} */
+    static Object fileKey(Path path) {
         try {
-            return java.nio.file.Files.readAttributes(path(), java.nio.file.attribute.BasicFileAttributes.class).fileKey();
+            return java.nio.file.Files.readAttributes(path, java.nio.file.attribute.BasicFileAttributes.class).fileKey();
         } catch (IOException | SecurityException e) {
             return null;
         }

@@ -156,7 +156,6 @@ final class EvictPolicy implements CachePolicy {
         if (length <= 0 || !tracking) return;
         long first = offset / WINDOW;
         long last = (offset + length - 1) / WINDOW;
-        if (othersOnly(first, last, dirty)) return;
         long key = first * 2 + (dirty ? 1 : 0);
         if (first == last) {
             Touch seen = recent.get((int) (first & (RECENT - 1)));
@@ -164,6 +163,7 @@ final class EvictPolicy implements CachePolicy {
                 return;
             }
         }
+        if (othersOnly(first, last, dirty)) return; // after the cheaper check above, before the lock
         List<Retired> retired = null;
         synchronized (lock) {
             if (last < Integer.MAX_VALUE) everTouched.set((int) first, (int) last + 1); else everTouchedFar = true;

@@ -34,8 +34,8 @@ final class Connections {
      * @param access           who may connect
      */
     public record Settings(Exports exports, ServerContext context, ServerTls tls, ConnectionEvents events,
-                           int maxConnections, int maxHandshakes, Duration handshakeTimeout, Duration idleTimeout, Duration replyTimeout,
-                           Duration shutdownGrace, ClientAccess access) {}
+                           int maxConnections, int maxHandshakes, Duration handshakeTimeout, Duration idleTimeout,
+                           Duration replyTimeout, Duration shutdownGrace, ClientAccess access) {}
 
     private final Settings settings;
     private final Listener listener;
@@ -146,12 +146,12 @@ final class Connections {
         violationLog.warn(log(), () -> who + ": dropped: " + why);
     }
 
-    /** Logs at INFO (at most once a second: a flood of clients that connect and hang up) a connection that just ended. */
-    /** Logs (at most once a second) a connection dropped because request payloads found no direct memory. */
+    /** Logs at ERROR (at most once a second) a connection dropped because request payloads found no direct memory. */
     void outOfMemory(String who, String why) {
         memoryLog.log(log(), Level.ERROR, () -> who + ": dropped: " + why);
     }
 
+    /** Logs at INFO (at most once a second: a flood of clients that connect and hang up) a connection that just ended. */
     void endedAbruptly(String who, String how) {
         endLog.log(log(), System.Logger.Level.INFO, () -> who + ": " + how);
     }
