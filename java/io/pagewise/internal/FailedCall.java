@@ -22,12 +22,16 @@ public record FailedCall(String operation, Path path, long offset, long length, 
         return message(operation, path, offset, length, errnoName, description);
     }
 
-    /** The message made of the parts: operation, path, range (when offset is not -1), description and errno name. */
+    /**
+     * The message made of the parts: operation, path, range (when offset is not -1; its length when not 0),
+     * description and errno name.
+     */
     public static String message(String operation, Path path, long offset, long length, String errnoName,
                                  String description) {
         StringBuilder text = new StringBuilder(operation);
         if (path != null) text.append(' ').append(path);
-        if (offset >= 0) text.append(" at ").append(offset).append(" (+").append(length).append(')');
+        if (offset >= 0) text.append(" at ").append(offset);
+        if (offset >= 0 && length > 0) text.append(" (+").append(length).append(')'); // not for ftruncate's size, lseek
         return text.append(": ").append(description).append(" (").append(errnoName).append(')').toString();
     }
 

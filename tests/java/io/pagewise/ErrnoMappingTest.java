@@ -92,6 +92,17 @@ class ErrnoMappingTest {
         }
     }
 
+    /** A call without a length (ftruncate's size is its offset) prints no "(+0)". */
+    @Test
+    void aFailedResizeNamesTheSizeWithoutALength() throws Exception {
+        try (StorageFile file = StorageFile.open(DEV_FULL, WRITE)) {
+            NativeIOException e = assertThrows(NativeIOException.class, () -> file.resize(4096));
+            assertEquals("ftruncate /dev/full at 4096: Invalid argument (EINVAL)", e.getMessage());
+            assertEquals(4096, e.offset());
+            assertEquals(0, e.length());
+        }
+    }
+
     /** DONTCACHE is refused by /dev/full (EOPNOTSUPP) and falls back to EVICT, which then meets ENOSPC. */
     @ParameterizedTest
     @EnumSource(value = CacheMode.class, names = {"WRITEBACK", "UNSAFE", "EVICT", "DONTCACHE"})
