@@ -14,7 +14,8 @@ package io.pagewise;
  * @param bytesZeroed        bytes those calls zeroed
  * @param trims              trim calls for a non-empty range
  * @param bytesTrimmed       bytes those calls were asked to trim
- * @param dontcacheReads     reads that reached the kernel with {@code RWF_DONTCACHE}
+ * @param dontcacheReads     reads that reached the kernel with {@code RWF_DONTCACHE}, counting the one-byte read with
+ *                           which a {@code DONTCACHE} file asks at open whether the file system takes the flag
  * @param dontcacheBytesRead bytes those reads read
  * @param dsyncWrites        writes that reached the kernel with {@code RWF_DSYNC}, each durable by itself (on the
  *                           pure-Java path: writes followed by a sync of the file, which {@code syncs} counts too)
