@@ -26,14 +26,16 @@ import java.util.zip.CRC32C;
  *
  * <p>What the bitmap cannot vouch for, it marks {@linkplain #isValid() invalid}: an image changed while no bitmap
  * recorded (its size differs, or its modification time differs from the one saved at the last clean close or, after
- * an unclean end, is later than the last change recorded here), or a bitmap whose bits could not be saved. An invalid
- * bitmap reports the whole image as changed, until {@link #clear()} starts a new generation.
+ * an unclean end, is later than the last change recorded here or earlier than that run's open), or a bitmap whose bits
+ * could not be saved. An invalid bitmap reports the whole image as changed, until {@link #clear()} starts a new
+ * generation.
  *
  * <p>One process at a time may have a bitmap file open: it is locked ({@link FileChannel#tryLock()}) while open.
  *
  * <p>The file is a 4 KiB header (magic, version, flags, granularity, image size, generation, the image's modification
- * time at the last clean close, the name, a CRC32C) followed by the bits, least significant bit first, and a 16-byte
- * trailer: a time before which every change made through the bitmap had ended, and its complement.
+ * time at the last clean close, or at open while in use, the name, a CRC32C) followed by the bits, least significant
+ * bit first, and a 16-byte trailer: a time before which every change made through the bitmap had ended, and its
+ * complement.
  */
 public final class DirtyBitmap implements Closeable {
     /** The granularity used unless one is given: 64 KiB, qemu's default for dirty bitmaps. */
@@ -91,8 +93,9 @@ public final class DirtyBitmap implements Closeable {
      * Opens the bitmap file, or creates it: a new bitmap starts clean, recording from now on. An existing one must
      * have the same granularity; it is marked invalid when the image's size or modification time changed since its
      * last clean close, or, after an unclean end (the process killed, a power cut), when the image was modified after
-     * the last change recorded through it. The file is marked in use, and locked against other openers, until
-     * {@link #close()}.
+     * the last change recorded through it or its modification time is earlier than when that run opened it (an older
+     * copy put back). An empty or cut-short file is refused. The file is marked in use, and locked against other
+     * openers, until {@link #close()}.
      *
      * @param file        the bitmap file
      * @param name        the bitmap's name (as in {@code qemu:dirty-bitmap:NAME}); stored, and checked on reopening
@@ -120,7 +123,7 @@ public final class DirtyBitmap implements Closeable {
         if (Files.exists(file) && !Files.isRegularFile(file)) {
             throw new IOException(file + ": a dirty bitmap is kept in a regular file, and this is a device");
         }
-        boolean exists = Files.exists(file) && Files.size(file) > 0;
+        boolean exists = Files.exists(file); // an empty one too: it is cut short, not new (reopen says so)
         FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
                 StandardOpenOption.WRITE);
         try {
@@ -153,6 +156,11 @@ public final class DirtyBitmap implements Closeable {
 
     private static DirtyBitmap reopen(Path file, String name, Path image, long imageSize, long granularity,
                                       FileChannel channel) throws IOException {
+        long length = channel.size();
+        if (length < HEADER) {
+            throw new IOException(file + " is " + length + " bytes long, shorter than a bitmap's " + HEADER
+                    + "-byte header: cut short, or not a bitmap; " + START_AFRESH);
+        }
         ByteBuffer header = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
         readFully(channel, header, 0);
         header.flip();
@@ -180,17 +188,23 @@ public final class DirtyBitmap implements Closeable {
         // A clean close saved the image's modification time: a different one means writes we did not see. After an
         // unclean end (IN_USE) the bits are still complete, since each reached the disk before its write, but only
         // for changes made through the bitmap: the trailer says when the last of those had ended, and an image
-        // modified later was changed by someone else since.
+        // modified later was changed by someone else since. One modified earlier than when that run saved the
+        // header (at open) is another file: an older copy restored over it (cp -p, rsync -a).
         if (valid && image != null) {
             long modified = modified(image);
             if ((flags & IN_USE) == 0 ? modified != savedModified
-                    : modified > changesEndedBefore(channel, (imageSize + granularity - 1) / granularity)) {
+                    : modified > changesEndedBefore(channel, (imageSize + granularity - 1) / granularity)
+                            || modified < savedModified) {
                 valid = false;
             }
         }
         BitSet bits = new BitSet();
         if (valid) {
             long chunks = (imageSize + granularity - 1) / granularity;
+            if (length < HEADER + (chunks + 7) / 8) {
+                throw new IOException(file + " is " + length + " bytes long, shorter than the header and the bits of "
+                        + chunks + " chunks need (" + (HEADER + (chunks + 7) / 8) + "): cut short; " + START_AFRESH);
+            }
             ByteBuffer data = ByteBuffer.allocate((int) ((chunks + 7) / 8));
             readFully(channel, data, HEADER);
             bits = BitSet.valueOf(data.flip());
@@ -431,7 +445,8 @@ public final class DirtyBitmap implements Closeable {
             for (int page = 0; page < pages; page++) data.add(pageBytes(page));
             unsavedPages.clear();
         }
-        header.putLong(40, flags == 0 && image != null ? modified(image) : 0);
+        // In use, the time at open: after an unclean end, an image modified before it was replaced meanwhile.
+        header.putLong(40, image != null ? modified(image) : 0);
         byte[] nameBytes = name.getBytes(StandardCharsets.UTF_8);
         header.putInt(48, nameBytes.length).put(52, nameBytes);
         CRC32C crc = new CRC32C();

@@ -17,6 +17,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -84,9 +85,10 @@ class DirtyBitmapCrashTest {
      */
     @Test
     void afterSigkillTheBitsStandUnlessSomeoneElseChangedTheImage() throws Exception {
-        for (boolean someoneElseWrites : new boolean[] {false, true}) {
-            Path image = sparseImage(dir.resolve("idle-" + someoneElseWrites + ".img"));
-            Path bitmap = dir.resolve("idle-" + someoneElseWrites + ".bitmap");
+        for (String after : new String[] {"nothing", "someone else writes", "an older copy is put back"}) {
+            boolean someoneElseWrites = !after.equals("nothing");
+            Path image = sparseImage(dir.resolve("idle-" + after.replace(' ', '-') + ".img"));
+            Path bitmap = dir.resolve("idle-" + after.replace(' ', '-') + ".bitmap");
             DirtyBitmap.open(bitmap, "crash", image, SIZE, G).close();
             Process writer = startWriter(image, bitmap, false, WRITES);
             try {
@@ -103,10 +105,12 @@ class DirtyBitmapCrashTest {
                 try (FileChannel other = FileChannel.open(image, StandardOpenOption.WRITE)) {
                     other.write(ByteBuffer.wrap(new byte[] {1, 2, 3}), SIZE / 2 + 12345);
                 }
+                if (after.equals("an older copy is put back")) { // as cp -p or rsync -a leave it: the copy's old time
+                    Files.setLastModifiedTime(image, FileTime.fromMillis(System.currentTimeMillis() - 3_600_000));
+                }
             }
             try (DirtyBitmap reopened = DirtyBitmap.open(bitmap, "crash", image, SIZE, G)) {
-                assertEquals(!someoneElseWrites, reopened.isValid(), "valid after SIGKILL, someone else wrote: "
-                        + someoneElseWrites);
+                assertEquals(!someoneElseWrites, reopened.isValid(), "valid after SIGKILL, then " + after);
             }
             if (!someoneElseWrites) assertNoChangeMissed(image, bitmap, image, "after SIGKILL of an idle writer");
         }

@@ -135,6 +135,24 @@ class DirtyBitmapTest {
         assertTrue(e.getMessage().contains("delete the file to start a new bitmap"), e.getMessage());
     }
 
+    /** A bitmap file cut short (a full disk, a partial copy) is refused with its length, not taken as a new bitmap. */
+    @Test
+    void aCutShortFileIsRefusedWithItsLength() throws IOException {
+        for (long length : new long[] {0, 100, 4096 + 3}) {
+            Path file = dir.resolve("short-" + length + ".bitmap");
+            DirtyBitmap.open(file, "b", null, 64 * G, G).close(); // 64 chunks: 8 bytes of bits after the header
+            try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
+                f.setLength(length);
+            }
+            IOException e = assertThrows(IOException.class, () -> DirtyBitmap.open(file, "b", null, 64 * G, G),
+                    "a bitmap file of " + length + " bytes");
+            assertTrue(e.getMessage().contains(file + " is " + length + " bytes long, shorter than"), e.getMessage());
+            assertTrue(e.getMessage().contains("cut short"), e.getMessage());
+            assertTrue(e.getMessage().contains("delete the file to start a new bitmap"), e.getMessage());
+            assertEquals(length, Files.size(file), "the refused file is left as it was");
+        }
+    }
+
     /** Two openers would save their bits over each other's: the second is refused while the first holds it. */
     @Test
     void aBitmapIsKeptByOneOpenerAtATime() throws IOException {
