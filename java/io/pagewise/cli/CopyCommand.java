@@ -52,7 +52,8 @@ public final class CopyCommand {
                     + " and pagewise checksum print it (digest sha256 by default)",
                     (o, name, value) -> o.copy.checksum(Arguments.blockHash(name, value == null ? "sha256" : value))),
             CliOption.value("--changed", "NAME", "incremental copy: only the ranges the dirty bitmap NAME of SRC (an NBD"
-                    + " export: pagewise serve --bitmap, qemu-nbd -B) marks changed, into an existing DST of SRC's size",
+                    + " export: pagewise serve --bitmap, qemu-nbd -B) marks changed, into an existing DST of SRC's size;"
+                    + " not with --checksum or --destination-is-zero",
                     (o, name, value) -> o.changed = bitmapName(name, value)),
             CliOption.value("--filter", "NAME[:KEY=VALUE,...]", "wrap the source (SRC) in a filter ("
                     + String.join(", ", Filters.names()) + "); repeatable, the first given is nearest the copy",
