@@ -12,6 +12,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.file.FileSystemException;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -90,7 +91,17 @@ public final class Main {
             return 2;
         }
         List<String> rest = Arrays.asList(args).subList(1, args.length);
-        switch (args[0]) {
+        try {
+            return command(args[0], rest, in, data, out, err);
+        } catch (InvalidPathException e) { // a file name given on the command line
+            err.println("pagewise " + args[0] + ": " + unencodable(e));
+            return 2;
+        }
+    }
+
+    private static int command(String command, List<String> rest, InputStream in, OutputStream data, PrintStream out,
+                               PrintStream err) {
+        switch (command) {
             case "help":
                 out.println(USAGE);
                 return 0;
@@ -108,7 +119,7 @@ public final class Main {
             case "checksum":
                 return ChecksumCommand.run(rest, out, err);
             default:
-                return options(args[0], out, err);
+                return options(command, out, err);
         }
     }
 
@@ -189,8 +200,17 @@ public final class Main {
                 return f.getFile() + (f.getOtherFile() != null ? " -> " + f.getOtherFile() : "") + ": " + reason;
             }
         }
+        if (e instanceof InvalidPathException) return unencodable((InvalidPathException) e);
         String text = e.getMessage();
         return text == null ? e.toString() : text;
+    }
+
+    /** The JVM encodes file names in the locale's character set: under C or POSIX, ASCII alone. */
+    private static String unencodable(InvalidPathException e) {
+        String charset = System.getProperty("sun.jnu.encoding", "unknown");
+        return "the file name '" + e.getInput() + "' cannot be encoded in this locale's character set (" + charset
+                + ")" + (charset.equalsIgnoreCase("UTF-8") ? ": " + e.getReason()
+                : "; run under a UTF-8 locale (LC_ALL=C.UTF-8, as bin/pagewise does)");
     }
 
     static String bytes(long n) {

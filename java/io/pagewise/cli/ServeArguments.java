@@ -147,6 +147,16 @@ final class ServeArguments {
     static String nbdString(String name, String value) throws UsageException {
         int bytes = value.getBytes(StandardCharsets.UTF_8).length;
         if (bytes > 4096) throw new UsageException(name + " is " + bytes + " bytes long; NBD allows at most 4096");
+        return decoded(name, value);
+    }
+
+    /** {@return value, an argument}: refused when it holds bytes that the locale's character set could not decode */
+    static String decoded(String name, String value) throws UsageException {
+        if (value.indexOf('\uFFFD') >= 0) { // what the JVM makes of such bytes
+            throw new UsageException(name + " has characters that this locale's character set ("
+                    + System.getProperty("sun.jnu.encoding", "unknown") + ") cannot decode; run under a UTF-8 locale"
+                    + " (LC_ALL=C.UTF-8, as bin/pagewise does)");
+        }
         return value;
     }
 }

@@ -309,6 +309,7 @@ public final class ServeCommand {
             o.upstream = arg;
             return;
         }
+        decoded("FILE '" + arg + "'", arg); // else Path.of names another file than the user did
         int eq = arg.indexOf('=');
         if (eq >= 0 && arg.lastIndexOf('/', eq) < 0) {
             String name = arg.substring(0, eq);

@@ -9,6 +9,7 @@ import io.pagewise.device.BlockDevice;
 import io.pagewise.devices.FileDevice;
 import io.pagewise.devices.NbdDevice;
 import io.pagewise.filters.ReadOnlyFilter;
+import io.pagewise.internal.FileErrors;
 import io.pagewise.nbd.server.DirectoryExports;
 import io.pagewise.nbd.server.ExportEntry;
 import io.pagewise.nbd.server.NbdServer;
@@ -210,6 +211,34 @@ final class Serving {
                         ? "no such directory" : "not a directory"), e);
             }
             builder.exports(options.forceRaw ? directory : new ServeDevices.WithoutContainers(directory));
+            warnOfUnnamableFiles(options.dir);
+        }
+    }
+
+    /**
+     * A file whose name the locale's character set cannot decode (not UTF-8 under a UTF-8 locale) cannot be asked
+     * for by name, so --dir leaves it out: said once at start rather than never.
+     */
+    private void warnOfUnnamableFiles(Path dir) {
+        try (java.nio.file.DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
+            for (Path file : files) {
+                String name = file.getFileName().toString();
+                boolean named;
+                try {
+                    named = dir.resolve(name).equals(file);
+                } catch (java.nio.file.InvalidPathException e) {
+                    named = false;
+                }
+                if (!named) {
+                    String charset = System.getProperty("sun.jnu.encoding", "unknown");
+                    logger.log(System.Logger.Level.WARNING, "--dir=" + dir + ": '" + name + "' is not served: its name"
+                            + " is not valid in this locale's character set (" + charset + "); rename it"
+                            + (charset.equalsIgnoreCase("UTF-8") ? ""
+                            : ", or run under a UTF-8 locale (LC_ALL=C.UTF-8, as bin/pagewise does)"));
+                }
+            }
+        } catch (IOException e) {
+            // the listing at each client's LIST reports what is wrong with the directory
         }
     }
 
@@ -412,7 +441,8 @@ final class Serving {
             try {
                 Files.deleteIfExists(pidFileWritten);
             } catch (IOException e) {
-                logger.log(System.Logger.Level.WARNING, "cannot remove the pid file " + pidFileWritten + ": " + e);
+                logger.log(System.Logger.Level.WARNING, "cannot remove the pid file " + pidFileWritten + ": "
+                        + FileErrors.reason(e));
             }
         }
         if (options.stats && server != null) printStats();

@@ -66,6 +66,27 @@ class LauncherIT {
     }
 
     /**
+     * Under the C locale (a systemd service starts without LANG) the JVM encodes file names as ASCII and cannot name
+     * 'disk é.img': the launcher runs it under UTF-8, and {@code java -jar} says what to do instead of a stack trace.
+     * The name is made by the shell, so that the test's own locale does not matter.
+     */
+    @Test
+    void aNonAsciiFileNameWorksUnderTheCLocale() throws IOException {
+        String script = "cd \"$0\" && name=\"disk $(printf '\\303\\251').img\" && printf data > \"$name\""
+                + " && env -u LANG -u LC_CTYPE LC_ALL=C \"$1\" checksum \"$name\""
+                + " && env -u LANG -u LC_CTYPE LC_ALL=C \"$2\" -jar \"$3\" checksum \"$name\"";
+        ExternalTools.Result result = ExternalTools.run(Map.of("JAVA_HOME", JAVA_HOME, "PAGEWISE_JAR", jar().toString()),
+                60, "bash", "-c", script, dir.toString(), PROJECT.resolve("bin/pagewise").toString(),
+                JAVA_HOME + "/bin/java", jar().toString());
+        assertTrue(result.stdout().contains("  disk \u00e9.img"), "bin/pagewise checksum under LC_ALL=C: " + result.stdout()
+                + result.stderr());
+        assertEquals(2, result.status(), "java -jar under LC_ALL=C: " + result.stderr());
+        assertTrue(result.stderr().contains("cannot be encoded in this locale's character set (ANSI_X3.4-1968); run under"
+                + " a UTF-8 locale (LC_ALL=C.UTF-8"), result.stderr());
+        assertFalse(result.stderr().contains("Exception"), result.stderr());
+    }
+
+    /**
      * A fresh clone has no target/ at all: the launcher must notice there is no jar and build one. Here a stand-in
      * {@code mvn} on PATH "builds" by copying the real jar, so the test checks the launcher's logic in seconds.
      */

@@ -373,6 +373,21 @@ class ServeOperationsTest {
         assertEquals(0, sameUser.status(), sameUser.err());
     }
 
+    /** A --dir file whose name is not UTF-8 cannot be asked for: the server says so at start instead of never. */
+    @Test
+    void aDirFileWhoseNameCannotBeDecodedIsNamedAtStart() throws Exception {
+        Path images = Files.createDirectories(dir.resolve("images"));
+        image("images/plain.img", 1 << 20);
+        // Made by the shell: Java cannot spell the byte 0xE9 alone in a file name.
+        ExternalTools.run(10, "bash", "-c", "truncate -s 1M \"$0/caf$(printf '\\351').img\"", images.toString())
+                .assertOk("make a file whose name is not UTF-8");
+        CommandRun outcome = serve("--dir=" + images, "--run", "nbdinfo --list \"$uri\" >/dev/null || true");
+        assertEquals(0, outcome.status(), outcome.err());
+        assertTrue(outcome.err().contains(".img' is not served: its name is not valid in this locale's character set"),
+                outcome.err());
+        assertFalse(outcome.err().contains("plain.img"), "only the file that cannot be named: " + outcome.err());
+    }
+
     @Test
     void tlsAuthzLetsInOnlyTheListedSubjects() throws Exception {
         ExternalTools.require("nbdinfo");
