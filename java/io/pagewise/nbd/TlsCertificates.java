@@ -1,5 +1,6 @@
 package io.pagewise.nbd;
 
+import io.pagewise.internal.FileErrors;
 import io.pagewise.nbd.tls.AnyServerTrust;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -358,7 +359,7 @@ public final class TlsCertificates {
         } catch (java.nio.charset.MalformedInputException e) {
             throw new IOException(file + ": not a PEM file (it holds bytes that are not ASCII; DER is not accepted)", e);
         } catch (IOException e) {
-            throw new IOException(file + ": cannot read it: " + e.getMessage(), e);
+            throw new IOException(file + ": cannot read it: " + FileErrors.reason(e), e);
         }
     }
 }

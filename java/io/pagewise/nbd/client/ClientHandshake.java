@@ -114,7 +114,12 @@ final class ClientHandshake {
         }
         if (!fixed) return exportName(noZeroes, false, -1);
 
-        boolean extended = simpleOption(OPT_EXTENDED_HEADERS, ByteBuffer.allocate(0));
+        boolean extended;
+        try {
+            extended = simpleOption(OPT_EXTENDED_HEADERS, ByteBuffer.allocate(0));
+        } catch (IOException e) {
+            throw tls == null ? e : firstAnswerAfterTlsFailed(e);
+        }
         boolean structured = extended || simpleOption(OPT_STRUCTURED_REPLY, ByteBuffer.allocate(0));
         long allocation = structured ? selectAllocationContext() : -1;
 
@@ -167,9 +172,46 @@ final class ClientHandshake {
             tls = TlsChannel.handshake(socket, tlsEngine);
             tlsHandshaking = false;
         } catch (SSLException e) {
-            throw new SSLException("NBD server " + server + ": TLS handshake failed: " + e.getMessage(), e);
+            IOException refused = clientCertificateRefused(e);
+            if (refused != null) throw refused;
+            String text = String.valueOf(e.getMessage());
+            throw new SSLException("NBD server " + server + ": TLS handshake failed: " + (text.contains("PKIX path building")
+                    ? "its certificate is not signed by a CA this client trusts (ca-cert.pem of tls-certificates): " : "")
+                    + text, e);
         }
         channel = tls;
+    }
+
+    /**
+     * Under TLS 1.3 the server checks our certificate after the handshake has ended for us: its alert, or its closing
+     * the connection (qemu-nbd's --tls-authz), comes at the first answer it owes us.
+     */
+    private IOException firstAnswerAfterTlsFailed(IOException e) {
+        IOException refused = clientCertificateRefused(e);
+        if (refused != null) return refused;
+        // Not the server's answer found wrong (failure(...)) nor TLS failing: the connection itself ended.
+        if (e instanceof SSLException || String.valueOf(e.getMessage()).startsWith("NBD server ")) return e;
+        return new IOException("NBD server " + server + " closed the connection right after the TLS handshake, before"
+                + " answering any option: it may not admit this client's certificate (see the server's log): "
+                + e.getMessage(), e);
+    }
+
+    /** {@return an error saying the server refused our client certificate, when e is such a TLS alert}, else null */
+    private IOException clientCertificateRefused(IOException e) {
+        String text = String.valueOf(e.getMessage());
+        if (!text.contains("Received fatal alert")) return null; // our own check of the server failed, not its of us
+        if (text.contains("certificate_required")) {
+            return new SSLException("NBD server " + server + " requires a TLS client certificate, and this client has"
+                    + " none (client-cert.pem and client-key.pem of tls-certificates)", e);
+        }
+        for (String alert : new String[] {"bad_certificate", "unknown_ca", "certificate_unknown", "certificate_expired",
+                "certificate_revoked", "unsupported_certificate", "access_denied"}) {
+            if (text.contains(alert)) {
+                return new SSLException("NBD server " + server + " refused this client's TLS certificate (" + alert
+                        + "): it does not trust it", e);
+            }
+        }
+        return null;
     }
 
     /** The pre-GO way in: no block sizes, and the server hangs up instead of refusing an unknown export. */

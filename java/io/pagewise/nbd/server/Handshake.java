@@ -25,6 +25,8 @@ import javax.net.ssl.SSLException;
 final class Handshake {
     /** Oversized options up to this length are read and dropped; longer ones close the connection. */
     static final long MAX_DISCARDED_OPTION_LENGTH = 16L << 20;
+    /** Options a client refused after TLS gets answers to before the connection ends (libnbd sends four or five). */
+    private static final int MAX_REFUSED_AFTER_TLS = 16;
 
     private final ByteChannel socket;
     private final TlsSettings tlsSettings;
@@ -50,6 +52,9 @@ final class Handshake {
     private List<MetaContext> selectedContexts = List.of();
     /** Set when EXPORT_NAME was refused entry: that option has no error reply, so the handshake ends. */
     private boolean exportNameRefused;
+    /** Why a client that completed TLS may not come in, or null: its options are refused with that reason. */
+    private String refusedAfterTls;
+    private int optionsRefusedAfterTls;
 
     /** Asked before a client enters transmission (GO or EXPORT_NAME): whether the server takes it now. */
     @FunctionalInterface
@@ -130,6 +135,10 @@ final class Handshake {
             option.clear().limit((int) length);
             SocketIo.readExactly(channel, option);
             option.flip();
+            if (refusedAfterTls != null) {
+                refuseAfterTls(code);
+                continue;
+            }
             if (stopping.getAsBoolean() && code != OPT_ABORT) {
                 replyError(code, REP_ERR_SHUTDOWN, "server is shutting down");
                 continue;
@@ -243,12 +252,22 @@ final class Handshake {
             throw new ProtocolViolation("TLS handshake failed: " + e.getMessage(), e);
         }
         channel = tls;
-        String refused = admission.tlsRefusal(tls.session());
-        if (refused != null) throw new AccessRefused("refused after TLS: " + refused);
+        refusedAfterTls = admission.tlsRefusal(tls.session());
         structuredReplies = false;
         extendedHeaders = false;
         contextsFor = null;
         selectedContexts = List.of();
+    }
+
+    /**
+     * Answers an option of a client that TLS showed may not come in with POLICY and why, so that the client can say
+     * it (a bare close reads as a network fault); the connection ends at the option that would have chosen an export.
+     */
+    private void refuseAfterTls(int code) throws IOException {
+        AccessRefused refused = new AccessRefused("refused after TLS: " + refusedAfterTls);
+        if (code == OPT_EXPORT_NAME || code == OPT_ABORT || ++optionsRefusedAfterTls > MAX_REFUSED_AFTER_TLS) throw refused;
+        replyError(code, REP_ERR_POLICY, "this client may not connect: " + refusedAfterTls);
+        if (code == OPT_GO || code == OPT_INFO || code == OPT_LIST) throw refused;
     }
 
     private Session info(int code) throws IOException {
