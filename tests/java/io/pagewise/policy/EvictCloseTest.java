@@ -111,6 +111,34 @@ class EvictCloseTest {
         assertEquals(0, PageCache.residency(path, 32L * MIB, 32L * MIB).residentPages(), "the policy's own are dropped");
     }
 
+    /**
+     * Sequential readahead submits its next window when the reader reaches the current one's last part, so its pages
+     * can lie up to twice the readahead past the last read; where the reader stops before a hole (which the NBD
+     * server answers without reading), nothing later touches them. Close drops those too. Here, with a readahead of
+     * 4 MiB, a WILLNEED from another descriptor 6 to 8 MiB past the last read stands in for them: past what one
+     * readahead plus a window reaches, within twice that.
+     */
+    @Test
+    void closeDropsReadaheadUpToTwiceItsSizePastTheLastRead() throws IOException {
+        ExternalTools.requireNativeLibrary();
+        Path path = uncachedRandomFile("before-a-hole", 32L * MIB, 4);
+        try (RawFile raw = NativeRawFile.open(path, 0)) {
+            MissingDrops file = new MissingDrops(raw);
+            file.readahead = 4L * MIB;
+            EvictPolicy policy = new EvictPolicy(file);
+            ByteBuffer buffer = ByteBuffer.allocateDirect(MIB);
+            for (long at = 0; at < 8L * MIB; at += MIB) policy.read(new ByteBuffer[] {buffer.clear()}, at);
+            try (RawFile other = NativeRawFile.open(path, 0)) {
+                other.advise(14L * MIB, 2L * MIB, Advice.WILLNEED);
+            }
+            long before = PageCache.residency(path, 14L * MIB, 2L * MIB).residentPages();
+            assertTrue(before > 0, "readahead's stand-in should be cached before close: " + before);
+            policy.close();
+        }
+        assertEquals(0, PageCache.residency(path, 14L * MIB, 2L * MIB).residentPages(),
+                "pages 6 to 8 MiB past the last read left cached after close");
+    }
+
     /** A new file of random data (from seed), on disk and dropped from the cache. */
     private Path uncachedRandomFile(String name, long size, long seed) throws IOException {
         Path path = dir.resolve(name);
@@ -136,6 +164,8 @@ class EvictCloseTest {
         final AtomicInteger missNext = new AtomicInteger();
         final AtomicInteger dropsMissed = new AtomicInteger();
         volatile boolean missUntilResidencyAsked;
+        /** The device's readahead as the policy is told it, or -1 for the real one. */
+        long readahead = -1;
 
         MissingDrops(RawFile file) {
             this.file = file;
@@ -157,7 +187,7 @@ class EvictCloseTest {
         }
 
         @Override public Path path() { return file.path(); }
-        @Override public long readaheadBytes() { return file.readaheadBytes(); }
+        @Override public long readaheadBytes() { return readahead >= 0 ? readahead : file.readaheadBytes(); }
         @Override public boolean isNative() { return file.isNative(); }
         @Override public long read(ByteBuffer[] dsts, long offset, int flags) throws IOException { return file.read(dsts, offset, flags); }
         @Override public void write(ByteBuffer[] srcs, long offset, int flags) throws IOException { file.write(srcs, offset, flags); }
