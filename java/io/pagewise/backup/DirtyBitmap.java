@@ -201,11 +201,12 @@ public final class DirtyBitmap implements Closeable {
         BitSet bits = new BitSet();
         if (valid) {
             long chunks = (imageSize + granularity - 1) / granularity;
-            if (length < HEADER + (chunks + 7) / 8) {
+            long bitBytes = (chunks + 7) / 8;
+            if (length < HEADER + bitBytes) {
                 throw new IOException(file + " is " + length + " bytes long, shorter than the header and the bits of "
-                        + chunks + " chunks need (" + (HEADER + (chunks + 7) / 8) + "): cut short; " + START_AFRESH);
+                        + chunks + " chunks need (" + (HEADER + bitBytes) + "): cut short; " + START_AFRESH);
             }
-            ByteBuffer data = ByteBuffer.allocate((int) ((chunks + 7) / 8));
+            ByteBuffer data = ByteBuffer.allocate((int) bitBytes);
             readFully(channel, data, HEADER);
             bits = BitSet.valueOf(data.flip());
         }

@@ -207,10 +207,20 @@ public final class Main {
 
     /** The JVM encodes file names in the locale's character set: under C or POSIX, ASCII alone. */
     private static String unencodable(InvalidPathException e) {
-        String charset = System.getProperty("sun.jnu.encoding", "unknown");
-        return "the file name '" + e.getInput() + "' cannot be encoded in this locale's character set (" + charset
-                + ")" + (charset.equalsIgnoreCase("UTF-8") ? ": " + e.getReason()
-                : "; run under a UTF-8 locale (LC_ALL=C.UTF-8, as bin/pagewise does)");
+        String advice = utf8LocaleAdvice();
+        return "the file name '" + e.getInput() + "' cannot be encoded in " + localeCharset()
+                + (advice == null ? ": " + e.getReason() : "; " + advice);
+    }
+
+    /** {@return "this locale's character set (NAME)"}: the one the JVM encodes and decodes file names and arguments in */
+    static String localeCharset() {
+        return "this locale's character set (" + System.getProperty("sun.jnu.encoding", "unknown") + ")";
+    }
+
+    /** {@return how to run under a UTF-8 locale}, or null when the JVM's locale is UTF-8 already */
+    static String utf8LocaleAdvice() {
+        return System.getProperty("sun.jnu.encoding", "").equalsIgnoreCase("UTF-8") ? null
+                : "run under a UTF-8 locale (LC_ALL=C.UTF-8, as bin/pagewise does)";
     }
 
     static String bytes(long n) {

@@ -153,9 +153,9 @@ final class ServeArguments {
     /** {@return value, an argument}: refused when it holds bytes that the locale's character set could not decode */
     static String decoded(String name, String value) throws UsageException {
         if (value.indexOf('\uFFFD') >= 0) { // what the JVM makes of such bytes
-            throw new UsageException(name + " has characters that this locale's character set ("
-                    + System.getProperty("sun.jnu.encoding", "unknown") + ") cannot decode; run under a UTF-8 locale"
-                    + " (LC_ALL=C.UTF-8, as bin/pagewise does)");
+            String advice = Main.utf8LocaleAdvice();
+            throw new UsageException(name + " has characters that " + Main.localeCharset() + " cannot decode"
+                    + (advice == null ? "" : "; " + advice));
         }
         return value;
     }

@@ -230,11 +230,10 @@ final class Serving {
                     named = false;
                 }
                 if (!named) {
-                    String charset = System.getProperty("sun.jnu.encoding", "unknown");
+                    String advice = Main.utf8LocaleAdvice();
                     logger.log(System.Logger.Level.WARNING, "--dir=" + dir + ": '" + name + "' is not served: its name"
-                            + " is not valid in this locale's character set (" + charset + "); rename it"
-                            + (charset.equalsIgnoreCase("UTF-8") ? ""
-                            : ", or run under a UTF-8 locale (LC_ALL=C.UTF-8, as bin/pagewise does)"));
+                            + " is not valid in " + Main.localeCharset() + "; rename it"
+                            + (advice == null ? "" : ", or " + advice));
                 }
             }
         } catch (IOException e) {

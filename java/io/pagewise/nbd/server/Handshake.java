@@ -264,10 +264,11 @@ final class Handshake {
      * it (a bare close reads as a network fault); the connection ends at the option that would have chosen an export.
      */
     private void refuseAfterTls(int code) throws IOException {
-        AccessRefused refused = new AccessRefused("refused after TLS: " + refusedAfterTls);
-        if (code == OPT_EXPORT_NAME || code == OPT_ABORT || ++optionsRefusedAfterTls > MAX_REFUSED_AFTER_TLS) throw refused;
-        replyError(code, REP_ERR_POLICY, "this client may not connect: " + refusedAfterTls);
-        if (code == OPT_GO || code == OPT_INFO || code == OPT_LIST) throw refused;
+        if (code != OPT_EXPORT_NAME && code != OPT_ABORT && ++optionsRefusedAfterTls <= MAX_REFUSED_AFTER_TLS) {
+            replyError(code, REP_ERR_POLICY, "this client may not connect: " + refusedAfterTls);
+            if (code != OPT_GO && code != OPT_INFO && code != OPT_LIST) return;
+        }
+        throw new AccessRefused("refused after TLS: " + refusedAfterTls);
     }
 
     private Session info(int code) throws IOException {
