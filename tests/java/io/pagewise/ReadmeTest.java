@@ -1,0 +1,121 @@
+package io.pagewise;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** What the README promises a newcomer: two set-up commands, an install step, and a Java example that compiles as shown. */
+class ReadmeTest {
+    private static final Path PROJECT = Path.of(System.getProperty("user.dir"));
+
+    private static String readme() throws IOException {
+        return Files.readString(PROJECT.resolve("README.md"));
+    }
+
+    private static String section(String text, String heading) {
+        int start = text.indexOf("\n" + heading + "\n");
+        assertTrue(start >= 0, "README.md has no section " + heading);
+        int end = text.indexOf("\n## ", start + heading.length() + 1);
+        return text.substring(start, end < 0 ? text.length() : end);
+    }
+
+    private static List<String> codeBlocks(String text, String language) {
+        List<String> blocks = new ArrayList<>();
+        Matcher m = Pattern.compile("(?s)```" + language + "\n(.*?)```").matcher(text);
+        while (m.find()) blocks.add(m.group(1));
+        return blocks;
+    }
+
+    @Test
+    void keepsExactlyTheTwoSetUpCommands() throws IOException {
+        List<String> blocks = codeBlocks(section(readme(), "## Two commands"), "sh");
+        assertEquals(1, blocks.size(), "one shell block in Two commands");
+        List<String> commands = blocks.get(0).lines().map(line -> line.replaceAll("#.*", "").strip()).toList();
+        assertEquals(List.of("bin/pagewise serve", "mvn verify"), commands);
+    }
+
+    @Test
+    void theDependencyNamesThePomsVersionBesideTheStepThatInstallsIt() throws IOException {
+        String pom = Files.readString(PROJECT.resolve("pom.xml"));
+        Matcher version = Pattern.compile("<artifactId>pagewise</artifactId>\\s*<version>([^<]+)</version>").matcher(pom);
+        assertTrue(version.find(), "pom.xml's own version");
+        String java = section(readme(), "## Use it from Java");
+        assertTrue(java.contains("<artifactId>pagewise</artifactId><version>" + version.group(1) + "</version>"),
+                "the dependency snippet names version " + version.group(1) + ":\n" + java);
+        assertTrue(codeBlocks(java, "sh").stream().anyMatch(block -> block.strip().equals("mvn -q install -DskipTests")),
+                "the section shows the install step");
+    }
+
+    /** The example is compiled exactly as shown against the library, then run on a file of its own. */
+    @Test
+    void theJavaExampleCompilesAndRunsAsShown(@TempDir Path dir) throws Exception {
+        List<String> blocks = codeBlocks(section(readme(), "## Use it from Java"), "java");
+        assertEquals(1, blocks.size(), "one Java block in Use it from Java");
+        String source = blocks.get(0);
+        Matcher name = Pattern.compile("public class (\\w+)").matcher(source);
+        assertTrue(name.find(), "the example declares a public class:\n" + source);
+        Path file = dir.resolve(name.group(1) + ".java");
+        Files.writeString(file, source);
+
+        String classPath = System.getProperty("java.class.path");
+        Path javaBin = Path.of(System.getProperty("java.home"), "bin");
+        String compiled = run(dir, javaBin.resolve("javac").toString(), "-Xlint:all", "-Werror", "-cp", classPath,
+                "-d", dir.toString(), file.toString());
+        assertEquals("", compiled, "javac on README.md's Java example");
+
+        Path disk = dir.resolve("disk.img");
+        String printed = run(dir, javaBin.resolve("java").toString(), "--enable-native-access=ALL-UNNAMED",
+                "-cp", dir + java.io.File.pathSeparator + classPath, name.group(1), disk.toString());
+        List<String> lines = printed.lines().toList();
+        assertEquals(2, lines.size(), "what the example printed: " + lines);
+        assertEquals("read " + Files.size(disk) + " bytes", lines.get(0));
+        assertTrue(Files.size(disk) >= 1 << 20, "it wrote at least 1 MiB");
+        double cached = Double.parseDouble(lines.get(1).replace(" % cached", ""));
+        assertTrue(cached <= 1.0, "EVICT left " + cached + " % of the example's file cached");
+    }
+
+    /** Runs a JDK tool in {@code dir}; fails unless it exits 0 within a minute. {@return what it printed} */
+    private static String run(Path dir, String... command) throws IOException, InterruptedException {
+        Process process = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).start();
+        process.getOutputStream().close();
+        if (!process.waitFor(60, TimeUnit.SECONDS)) {
+            process.destroyForcibly().waitFor();
+            throw new AssertionError(String.join(" ", command) + " did not end within 60 s");
+        }
+        String printed = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(0, process.exitValue(), String.join(" ", command) + " printed:\n" + printed);
+        return printed;
+    }
+
+    /** Every relative link of the README, the changelog and docs/ names a file that exists. */
+    @Test
+    void everyRelativeLinkResolves() throws IOException {
+        List<Path> pages = new ArrayList<>(List.of(PROJECT.resolve("README.md"), PROJECT.resolve("CHANGELOG.md")));
+        try (Stream<Path> docs = Files.list(PROJECT.resolve("docs"))) {
+            docs.filter(f -> f.toString().endsWith(".md")).sorted().forEach(pages::add);
+        }
+        Pattern link = Pattern.compile("\\]\\(([^)#\\s]+)(#[^)]*)?\\)");
+        List<String> broken = new ArrayList<>();
+        for (Path page : pages) {
+            Matcher m = link.matcher(Files.readString(page));
+            while (m.find()) {
+                String target = m.group(1);
+                if (target.matches("[a-z]+:.*")) continue;
+                if (!Files.exists(page.getParent().resolve(target))) broken.add(PROJECT.relativize(page) + ": " + target);
+            }
+        }
+        assertEquals(List.of(), broken, "links to files that do not exist");
+    }
+}
