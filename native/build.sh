@@ -3,10 +3,14 @@
 # none needs a glibc above 2.17 (native/check-glibc.sh). Maven runs it in generate-resources.
 # Usage: native/build.sh SOURCE_DIR BUILD_DIR OUTPUT_ROOT JAVA_HOME
 # linux-x86_64 is built by the host compiler, linux-aarch64 by Debian's cross compiler (gcc-aarch64-linux-gnu).
-# Without the cross compiler the build fails under CI=true, and elsewhere says what is missing and goes on with
-# linux-x86_64 alone.
+# Without the cross compiler the build fails under CI=true, and elsewhere goes on with linux-x86_64 alone and prints
+# one line on stderr, starting with "pagewise: WARNING: ", that says so and what is missing (bin/pagewise passes it on).
 set -euo pipefail
 source_dir=$1 build_dir=$2 output_root=$3 java_home=$4
+
+# A library an earlier build left would go into the jar though this build made none for its platform: the jar must
+# carry what this build made, and what the warning below says.
+rm -f "$output_root"/*/libpagewise.so
 
 # One platform: configure and build in its own directory, then check the library it made.
 build() {
@@ -20,7 +24,8 @@ build() {
 host=linux-$(uname -m)
 build "$build_dir" "$host"
 if [ "$host" != linux-x86_64 ]; then
-    echo "native/build.sh: WARNING: built $host alone: the other platforms are cross-compiled on x86_64 only" >&2
+    echo "pagewise: WARNING: this jar carries the native library for $host alone: the other platforms are" \
+        "cross-compiled on x86_64 only" >&2
     exit 0
 fi
 
@@ -43,6 +48,6 @@ elif [ "${CI:-}" = true ]; then
     echo "native/build.sh: linux-aarch64 cannot be built without $missing" >&2
     exit 1
 else
-    echo "native/build.sh: WARNING: linux-aarch64 is not built: that needs $missing." \
-        "This jar carries linux-x86_64 alone." >&2
+    echo "pagewise: WARNING: this jar carries the native library for linux-x86_64 alone: linux-aarch64 is not" \
+        "built, which needs $missing" >&2
 fi

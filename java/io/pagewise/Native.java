@@ -4,6 +4,8 @@ import io.pagewise.internal.NativeLibrary;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 
 /**
@@ -14,15 +16,17 @@ import java.util.Locale;
  * {@code -Djdk.util.jar.enableMultiRelease=false} makes such a JVM use the JNI library instead.
  * {@code -Dpagewise.native=false} skips both; the library then uses its pure-Java path.
  *
- * <p>The jar carries the library for Linux on x86_64 and aarch64 with glibc 2.17 or later. Elsewhere (another
- * architecture or operating system, musl libc as on Alpine) it does not load, and {@link #loadError()} says on
- * which platform, why, and which cache modes still work: the buffered ones (WRITEBACK, WRITETHROUGH, UNSAFE) on the
- * pure-Java path, without page-cache residency.
+ * <p>The jar carries the library for Linux on x86_64 and, when its build had the cross compiler, aarch64, with glibc
+ * 2.17 or later. Elsewhere (another architecture or operating system, musl libc as on Alpine) it does not load, and
+ * {@link #loadError()} says on which platform, why, which platforms this jar carries, and which cache modes still
+ * work: the buffered ones (WRITEBACK, WRITETHROUGH, UNSAFE) on the pure-Java path, without page-cache residency.
  */
 public final class Native {
     private static final String ENABLE_PROPERTY = "pagewise.native";
-    /** The platforms whose library the jar carries. */
-    private static final String SUPPORTED = "linux-x86_64 and linux-aarch64 with glibc 2.17 or later";
+    /** The platforms the FFM calls know (their system call numbers and struct layouts). */
+    private static final String FFM_PLATFORMS = "linux-x86_64 and linux-aarch64 with glibc 2.17 or later";
+    /** The platforms native/build.sh builds the library for; a jar carries those its build had a compiler for. */
+    private static final List<String> BUILT_PLATFORMS = List.of("linux-x86_64", "linux-aarch64");
     private static final Throwable LOAD_ERROR = explained(load());
 
     private Native() {}
@@ -83,11 +87,13 @@ public final class Native {
         if (usesMusl()) text.append(" (musl libc, which is not supported)");
         text.append(": ").append(error.getMessage());
         if (NativeLibrary.binding().equals("FFM")) {
-            text.append(". On JDK 22 and later the library calls the C library through FFM, on ").append(SUPPORTED)
+            text.append(". On JDK 22 and later the library calls the C library through FFM, on ").append(FFM_PLATFORMS)
                     .append(", with native access enabled (--enable-native-access=io.pagewise on the module path,"
                             + " ALL-UNNAMED on the class path)");
         } else {
-            text.append(". The jar carries it for ").append(SUPPORTED);
+            List<String> carried = carriedPlatforms();
+            text.append(carried.isEmpty() ? ". The jar carries it for no platform"
+                    : ". The jar carries it for " + inWords(carried) + " with glibc 2.17 or later");
         }
         text.append(". Without it WRITEBACK, WRITETHROUGH and"
                 + " UNSAFE work on the pure-Java path; DIRECT, DIRECTSYNC, EVICT, DONTCACHE and page-cache residency"
@@ -95,6 +101,28 @@ public final class Native {
         UnsatisfiedLinkError explained = new UnsatisfiedLinkError(text.toString());
         explained.initCause(error);
         return explained;
+    }
+
+    /**
+     * The platforms whose library is on the class path, that is in the jar: a jar built without the cross compiler
+     * lacks linux-aarch64. A library built on another host is named for that host, so this JVM's platform is looked
+     * for too.
+     */
+    private static List<String> carriedPlatforms() {
+        List<String> candidates = new ArrayList<>(BUILT_PLATFORMS);
+        if (!candidates.contains(platform())) candidates.add(platform());
+        List<String> carried = new ArrayList<>();
+        for (String candidate : candidates) {
+            // Where NativeLibrary (JNI) looks for it.
+            if (Native.class.getResource("/native/" + candidate + "/libpagewise.so") != null) carried.add(candidate);
+        }
+        return carried;
+    }
+
+    /** "a", "a and b", "a, b and c". */
+    private static String inWords(List<String> names) {
+        int last = names.size() - 1;
+        return last == 0 ? names.get(0) : String.join(", ", names.subList(0, last)) + " and " + names.get(last);
     }
 
     /** Whether this JVM runs on musl libc (Alpine): its mappings name the musl loader. */

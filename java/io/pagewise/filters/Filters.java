@@ -123,11 +123,12 @@ public final class Filters {
                 return delay(spec, p);
             case "rate": {
                 p.checkKnown("rate", "connection-rate", "burstiness");
-                long rate = p.bytes("rate", 0, 1, Long.MAX_VALUE);
-                long connectionRate = p.bytes("connection-rate", 0, 1, Long.MAX_VALUE);
+                long rate = p.bitRate("rate", 0);
+                long connectionRate = p.bitRate("connection-rate", 0);
                 double burstiness = p.positive("burstiness", RateFilter.DEFAULT_BURSTINESS);
                 if (rate == 0 && connectionRate == 0) {
-                    throw new IllegalArgumentException("filter rate: needs rate=BYTES/s or connection-rate=BYTES/s");
+                    throw new IllegalArgumentException("filter rate: needs rate=BITS/s or connection-rate=BITS/s"
+                            + " (as nbdkit's, such as rate=80M for 10 MiB/s)");
                 }
                 return d -> new RateFilter(d, rate, connectionRate, burstiness);
             }

@@ -76,6 +76,62 @@ final class Parameters {
         return n;
     }
 
+    /**
+     * A bandwidth in bits per second, as nbdkit's rate filter reads its {@code rate=}: digits with an optional K, M,
+     * G, T, P or E suffix (powers of 1024, either case), so 8M is 8 Mibit/s. A byte unit ({@code 10MiB},
+     * {@code 10MB/s}, {@code 10B}) is refused, naming the value to write instead: read as bits it would be an eighth
+     * of the rate meant.
+     *
+     * @return the bandwidth in bytes per second, an eighth of the bits rounded down; otherwise when the key is absent
+     */
+    long bitRate(String key, long otherwise) {
+        String value = spec.parameters().get(key);
+        if (value == null) return otherwise;
+        String text = value.trim().toUpperCase(Locale.ROOT);
+        boolean perSecond = text.endsWith("/S");
+        String unit = perSecond ? text.substring(0, text.length() - 2) : text;
+        if (unit.endsWith("B")) {
+            String number = unit.substring(0, unit.length() - 1);
+            if (number.endsWith("I")) number = number.substring(0, number.length() - 1);
+            long[] scaled = scaled(number);
+            String instead = "";
+            if (scaled != null && scaled[0] >= 0 && scaled[0] <= (Long.MAX_VALUE >> scaled[1]) / 8) {
+                String suffix = scaled[1] == 0 ? "" : number.substring(number.length() - 1);
+                instead = ": for " + value.trim() + (perSecond ? "" : "/s") + " write " + key + "=" + scaled[0] * 8
+                        + suffix;
+            }
+            throw bad(key, "counts bits per second, as nbdkit's rate filter does, and takes no byte unit" + instead);
+        }
+        long[] scaled = scaled(text);
+        if (scaled == null) {
+            throw bad(key, "expected bits per second, as nbdkit's rate filter takes them, such as 800K or 80M"
+                    + " (80 Mibit/s: 10 MiB/s)");
+        }
+        if (scaled[0] < 0 || scaled[0] > (Long.MAX_VALUE >> scaled[1])) throw bad(key, "out of range");
+        long bits = scaled[0] << scaled[1];
+        if (bits < 8) throw bad(key, "must be 8 bits per second (1 byte) or more");
+        return bits / 8;
+    }
+
+    /** DIGITS[K|M|G|T|P|E] as {number, shift}, or null when it is not of that form. */
+    private static long[] scaled(String text) {
+        int shift = 0;
+        String digits = text;
+        if (!digits.isEmpty()) {
+            int unit = "KMGTPE".indexOf(digits.charAt(digits.length() - 1));
+            if (unit >= 0) {
+                shift = 10 * (unit + 1);
+                digits = digits.substring(0, digits.length() - 1);
+            }
+        }
+        if (digits.isEmpty() || !digits.chars().allMatch(c -> c >= '0' && c <= '9')) return null;
+        try {
+            return new long[] {Long.parseLong(digits), shift};
+        } catch (NumberFormatException e) {
+            return new long[] {-1, shift};
+        }
+    }
+
     /** A byte count that is a power of two. */
     int powerOfTwo(String key, int otherwise, int min, int max) {
         int n = (int) bytes(key, otherwise, min, max);

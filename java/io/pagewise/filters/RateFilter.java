@@ -6,8 +6,9 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 
 /**
- * A bandwidth limit on the bytes read and written, in total and for each connection, as nbdkit's rate filter; in
- * <b>bytes</b> per second (nbdkit's {@code rate=} counts bits). Each limit is a token bucket that starts full and holds
+ * A bandwidth limit on the bytes read and written, in total and for each connection, as nbdkit's rate filter. Here
+ * in <b>bytes</b> per second; by name ({@code rate:rate=80M}, {@link Filters}) in bits per second, as nbdkit's
+ * {@code rate=}, so that {@code rate=80M} is 10 MiB/s in both. Each limit is a token bucket that starts full and holds
  * {@code burstiness} seconds' worth, so a transfer of N bytes at a limit of R bytes per second takes at least
  * (N − R × burstiness) / R seconds. A request waits before it reaches the device; zeroes, trims, flushes and block
  * status are not limited (they move no data), as in nbdkit.
@@ -96,6 +97,16 @@ public final class RateFilter extends FilterDevice {
         long n = 0;
         for (ByteBuffer b : buffers) n += b.remaining();
         return n;
+    }
+
+    /** {@return the limit of all connections together in bytes per second, or 0 for none} */
+    public long totalBytesPerSecond() {
+        return total == null ? 0 : total.bytesPerSecond();
+    }
+
+    /** {@return the limit of each connection in bytes per second, or 0 for none} */
+    public long connectionBytesPerSecond() {
+        return connectionRate;
     }
 
     @Override

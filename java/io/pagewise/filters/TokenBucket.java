@@ -9,7 +9,7 @@ import java.util.concurrent.TimeUnit;
  * callers that come later wait behind it and the long-run rate holds for requests of any size.
  */
 final class TokenBucket {
-    private final double bytesPerSecond;
+    private final long bytesPerSecond;
     private final double capacity;
     private double tokens;
     private long last = System.nanoTime();
@@ -20,12 +20,17 @@ final class TokenBucket {
         this.tokens = capacity;
     }
 
+    /** {@return the bytes per second it fills at} */
+    long bytesPerSecond() {
+        return bytesPerSecond;
+    }
+
     /** Takes n bytes' worth, sleeping as long as the bucket is in debt after that. */
     void take(long n) throws InterruptedIOException {
         long waitNanos;
         synchronized (this) {
             long now = System.nanoTime();
-            tokens = Math.min(capacity, tokens + (now - last) * bytesPerSecond / 1e9);
+            tokens = Math.min(capacity, tokens + (now - last) * (double) bytesPerSecond / 1e9);
             last = now;
             tokens -= n;
             waitNanos = tokens >= 0 ? 0 : (long) (-tokens / bytesPerSecond * 1e9);

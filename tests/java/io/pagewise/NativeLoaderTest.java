@@ -1,6 +1,7 @@
 package io.pagewise;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.File;
@@ -22,7 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * How the library finds libpagewise.so, checked in child JVMs (the library loads once per JVM): an explicit
  * {@code -Dpagewise.native.path}, a bad one, and the default copy from the class path, which must not leave its
- * temporary file behind.
+ * temporary file behind; and the load message, which names the platforms whose library the class path carries.
  */
 @Timeout(120)
 @Tag("jni")
@@ -68,6 +69,65 @@ class NativeLoaderTest {
         }
         assertTrue(values.containsKey("available") && values.containsKey("io"), "probe output:\n" + output);
         return values;
+    }
+
+    /**
+     * A copy of the library's classes whose native/ holds the given platforms' libraries alone, as a jar built
+     * without the cross compiler holds linux-x86_64 alone.
+     */
+    private Path classesCarrying(List<String> platforms) throws Exception {
+        Path from = classesDir(Native.class);
+        Path to = tmp.resolve("classes");
+        try (Stream<Path> files = Files.walk(from)) {
+            for (Path file : (Iterable<Path>) files::iterator) {
+                Path relative = from.relativize(file);
+                if (relative.getNameCount() >= 2 && relative.getName(0).toString().equals("native")
+                        && !platforms.contains(relative.getName(1).toString())) {
+                    continue;
+                }
+                Path target = to.resolve(relative.toString());
+                if (Files.isDirectory(file)) Files.createDirectories(target);
+                else Files.copy(file, target);
+            }
+        }
+        return to;
+    }
+
+    /** {@code pagewise --version} in a child JVM on classes; returns what it printed. */
+    private static String version(Path classes, String... properties) throws Exception {
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.addAll(List.of(properties));
+        command.addAll(List.of("-cp", classes.toString(), "io.pagewise.cli.Main", "--version"));
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        process.getOutputStream().close();
+        try {
+            String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertTrue(process.waitFor(60, TimeUnit.SECONDS), "child JVM did not finish");
+            assertEquals(0, process.exitValue(), "pagewise --version failed:\n" + output);
+            return output;
+        } finally {
+            process.destroyForcibly();
+        }
+    }
+
+    @Test
+    void theLoadMessageNamesOnlyThePlatformsTheJarCarries() throws Exception {
+        builtLibrary();
+        String output = version(classesCarrying(List.of(Native.platform())), "-Dpagewise.native=false");
+        assertTrue(output.contains("not loaded on " + Native.platform() + ": disabled by -Dpagewise.native=false. The"
+                + " jar carries it for " + Native.platform() + " with glibc 2.17 or later. Without it"), output);
+        for (String other : List.of("linux-x86_64", "linux-aarch64")) {
+            if (!other.equals(Native.platform())) assertFalse(output.contains(other), "names " + other + ": " + output);
+        }
+    }
+
+    @Test
+    void aJarWithoutTheLibrarySaysItCarriesNone() throws Exception {
+        String output = version(classesCarrying(List.of()));
+        assertTrue(output.contains("not loaded on " + Native.platform() + ": the jar has no native library for "
+                + Native.platform()), output);
+        assertTrue(output.contains(". The jar carries it for no platform. Without it WRITEBACK"), output);
     }
 
     private static List<String> leftovers(Path dir) throws IOException {

@@ -157,7 +157,17 @@ class FiltersTest {
         "delay:read=fast|filter delay: read=fast: expected a duration",
         "delay:write=20ms-10ms|filter delay: write=20ms-10ms: the minimum is longer",
         "delay:seed=1|filter delay: needs a delay",
-        "rate:rate=10Q|filter rate: rate=10Q: expected a byte count",
+        "rate:rate=10Q|filter rate: rate=10Q: expected bits per second, as nbdkit's rate filter takes them",
+        "rate:rate=10MiB|filter rate: rate=10MiB: counts bits per second, as nbdkit's rate filter does, and takes no"
+                + " byte unit: for 10MiB/s write rate=80M",
+        "rate:connection-rate=10MB/s|filter rate: connection-rate=10MB/s: counts bits per second, as nbdkit's rate"
+                + " filter does, and takes no byte unit: for 10MB/s write connection-rate=80M",
+        "rate:rate=100b|filter rate: rate=100b: counts bits per second, as nbdkit's rate filter does, and takes no"
+                + " byte unit: for 100b/s write rate=800",
+        "rate:rate=7|filter rate: rate=7: must be 8 bits per second (1 byte) or more",
+        "rate:rate=0|filter rate: rate=0: must be 8 bits per second (1 byte) or more",
+        "rate:rate=9E|filter rate: rate=9E: out of range",
+        "rate:rate=99999999999999999999|filter rate: rate=99999999999999999999: out of range",
         "rate:burstiness=1|filter rate: needs rate=",
         "rate:rate=1M,burstiness=0|filter rate: burstiness=0: must be more than 0",
         "stats:interval=-1s|filter stats: interval=-1s: must be a duration",
@@ -173,6 +183,23 @@ class FiltersTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> Filters.apply(new MemoryDevice(4096), List.of("readonly", spec)));
         assertTrue(e.getMessage().startsWith(expected), "'" + e.getMessage() + "' should start with '" + expected + "'");
+    }
+
+    /** rate= and connection-rate= count bits per second, as nbdkit's do: the same key gives the same rate. */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "rate:rate=80M|10485760|0",
+        "rate:rate=8m|1048576|0",
+        "rate:connection-rate=8K|0|1024",
+        "rate:rate=1G,connection-rate=800k|134217728|102400",
+        "rate:rate=1000|125|0",
+        "rate:rate=12|1|0",
+        "rate:rate=7E|1008806316530991104|0",
+    })
+    void rateCountsBitsPerSecondAsNbdkit(String spec, long total, long perConnection) throws IOException {
+        RateFilter limited = (RateFilter) Filters.apply(new MemoryDevice(4096), List.of(spec));
+        assertEquals(total, limited.totalBytesPerSecond(), spec + ": bytes per second of all connections");
+        assertEquals(perConnection, limited.connectionBytesPerSecond(), spec + ": bytes per second of each");
     }
 
     @Test
