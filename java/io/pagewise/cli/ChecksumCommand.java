@@ -17,7 +17,9 @@ public final class ChecksumCommand {
     private static final String DESCRIPTION = String.join("\n",
             "Prints the blkhash checksum of each IMAGE (the construction of blksum and nbdcopy --blkhash): a digest per",
             "block, holes hashed without being read. IMAGE: FILE or block device, nbd://HOST[:PORT]/EXPORT,",
-            "nbd+unix:///EXPORT?socket=PATH, nbds:// with TLS as for copy, pattern:SIZE, zero:SIZE.");
+            "nbd+unix:///EXPORT?socket=PATH, nbds:// with TLS as for copy, pattern:SIZE, zero:SIZE. An IMAGE that starts",
+            "with SCHEME: is a URI (a file whose name has a colon: ./NAME); a FILE that starts with a qcow2, VMDK, VHDX",
+            "or LUKS signature is refused (see --force-raw).");
 
     /** Every option of checksum, once: the usage, the parsing and (checked by a test) docs/BACKUP.md come from it. */
     static final OptionTable<Options> TABLE = new OptionTable<>("usage: pagewise checksum [OPTIONS] IMAGE...",
@@ -32,7 +34,9 @@ public final class ChecksumCommand {
                     + " no copy through the page cache)",
                     (o, name, value) -> o.cache = Arguments.cacheMode(name, value)),
             CliOption.value("-C, --connections", "N", "NBD connections per export when the server allows multi-conn"
-                    + " (default 4)", (o, name, value) -> o.connections = Arguments.integer(name, value, 1, 64))),
+                    + " (default 4)", (o, name, value) -> o.connections = Arguments.integer(name, value, 1, 64)),
+            CliOption.flag("--force-raw", "hash a FILE that starts with a qcow2, VMDK, VHDX or LUKS signature as raw"
+                    + " bytes, instead of refusing it", (o, name, value) -> o.forceRaw = true)),
             ChecksumCommand::operand, " (use -- before an IMAGE that starts with -)");
 
     static final String USAGE = TABLE.usage();
@@ -46,6 +50,8 @@ public final class ChecksumCommand {
         /** O_DIRECT, as blksum reads files: the fastest way to read an image once, and it leaves nothing cached. */
         CacheMode cache = CacheMode.DIRECT.isAvailable() ? CacheMode.DIRECT : CacheMode.WRITEBACK;
         int connections = 4;
+        /** --force-raw: a FILE that starts with a container's signature is hashed as its bytes, not refused. */
+        boolean forceRaw;
         final List<Endpoint> images = new ArrayList<>();
     }
 
@@ -68,6 +74,7 @@ public final class ChecksumCommand {
             }
             if (options.images.isEmpty()) throw new UsageException("no IMAGE given");
             hash = Arguments.blockHash("--digest", options.digest, options.blockSize);
+            if (!options.forceRaw) refuseContainers(options);
         } catch (UsageException e) {
             err.println("pagewise checksum: " + e.getMessage());
             err.println(TABLE.synopsis() + "   (pagewise checksum --help for the options)");
@@ -84,6 +91,22 @@ public final class ChecksumCommand {
             }
         }
         return status;
+    }
+
+    /**
+     * Refuses the run, before any IMAGE is hashed, when a FILE starts with a container's signature: its checksum
+     * would be the container's, not the disk's. An IMAGE that cannot be opened or read is left to the run, which
+     * says so on its line.
+     */
+    private static void refuseContainers(Options options) throws UsageException {
+        for (Endpoint image : options.images) {
+            if (image.kind() != Endpoint.Kind.FILE) continue;
+            try (BlockDevice device = image.openSource(options.cache, options.connections, null)) {
+                image.refuseContainer(device, "IMAGE", true);
+            } catch (IOException | RuntimeException e) {
+                // hashing it fails the same way, and names the IMAGE
+            }
+        }
     }
 
     private static void operand(Options o, String arg, boolean afterEnd) throws UsageException {

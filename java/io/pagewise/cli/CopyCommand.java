@@ -20,7 +20,9 @@ public final class CopyCommand {
             "     (ca-cert.pem, optional client-cert.pem), &tls-hostname=NAME (the name to check),",
             "     &tls-verify-peer=false (no check of the server)",
             "DST: FILE or block device (a missing file is created with the source's size), an NBD URI, null:,",
-            "     - (standard output)");
+            "     - (standard output)",
+            "A SRC or DST that starts with SCHEME: is a URI, never a file: give a file whose name has a colon as",
+            "./NAME. A FILE that starts with a qcow2, VMDK, VHDX or LUKS signature is refused (see --force-raw).");
 
     /** Every option of copy, once: the usage, the parsing and (checked by a test) docs/COPY.md come from it. */
     static final OptionTable<Options> TABLE = new OptionTable<>("usage: pagewise copy [OPTIONS] SRC DST", DESCRIPTION,
@@ -48,6 +50,8 @@ public final class CopyCommand {
             CliOption.flag("--allocated", "allocate every byte: zero ranges become allocated zeros, not holes",
                     (o, name, value) -> o.copy.allocated(true)),
             CliOption.flag("--flush", "flush the destination at the end", (o, name, value) -> o.copy.flush(true)),
+            CliOption.flag("--force-raw", "copy from or into a FILE that starts with a qcow2, VMDK, VHDX or LUKS"
+                    + " signature as raw bytes, instead of refusing it", (o, name, value) -> o.forceRaw = true),
             CliOption.optionalValue("--checksum", "DIGEST", "print the blkhash checksum of what is copied, as blksum"
                     + " and pagewise checksum print it (digest sha256 by default)",
                     (o, name, value) -> o.copy.checksum(Arguments.blockHash(name, value == null ? "sha256" : value))),
@@ -80,6 +84,8 @@ public final class CopyCommand {
         boolean progress;
         Integer progressFd;
         boolean verbose;
+        /** --force-raw: a FILE that starts with a container's signature is copied as its bytes, not refused. */
+        boolean forceRaw;
         Endpoint source;
         Endpoint destination;
         /** --changed: the dirty bitmap of SRC whose changed ranges alone are copied, or null. */

@@ -36,9 +36,12 @@ final class Copying {
         CopyResult run() throws IOException;
     }
 
-    /** A --filter or --dst-filter that the filters refused once applied: exit status 2. */
-    private static final class FilterRefused extends Exception {
-        FilterRefused(String message) {
+    /**
+     * A usage mistake found once an end is open: a --filter or --dst-filter that the filters refused once applied, a
+     * container FILE without --force-raw: exit status 2.
+     */
+    private static final class RefusedOnceOpen extends Exception {
+        RefusedOnceOpen(String message) {
             super(message);
         }
     }
@@ -70,7 +73,7 @@ final class Copying {
         Runtime.getRuntime().addShutdownHook(stopOnSignal);
         try {
             return copy();
-        } catch (FilterRefused e) {
+        } catch (RefusedOnceOpen e) {
             return CopyCommand.usageError(err, e.getMessage());
         } finally {
             finished.countDown();
@@ -92,11 +95,12 @@ final class Copying {
         }
     }
 
-    private int copy() throws FilterRefused {
+    private int copy() throws RefusedOnceOpen {
         if (options.source.isStream()) return fromInput();
         BlockDevice source;
         try {
             source = options.source.openSource(options.srcCache, options.connections, options.changed);
+            refuseContainer(options.source, source, "SRC", true);
         } catch (IOException | IllegalArgumentException e) {
             err.println("pagewise copy: cannot open source " + options.source.text() + ": " + Main.message(e));
             return 1;
@@ -111,6 +115,7 @@ final class Copying {
             BlockDevice destination;
             try {
                 destination = openDestination(options.destination, src.size());
+                if (!destinationCreated) refuseContainer(options.destination, destination, "DST", false);
             } catch (IOException | IllegalArgumentException e) {
                 err.println("pagewise copy: cannot open destination " + options.destination.text() + ": " + Main.message(e));
                 return 1;
@@ -118,7 +123,7 @@ final class Copying {
             BlockDevice filtered;
             try {
                 filtered = filtered(destination, "--dst-filter", options.destinationFilters);
-            } catch (FilterRefused e) {
+            } catch (RefusedOnceOpen e) {
                 // A usage mistake leaves nothing behind: not the file that opening the destination created.
                 if (destinationCreated) Files.deleteIfExists(destinationFile);
                 throw e;
@@ -161,12 +166,12 @@ final class Copying {
      * SRC is -: a destination that exists keeps its size (the input may not be longer); a missing file is created
      * and grows with the input, so it has no fixed size for --dst-filter to work on.
      */
-    private int fromInput() throws FilterRefused {
+    private int fromInput() throws RefusedOnceOpen {
         StreamCopier copier = streamCopier();
         String target = options.destination.text();
         if (options.destination.kind() == Endpoint.Kind.FILE && !Files.exists(Path.of(target))) {
             if (!options.destinationFilters.isEmpty()) {
-                throw new FilterRefused("--dst-filter needs a destination of fixed size, and " + target + " does not"
+                throw new RefusedOnceOpen("--dst-filter needs a destination of fixed size, and " + target + " does not"
                         + " exist: with SRC - it would grow as the input is read (create it first, or drop --dst-filter)");
             }
             StorageFile file;
@@ -191,6 +196,7 @@ final class Copying {
             if (options.destination.kind() == Endpoint.Kind.FILE) {
                 destination = FileDevice.open(Path.of(target), options.dstCache, StandardOpenOption.READ,
                         StandardOpenOption.WRITE);
+                refuseContainer(options.destination, destination, "DST", false);
                 destinationFile = Path.of(target);
             } else {
                 destination = openDestination(options.destination, 0);
@@ -221,8 +227,28 @@ final class Copying {
         return copier;
     }
 
+    /**
+     * Refuses an end just opened, closing it, when it is a FILE that starts with a container's signature and
+     * --force-raw was not given; closes it too when its first bytes cannot be read.
+     */
+    private void refuseContainer(Endpoint endpoint, BlockDevice device, String role, boolean source)
+            throws RefusedOnceOpen, IOException {
+        if (options.forceRaw) return;
+        try {
+            endpoint.refuseContainer(device, role, source);
+        } catch (UsageException | IOException e) {
+            try {
+                device.close();
+            } catch (IOException | RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            if (e instanceof UsageException) throw new RefusedOnceOpen(e.getMessage());
+            throw (IOException) e;
+        }
+    }
+
     /** The filters over a device just opened; when they refuse their parameters the device is closed. */
-    private static BlockDevice filtered(BlockDevice device, String option, List<String> specs) throws FilterRefused {
+    private static BlockDevice filtered(BlockDevice device, String option, List<String> specs) throws RefusedOnceOpen {
         if (specs.isEmpty()) return device;
         try {
             return Filters.apply(device, specs);
@@ -232,7 +258,7 @@ final class Copying {
             } catch (IOException | RuntimeException suppressed) {
                 e.addSuppressed(suppressed);
             }
-            throw new FilterRefused(option + ": " + Main.message(e));
+            throw new RefusedOnceOpen(option + ": " + Main.message(e));
         }
     }
 

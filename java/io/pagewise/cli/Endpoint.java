@@ -3,6 +3,7 @@ package io.pagewise.cli;
 import io.pagewise.CacheMode;
 import io.pagewise.device.BlockDevice;
 import io.pagewise.devices.FileDevice;
+import io.pagewise.devices.ImageFormat;
 import io.pagewise.devices.NbdDevice;
 import io.pagewise.devices.SyntheticDevices;
 import io.pagewise.internal.FileKinds;
@@ -12,6 +13,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Locale;
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /** What a SRC or DST argument of copy names, checked while parsing so that a mistake in it is a usage error. */
 record Endpoint(Endpoint.Kind kind, String text, long size) {
@@ -25,7 +29,12 @@ record Endpoint(Endpoint.Kind kind, String text, long size) {
     /** As {@link #parse(String, boolean)}, naming the argument role (SRC, DST, IMAGE) in the messages. */
     static Endpoint parse(String text, boolean source, String role) throws UsageException {
         if (text.equals("-")) return new Endpoint(Kind.STREAM, source ? "- (standard input)" : "- (standard output)", 0);
-        if (text.equals("null:")) {
+        Matcher scheme = SCHEME.matcher(text);
+        // A word that starts with a scheme is a URI, before anything makes it a Path (which turns // into /).
+        if (!scheme.lookingAt()) return file(text, source, role);
+        String name = scheme.group(1);
+        if (name.equals("null")) {
+            if (!text.equals("null:")) throw new UsageException(role + " " + text + ": null: takes nothing after the colon");
             if (source) throw new UsageException("null: can only be a destination (DST), not SRC");
             return new Endpoint(Kind.DISCARD, text, 0);
         }
@@ -39,7 +48,7 @@ record Endpoint(Endpoint.Kind kind, String text, long size) {
                 throw new UsageException(role + " " + text + ": expected " + prefix + "SIZE, a size such as 64K, 512M or 1G");
             }
         }
-        if (NbdUri.looksLikeUri(text)) {
+        if (NbdUri.SCHEMES.contains(name)) {
             try {
                 NbdUri.parse(text);
             } catch (IllegalArgumentException e) {
@@ -47,6 +56,33 @@ record Endpoint(Endpoint.Kind kind, String text, long size) {
             }
             return new Endpoint(Kind.NBD, text, 0);
         }
+        if (name.equals("nbd+vsock") || name.equals("nbds+vsock")) {
+            throw new UsageException(role + " " + text + ": NBD over vsock is not supported (the JDK has no AF_VSOCK"
+                    + " sockets): give an nbd:// or nbd+unix:// URI");
+        }
+        String lowerCase = name.toLowerCase(Locale.ROOT);
+        boolean known = lowerCase.equals("null") || lowerCase.equals("pattern") || lowerCase.equals("zero")
+                || NbdUri.SCHEMES.contains(lowerCase);
+        throw new UsageException(role + " " + text + ": unknown URI scheme '" + name + "'"
+                + (known ? " (schemes are lower case: " + lowerCase + (lowerCase.startsWith("nbd") ? "://" : ":") + ")" : "")
+                + "; pagewise knows " + KNOWN_SCHEMES
+                // Without //, it may be a file whose name has a colon (a time, say): how to name one.
+                + (text.startsWith(name + "://") ? "" : "; a file whose name has a colon is given as ./" + text));
+    }
+
+    /**
+     * A scheme as RFC 3986 has it: a letter, then letters, digits, +, - and . up to a colon. Anything that starts
+     * with one is a URI, as in nbdcopy (which takes nbd: and its variants, with or without //, as NBD URIs); a file
+     * whose name has a colon is given as ./NAME or /PATH, which starts with no scheme.
+     */
+    private static final Pattern SCHEME = Pattern.compile("([A-Za-z][A-Za-z0-9+.-]*):");
+
+    /** The URIs SRC, DST and IMAGE take, for the message that refuses another. */
+    private static final String KNOWN_SCHEMES = "nbd://, nbds://, nbd+unix://, nbds+unix://, pattern:SIZE, zero:SIZE"
+            + " (sources) and null: (a destination)";
+
+    /** A FILE operand: a file or block device, and not a character device as DST or a pipe. */
+    private static Endpoint file(String text, boolean source, String role) throws UsageException {
         if (!source && FileKinds.isCharacterDevice(Path.of(text))) {
             throw new UsageException(role + " " + text + " is a character device, which has no size to copy into: give null:"
                     + " to discard what is read, or - for standard output");
@@ -69,6 +105,24 @@ record Endpoint(Endpoint.Kind kind, String text, long size) {
         } catch (IOException | RuntimeException e) {
             return false; // DST does not exist yet, or opening says what is wrong
         }
+    }
+
+    /**
+     * Refuses this FILE, opened as device, when it starts with the signature of a container (qcow2, VMDK, VHDX, LUKS),
+     * as serve refuses one: read raw, it gives the container's bytes, not the disk inside it; written raw, the
+     * container is overwritten. Read through the device, so the page cache is left as its cache mode leaves it.
+     */
+    void refuseContainer(BlockDevice device, String role, boolean source) throws IOException, UsageException {
+        if (kind != Kind.FILE) return;
+        Optional<ImageFormat> found = ImageFormat.detect(device);
+        if (found.isEmpty()) return;
+        ImageFormat format = found.get();
+        throw new UsageException(role + " " + text + " starts with a " + format.name() + " signature: " + (source
+                ? "read raw, it gives the " + format.name() + " container, not the disk inside it " + format.instead()
+                        + "; --force-raw reads it raw anyway"
+                : "written raw, the copy would overwrite the " + format.name() + " container, not the disk inside it"
+                        + " (serve it with qemu-nbd -f " + format.qemuName() + " and give that NBD URI as DST);"
+                        + " --force-raw writes it raw anyway"));
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.pagewise.devices;
 
+import io.pagewise.device.BlockDevice;
 import io.pagewise.internal.FileKinds;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -60,6 +61,21 @@ public enum ImageFormat {
     }
 
     /**
+     * {@return the container format a device starts with, or empty for none}, read through the device: a file opened
+     * in a cache mode is read as that mode reads, so EVICT and DIRECT leave the page cache as they found it (a plain
+     * read of the header would leave it, and the readahead behind it, cached)
+     *
+     * @param device a device, such as a {@link FileDevice}
+     * @throws IOException when it cannot be read
+     */
+    public static Optional<ImageFormat> detect(BlockDevice device) throws IOException {
+        ByteBuffer header = ByteBuffer.allocate((int) Math.min(device.size(),
+                Math.max(HEADER_BYTES, device.minimumBlockSize())));
+        device.readFully(header, 0);
+        return detect(header.flip());
+    }
+
+    /**
      * {@return the container format whose signature the bytes from a file's start (its first {@value #HEADER_BYTES}
      * bytes, or fewer for a shorter file) begin with, or empty for none}; the buffer's position is not moved
      *
@@ -92,8 +108,11 @@ public enum ImageFormat {
                 + " container, not the disk inside it " + instead();
     }
 
-    /** What to do instead of serving it raw, in parentheses. */
-    private String instead() {
+    /**
+     * {@return what to do instead of reading the file raw, in parentheses}: "(convert it with qemu-img convert -f
+     * qcow2 -O raw, or serve it with qemu-nbd -f qcow2)"
+     */
+    public String instead() {
         return "(convert it with qemu-img convert -f " + qemuName + " -O raw, or serve it with qemu-nbd -f " + qemuName + ")";
     }
 

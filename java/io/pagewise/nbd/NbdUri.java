@@ -66,6 +66,9 @@ public record NbdUri(SocketAddress address, String exportName, String text, bool
     private static final List<String> KNOWN_PARAMETERS =
             List.of("socket", "tls-certificates", "tls-hostname", "tls-verify-peer", "tls-type");
 
+    /** The schemes parse() takes: nbd, nbds, nbd+unix, nbds+unix, and nbd+tcp and nbds+tcp (the same as nbd, nbds). */
+    public static final List<String> SCHEMES = List.of("nbd", "nbds", "nbd+unix", "nbds+unix", "nbd+tcp", "nbds+tcp");
+
     /** The port {@code nbd://} URIs use when they name none: 10809, NBD's registered port. */
     public static final int DEFAULT_PORT = 10809;
 
@@ -75,9 +78,7 @@ public record NbdUri(SocketAddress address, String exportName, String text, bool
      * @param text a command-line argument or other string
      */
     public static boolean looksLikeUri(String text) {
-        return text.startsWith("nbd://") || text.startsWith("nbd+unix://") || text.startsWith("nbds://")
-                || text.startsWith("nbds+unix://") || text.startsWith("nbd+tcp://")
-                || text.startsWith("nbds+tcp://");
+        return SCHEMES.stream().anyMatch(scheme -> text.startsWith(scheme + "://"));
     }
 
     /**
@@ -85,10 +86,19 @@ public record NbdUri(SocketAddress address, String exportName, String text, bool
      *
      * @param text the URI
      * @return the parsed address and export name, with text as given
-     * @throws IllegalArgumentException when text is not an NBD URI, names no host or socket, has a query parameter
-     *                                  it does not know or a TLS one without a TLS scheme, or asks for TLS-PSK
+     * @throws IllegalArgumentException when text is not an NBD URI (also one of its schemes without //), names no host,
+     *                                  port or socket, has a query parameter it does not know or a TLS one without a
+     *                                  TLS scheme, or asks for TLS-PSK
      */
     public static NbdUri parse(String text) {
+        for (String scheme : SCHEMES) {
+            if (text.startsWith(scheme + ":") && !text.startsWith(scheme + "://")) {
+                // nbd:/host/x or nbd:x would be read as a path or an opaque URI with no host; libnbd's words.
+                throw new IllegalArgumentException("NBD URI " + text + " must begin with " + scheme + "://"
+                        + (scheme.endsWith("+unix") ? " (" + scheme + ":///EXPORT?socket=PATH)"
+                        : " (" + scheme + "://HOST[:PORT]/EXPORT)"));
+            }
+        }
         URI uri;
         try {
             uri = new URI(text);
@@ -128,7 +138,7 @@ public record NbdUri(SocketAddress address, String exportName, String text, bool
                     throw new IllegalArgumentException("NBD URI " + text + " names no host (nbd://HOST[:PORT]/EXPORT)");
                 }
                 if (host.startsWith("[") && host.endsWith("]")) host = host.substring(1, host.length() - 1);
-                if (uri.getPort() > 65535) {
+                if (uri.getPort() == 0 || uri.getPort() > 65535) {
                     throw new IllegalArgumentException("NBD URI " + text + ": port " + uri.getPort()
                             + " is out of range (1 to 65535)");
                 }

@@ -123,6 +123,73 @@ class ChecksumCommandTest {
     }
 
     @Test
+    void aContainerFileIsRefusedUnlessForceRawAndThenHashedAsItsBytes() throws IOException {
+        Path raw = sparseImage("image.raw", 1 << 20, 3);
+        Path qcow2 = sparseImage("image.qcow2", 1 << 20, 4);
+        try (RandomAccessFile file = new RandomAccessFile(qcow2.toFile(), "rw")) {
+            file.write(new byte[] {'Q', 'F', 'I', (byte) 0xfb, 0, 0, 0, 3});
+        }
+        CommandRun refused = pagewise("checksum", raw.toString(), qcow2.toString());
+        assertEquals(2, refused.status(), refused.err());
+        assertEquals("", refused.out(), "nothing is hashed when an IMAGE is refused");
+        String line = refused.err().lines().findFirst().orElse("");
+        assertTrue(line.startsWith("pagewise checksum: IMAGE " + qcow2 + " starts with a QCOW2 signature")
+                && line.contains("qemu-img convert -f qcow2 -O raw") && line.contains("--force-raw"), refused.err());
+
+        CommandRun forced = pagewise("checksum", "--force-raw", qcow2.toString());
+        assertEquals(0, forced.status(), forced.err());
+        String expected;
+        try (FileDevice device = FileDevice.open(qcow2, CacheMode.WRITEBACK)) {
+            expected = io.pagewise.copy.BlockHash.hex(io.pagewise.copy.Checksums.of(device,
+                    io.pagewise.copy.BlockHash.sha256(), 1));
+        }
+        assertEquals(expected + "  " + qcow2 + "\n", forced.out());
+    }
+
+    @Test
+    void lookingForAContainerSignatureLeavesThePageCacheAsItWas() throws IOException {
+        ExternalTools.requireNativeLibrary();
+        byte[] data = new byte[1 << 20];
+        new Random(7).nextBytes(data);
+        Path image = Files.write(dir.resolve("image.raw"), data);
+        Path existing = Files.write(dir.resolve("existing.raw"), data);
+        io.pagewise.PageCache.evict(image);
+        io.pagewise.PageCache.evict(existing);
+        // The header is read as the command reads the file: with O_DIRECT by checksum, nothing at all is cached.
+        CommandRun checksum = pagewise("checksum", image.toString());
+        assertEquals(0, checksum.status(), checksum.err());
+        assertEquals(0, io.pagewise.PageCache.residency(image).residentPages(), "checksum left pages of " + image);
+        // copy's default (evict) drops what it read of SRC and of a DST that existed, header included.
+        CommandRun copy = pagewise("copy", image.toString(), existing.toString());
+        assertEquals(0, copy.status(), copy.err());
+        io.pagewise.testing.ResidencyCheck.assertAtMostOnePercent(image, "source");
+        io.pagewise.testing.ResidencyCheck.assertAtMostOnePercent(existing, "destination");
+    }
+
+    @Test
+    void aQcow2ImageFromQemuImgIsRefused() throws IOException {
+        ExternalTools.require("qemu-img");
+        Path qcow2 = dir.resolve("vm.qcow2");
+        ExternalTools.run(30, "qemu-img", "create", "-f", "qcow2", qcow2.toString(), "16M").assertOk("qemu-img create");
+        CommandRun refused = pagewise("checksum", qcow2.toString());
+        assertEquals(2, refused.status(), refused.err());
+        assertTrue(refused.err().startsWith("pagewise checksum: IMAGE " + qcow2 + " starts with a QCOW2 signature"),
+                refused.err());
+        assertEquals(0, pagewise("checksum", "--force-raw", qcow2.toString()).status());
+    }
+
+    @Test
+    void aUriIsRecognisedBeforeAnyPath() {
+        CommandRun http = pagewise("checksum", "http://example.com/disk.img");
+        assertEquals(2, http.status(), http.err());
+        assertTrue(http.err().startsWith("pagewise checksum: IMAGE http://example.com/disk.img: unknown URI scheme 'http'")
+                && http.err().contains("nbd+unix://"), http.err());
+        CommandRun nbd = pagewise("checksum", "nbd:/127.0.0.1/");
+        assertEquals(2, nbd.status(), nbd.err());
+        assertTrue(nbd.err().startsWith("pagewise checksum: IMAGE: NBD URI nbd:/127.0.0.1/ must begin with nbd://"), nbd.err());
+    }
+
+    @Test
     void mistakesAreNamed() throws IOException {
         Path image = sparseImage("image.raw", 1 << 20, 5);
         CommandRun digest = pagewise("checksum", "--digest=sha999", image.toString());

@@ -295,6 +295,131 @@ class CopyCommandTest {
         assertTrue(help.out().contains("--destination-is-zero"), help.out());
     }
 
+    /** The usage error's first line: the message alone, before the synopsis. */
+    private static String firstLine(CommandRun r) {
+        return r.err().lines().findFirst().orElse("");
+    }
+
+    @Test
+    void anythingWithASchemeIsAUriAndNeverAFile() throws Exception {
+        Path dst = dir.resolve("x.img");
+        String[][] malformedNbd = {
+                {"nbd:/127.0.0.1/", "SRC: NBD URI nbd:/127.0.0.1/ must begin with nbd:// (nbd://HOST[:PORT]/EXPORT)"},
+                {"nbd:x", "SRC: NBD URI nbd:x must begin with nbd://"},
+                {"nbd:", "SRC: NBD URI nbd: must begin with nbd://"},
+                {"nbds:/127.0.0.1/", "SRC: NBD URI nbds:/127.0.0.1/ must begin with nbds://"},
+                {"nbd+unix:/x?socket=/s", "SRC: NBD URI nbd+unix:/x?socket=/s must begin with nbd+unix:// (nbd+unix:///EXPORT?socket=PATH)"},
+                {"nbd://127.0.0.1:abc/", "port 'abc' is not a number"},
+                {"nbd://127.0.0.1:0/", "port 0 is out of range"},
+                {"nbd:///disk", "names no host"},
+                {"nbd+unix:///", "needs ?socket=PATH"},
+                {"nbd+vsock:///", "SRC nbd+vsock:///: NBD over vsock is not supported"},
+        };
+        for (String[] c : malformedNbd) {
+            CommandRun r = copy(c[0], dst.toString());
+            assertEquals(2, r.status(), c[0] + ": " + r.err());
+            assertTrue(firstLine(r).startsWith("pagewise copy: ") && firstLine(r).contains(c[1]), c[0] + ": " + r.err());
+            assertTrue(r.err().contains("usage: pagewise copy"), r.err());
+        }
+        String[][] unknown = {
+                {"http://example.com/disk.img", "x.img", "SRC http://example.com/disk.img: unknown URI scheme 'http'"},
+                {"pattern:1M", "s3://bucket/disk.img", "DST s3://bucket/disk.img: unknown URI scheme 's3'"},
+                {"file:///tmp/disk.img", "x.img", "unknown URI scheme 'file'"},
+                {"NBD://127.0.0.1/", "x.img", "unknown URI scheme 'NBD' (schemes are lower case: nbd://)"},
+                {"myremote:disk.img", "x.img", "unknown URI scheme 'myremote'"},
+        };
+        for (String[] c : unknown) {
+            CommandRun r = copy(c[0], c[1]);
+            assertEquals(2, r.status(), c[0] + " " + c[1] + ": " + r.err());
+            String line = firstLine(r);
+            assertTrue(line.contains(c[2]), line);
+            for (String scheme : new String[] {"nbd://", "nbds://", "nbd+unix://", "nbds+unix://", "pattern:", "zero:", "null:"}) {
+                assertTrue(line.contains(scheme), "names " + scheme + ": " + line);
+            }
+        }
+        assertFalse(Files.exists(dst), "a refused URI created the destination");
+        // A scheme without // may be a file name with a colon: the message says how to give one.
+        CommandRun colon = copy("backup-12:00.img", dst.toString());
+        assertEquals(2, colon.status(), colon.err());
+        assertTrue(firstLine(colon).contains("unknown URI scheme 'backup-12'")
+                && firstLine(colon).contains("./backup-12:00.img"), colon.err());
+        CommandRun nullWithMore = copy("pattern:1M", "null:x");
+        assertEquals(2, nullWithMore.status(), nullWithMore.err());
+        assertTrue(firstLine(nullWithMore).contains("DST null:x"), nullWithMore.err());
+        // A path with a colon that does not start with a scheme (./, /, a digit) is a file.
+        Path colonFile = dir.resolve("a:b");
+        Files.write(colonFile, new byte[4096]);
+        copyOk(colonFile.toString(), dir.resolve("c:d").toString());
+        cmp(colonFile, dir.resolve("c:d"));
+        assertEquals(Endpoint.Kind.FILE, Endpoint.parse("./a:b", true).kind());
+        assertEquals(Endpoint.Kind.FILE, Endpoint.parse("1:2", true).kind());
+        assertEquals(Endpoint.Kind.NBD, Endpoint.parse("nbd://127.0.0.1/x", true).kind());
+    }
+
+    /** A file of size bytes of random data that starts with header, as a container image does. */
+    private Path withHeader(String name, byte[] header, int size) throws IOException {
+        byte[] bytes = new byte[size];
+        new Random(name.hashCode()).nextBytes(bytes);
+        System.arraycopy(header, 0, bytes, 0, header.length);
+        return Files.write(dir.resolve(name), bytes);
+    }
+
+    @Test
+    void aContainerFileIsRefusedAsSourceUnlessForceRaw() throws Exception {
+        byte[][] headers = {
+                {'Q', 'F', 'I', (byte) 0xfb, 0, 0, 0, 3}, {'K', 'D', 'M', 'V', 1, 0, 0, 0},
+                "vhdxfile".getBytes(java.nio.charset.StandardCharsets.US_ASCII), {'L', 'U', 'K', 'S', (byte) 0xba, (byte) 0xbe, 0, 2},
+        };
+        String[] formats = {"QCOW2", "VMDK", "VHDX", "LUKS"};
+        for (int i = 0; i < headers.length; i++) {
+            Path image = withHeader("disk" + i, headers[i], 1 << 20);
+            Path dst = dir.resolve("copy" + i);
+            CommandRun r = copy(image.toString(), dst.toString());
+            assertEquals(2, r.status(), r.err());
+            assertTrue(firstLine(r).startsWith("pagewise copy: SRC " + image + " starts with a " + formats[i] + " signature")
+                    && firstLine(r).contains("qemu-img convert -f " + formats[i].toLowerCase(java.util.Locale.ROOT) + " -O raw")
+                    && firstLine(r).contains("--force-raw"), r.err());
+            assertFalse(Files.exists(dst), "a refused copy created its destination");
+            CommandRun raw = copy("--force-raw", image.toString(), dst.toString());
+            assertEquals(0, raw.status(), raw.err());
+            cmp(image, dst);
+        }
+    }
+
+    @Test
+    void qcow2ImagesFromQemuImgAreRefusedAsSourceAndAsDestination() throws Exception {
+        ExternalTools.require("qemu-img");
+        Path qcow2 = dir.resolve("vm.qcow2");
+        ExternalTools.run(30, "qemu-img", "create", "-f", "qcow2", qcow2.toString(), "16M").assertOk("qemu-img create");
+        byte[] before = Files.readAllBytes(qcow2);
+        Path raw = dir.resolve("raw.img");
+        CommandRun source = copy(qcow2.toString(), raw.toString());
+        assertEquals(2, source.status(), source.err());
+        assertTrue(firstLine(source).contains("SRC " + qcow2 + " starts with a QCOW2 signature"), source.err());
+        assertFalse(Files.exists(raw));
+
+        // Written raw, the container's header would be overwritten: the image is lost, not the disk inside written.
+        Path data = withHeader("data.img", new byte[0], 64 << 10); // the qcow2 file is larger, as a DST must be
+        CommandRun destination = copy(data.toString(), qcow2.toString());
+        assertEquals(2, destination.status(), destination.err());
+        assertTrue(firstLine(destination).contains("DST " + qcow2 + " starts with a QCOW2 signature")
+                && firstLine(destination).contains("qemu-nbd -f qcow2")
+                && firstLine(destination).contains("--force-raw"), destination.err());
+        assertTrue(java.util.Arrays.equals(before, Files.readAllBytes(qcow2)), "the refused copy changed " + qcow2);
+        ExternalTools.run(30, "qemu-img", "check", qcow2.toString()).assertOk("qemu-img check after the refusal");
+        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+        int fromInput = CopyCommand.run(List.of("-", qcow2.toString()), new java.io.ByteArrayInputStream(new byte[4096]),
+                java.io.OutputStream.nullOutputStream(), System.out, new java.io.PrintStream(err, true));
+        assertEquals(2, fromInput, err.toString());
+        assertTrue(err.toString().contains("DST " + qcow2 + " starts with a QCOW2 signature"), err.toString());
+        assertTrue(java.util.Arrays.equals(before, Files.readAllBytes(qcow2)), "standard input went into " + qcow2);
+
+        copyOk("--force-raw", qcow2.toString(), raw.toString());
+        cmp(qcow2, raw);
+        copyOk("--force-raw", data.toString(), qcow2.toString());
+        cmpPrefix(data, qcow2, 64 << 10);
+    }
+
     @Test
     void serverDisconnectMidCopyFailsNamingTheOffset() throws Exception {
         NbdChildServer nbdkit = NbdChildServer.nbdkit(dir, "--filter=delay", "pattern", "1G", "rdelay=50ms");

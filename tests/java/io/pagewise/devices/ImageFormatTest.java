@@ -55,4 +55,16 @@ class ImageFormatTest {
         assertTrue(warning.startsWith("/vm/vm3.qcow2 starts with a QCOW2 signature"), warning);
         assertTrue(warning.contains("qemu-img convert -f qcow2 -O raw"), warning);
     }
+
+    @Test
+    void aDeviceIsReadThroughItselfAndMayBeShorterThanTheHeader() throws Exception {
+        MemoryDevice qcow2 = new MemoryDevice(1 << 16);
+        qcow2.write(java.nio.ByteBuffer.wrap(new byte[] {'Q', 'F', 'I', (byte) 0xfb, 0, 0, 0, 3}), 0, false);
+        assertEquals(Optional.of(ImageFormat.QCOW2), ImageFormat.detect(qcow2));
+        MemoryDevice luks = new MemoryDevice(6);
+        luks.write(java.nio.ByteBuffer.wrap(new byte[] {'L', 'U', 'K', 'S', (byte) 0xba, (byte) 0xbe}), 0, false);
+        assertEquals(Optional.of(ImageFormat.LUKS), ImageFormat.detect(luks));
+        assertEquals(Optional.empty(), ImageFormat.detect(new MemoryDevice(0)));
+        assertEquals(Optional.empty(), ImageFormat.detect(new MemoryDevice(4096)));
+    }
 }

@@ -101,6 +101,10 @@ class NbdClientTest {
             {"nbd://127.0.0.1:notaport/", "port 'notaport' is not a number"},
             {"nbds://h:99999/", "port 99999 is out of range"},
             {"nbd:///disk", "names no host"},
+            {"nbd://h:0/", "port 0 is out of range"},
+            {"nbd:/h/disk", "must begin with nbd://"},
+            {"nbd:h", "must begin with nbd://"},
+            {"nbds+unix:/?socket=/s", "must begin with nbds+unix://"},
         };
         for (String[] c : refused) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> NbdUri.parse(c[0]), c[0]);
