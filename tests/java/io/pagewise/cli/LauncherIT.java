@@ -8,10 +8,15 @@ import io.pagewise.testing.ExternalTools;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.jar.JarFile;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -27,6 +32,17 @@ class LauncherIT {
 
     @TempDir
     Path dir;
+
+    /** The links of {@link #pathWith}: JUnit warns about links out of a temp dir it deletes. */
+    @AfterEach
+    void removeLinks() throws IOException {
+        Path path = dir.resolve("path");
+        if (Files.isDirectory(path)) {
+            try (var links = Files.list(path)) {
+                for (Path link : links.toList()) Files.delete(link);
+            }
+        }
+    }
 
     private static Path jar() {
         Path jar = Path.of(System.getProperty("pagewise.jar", ""));
@@ -113,5 +129,145 @@ class LauncherIT {
         ExternalTools.Result second = ExternalTools.run(env, 60, root.resolve("bin/pagewise").toString(), "--version");
         second.assertOk("bin/pagewise --version once the jar is built");
         assertFalse(second.stderr().contains("building the jar"), "built again although the jar is fresh: " + second.stderr());
+    }
+
+    /**
+     * A checkout as the launcher sees it: bin/pagewise, pom.xml, java/ with a source newer than target/'s jar (a copy
+     * of the real one), so stale.
+     */
+    private Path staleCheckout(Path root) throws IOException {
+        Files.createDirectories(root.resolve("bin"));
+        Files.createDirectories(root.resolve("target"));
+        Files.copy(PROJECT.resolve("bin/pagewise"), root.resolve("bin/pagewise"));
+        Files.writeString(root.resolve("pom.xml"), "<project/>\n");
+        Path jar = Files.copy(jar(), root.resolve("target/pagewise-0.0.0.jar"));
+        Files.setLastModifiedTime(jar, FileTime.from(Instant.now().minusSeconds(3600)));
+        Files.createDirectories(root.resolve("java"));
+        Files.writeString(root.resolve("java/Edited.java"), "class Edited {}\n");
+        return root;
+    }
+
+    /** A directory of links to the commands the launcher uses, and to mvn as given (a script, or none). */
+    private Path pathWith(String mvnScript) throws IOException {
+        return pathWith(dir, mvnScript);
+    }
+
+    private static Path pathWith(Path parent, String mvnScript) throws IOException {
+        Path bin = Files.createDirectories(parent.resolve("path"));
+        for (String command : List.of("bash", "dirname", "readlink", "find", "stat", "id", "mkdir", "touch", "rm",
+                "grep", "sed", "tail", "cp")) {
+            ExternalTools.Result where = ExternalTools.run(10, "bash", "-c", "command -v " + command);
+            Files.createSymbolicLink(bin.resolve(command), Path.of(where.assertOk("command -v " + command).stdout().strip()));
+        }
+        if (mvnScript != null) {
+            Path mvn = bin.resolve("mvn");
+            Files.writeString(mvn, "#!/bin/sh\n" + mvnScript);
+            Files.setPosixFilePermissions(mvn, PosixFilePermissions.fromString("rwxr-xr-x"));
+        }
+        return bin;
+    }
+
+    private static ExternalTools.Result launch(Path root, Path path) throws IOException {
+        return ExternalTools.run(Map.of("JAVA_HOME", JAVA_HOME, "PATH", path.toString()), 60,
+                root.resolve("bin/pagewise").toString(), "--version");
+    }
+
+    private static void assertRanTheOldJarSaying(ExternalTools.Result result, String reason) {
+        result.assertOk("bin/pagewise --version with a stale jar that cannot be rebuilt");
+        assertTrue(result.stdout().startsWith("pagewise "), result.stdout());
+        List<String> said = result.stderr().lines().filter(line -> !line.contains("building the jar")).toList();
+        assertEquals(1, said.size(), "one line saying why:\n" + result.stderr());
+        assertTrue(said.get(0).matches("pagewise: running .*/target/pagewise-0\\.0\\.0\\.jar although the sources are newer"
+                + " than .*: not rebuilt, as " + Pattern.quote(reason)), said.get(0));
+    }
+
+    @Test
+    void aStaleJarStillRunsWhenMavenIsMissingSayingSo() throws IOException {
+        Path root = staleCheckout(dir.resolve("clone"));
+        assertRanTheOldJarSaying(launch(root, pathWith(null)), "mvn is not on PATH");
+    }
+
+    /** What a service user with HOME=/nonexistent got from Maven: exit 1, and no pagewise. */
+    @Test
+    void aStaleJarStillRunsWhenTheBuildFailsSayingWhy() throws IOException {
+        Path root = staleCheckout(dir.resolve("clone"));
+        Path path = pathWith("echo '[ERROR] Could not create local repository at /nonexistent/.m2'\n"
+                + "echo '[ERROR] Re-run Maven using the -X switch'\nexit 1\n");
+        assertRanTheOldJarSaying(launch(root, path), "the build failed: Could not create local repository at /nonexistent/.m2");
+    }
+
+    @Test
+    void withoutAJarOrMavenItSaysWhatTheBuildNeeds() throws IOException {
+        Path root = staleCheckout(dir.resolve("clone"));
+        Files.delete(root.resolve("target/pagewise-0.0.0.jar"));
+        ExternalTools.Result result = launch(root, pathWith(null));
+        assertEquals(1, result.status(), result.stderr());
+        assertEquals("pagewise: there is no jar in " + root + "/target, and it cannot be built: mvn is not on PATH (the"
+                + " build needs JDK 17+, Maven, cmake and gcc)\n", result.stderr());
+    }
+
+    /**
+     * Sources newer than the jar but not in it (a file the build does not change, or a checkout's new timestamps):
+     * Maven leaves the jar as it was, and before this every run built again (34 s for --version).
+     */
+    @Test
+    void aBuildThatLeavesTheJarAsItWasIsNotRepeatedOnEveryRun() throws IOException {
+        Path root = staleCheckout(dir.resolve("clone"));
+        Path builds = dir.resolve("builds");
+        Path path = pathWith("echo built >> '" + builds + "'\n");
+        launch(root, path).assertOk("first run");
+        ExternalTools.Result second = launch(root, path).assertOk("second run");
+        assertEquals(1, Files.readAllLines(builds).size(), "built again although nothing changed since: " + second.stderr());
+        assertEquals("", second.stderr());
+        Files.writeString(root.resolve("java/Edited.java"), "class Edited { int edited; }\n");
+        Files.setLastModifiedTime(root.resolve("java/Edited.java"), FileTime.from(Instant.now().plusSeconds(5)));
+        launch(root, path).assertOk("third run, after an edit");
+        assertEquals(2, Files.readAllLines(builds).size(), "an edit since the last build builds again");
+    }
+
+    /** bin/pagewise shows the build's output only on failure, but its warnings (a platform not built) always. */
+    @Test
+    void theBuildsWarningsArePassedOnWhenItSucceeds() throws IOException {
+        Path root = staleCheckout(dir.resolve("clone"));
+        String warning = "native/build.sh: WARNING: linux-aarch64 is not built: that needs aarch64-linux-gnu-gcc"
+                + " (Debian packages gcc-aarch64-linux-gnu libc6-dev-arm64-cross). This jar carries linux-x86_64 alone.";
+        Path path = pathWith("echo '-- Configuring done'\necho \"" + warning + "\" >&2\ntouch '"
+                + root.resolve("target/pagewise-0.0.0.jar") + "'\n");
+        ExternalTools.Result result = launch(root, path).assertOk("bin/pagewise --version, building");
+        assertEquals("pagewise: building the jar (mvn package, tests skipped)...\n" + warning + "\n", result.stderr());
+    }
+
+    /**
+     * A service user cannot write to the checkout it runs from (and root should not build one it does not own): the
+     * launcher runs the jar there is, without trying Maven.
+     */
+    @Test
+    void aCheckoutTheUserCannotWriteToRunsItsJarWithoutBuilding() throws IOException {
+        if (ServeCommand.effectiveUid() != 0) ExternalTools.unavailable("running as nobody needs root", "the CI runs as root");
+        ExternalTools.require("setpriv");
+        Path open = Files.createTempDirectory(Path.of("/tmp"), "pagewise-launcher-");
+        try {
+            Files.setPosixFilePermissions(open, PosixFilePermissions.fromString("rwxr-xr-x"));
+            Path root = staleCheckout(open.resolve("clone"));
+            Path path = pathWith(open, "echo '[ERROR] mvn ran'\nexit 1\n");
+            String setpriv = ExternalTools.run(10, "bash", "-c", "command -v setpriv").stdout().strip();
+            ExternalTools.Result result = ExternalTools.run(Map.of(), 60, "env", "-i", "HOME=/nonexistent",
+                    "PATH=" + path, "JAVA_HOME=" + JAVA_HOME, setpriv, "--reuid=65534", "--regid=65534",
+                    "--clear-groups", root.resolve("bin/pagewise").toString(), "--version");
+            assertFalse(result.stderr().contains("building the jar"), result.stderr());
+            assertRanTheOldJarSaying(result, "nobody cannot write to " + root);
+        } finally {
+            ExternalTools.run(30, "rm", "-rf", open.toString());
+        }
+    }
+
+    /** Root running another user's checkout (sudo bin/pagewise) runs its jar rather than leave root's files there. */
+    @Test
+    void rootDoesNotBuildAnotherUsersCheckout() throws IOException {
+        if (ServeCommand.effectiveUid() != 0) ExternalTools.unavailable("changing owners needs root", "the CI runs as root");
+        Path root = staleCheckout(dir.resolve("clone"));
+        ExternalTools.run(10, "chown", "-R", "65534:65534", root.resolve("target").toString()).assertOk("chown");
+        ExternalTools.Result result = launch(root, pathWith("echo '[ERROR] mvn ran'\nexit 1\n"));
+        assertRanTheOldJarSaying(result, root + "/target is not root's");
     }
 }
