@@ -24,20 +24,19 @@ import sun.misc.SignalHandler;
  *
  * <p>The JVM's own handlers for these signals would run the shutdown hooks and stop the server under the command;
  * sun.misc.Signal (module jdk.unsupported) is the only way Java has to take the signals instead. Its handlers are
- * the JVM's-wide, so one dispatcher serves every command running in this JVM and the JVM's handlers come back
+ * JVM-wide, so one dispatcher serves every command running in this JVM and the JVM's handlers come back
  * when the last one ends.
  */
 final class CaptiveCommand {
     private static final List<String> STOPPING = List.of("INT", "TERM", "HUP");
-    /** SIGKILL's number on Linux, every architecture. */
-    private static final int SIGKILL = 9;
     /** Commands running now; the dispatcher is installed while there is one. */
     private static final Set<CaptiveCommand> RUNNING = new LinkedHashSet<>();
     /** The handlers the dispatcher replaced, to restore; empty while none is installed. */
     private static final Map<Signal, SignalHandler> REPLACED = new java.util.HashMap<>();
 
     private final System.Logger logger;
-    private final Process process;
+    /** The command's shell (setsid's process, which execs it); null until started, and when a signal came first. */
+    private Process process;
     /** Whether the command leads a process group of its own (setsid was found), whose id is its pid. */
     private final boolean ownGroup;
     /** The first signal received and passed on, or 0. */
@@ -45,9 +44,8 @@ final class CaptiveCommand {
     /** The second signal, after which the group was killed, or 0. */
     private int killedBy;
 
-    private CaptiveCommand(System.Logger logger, Process process, boolean ownGroup) {
+    private CaptiveCommand(System.Logger logger, boolean ownGroup) {
         this.logger = logger;
-        this.process = process;
         this.ownGroup = ownGroup;
     }
 
@@ -58,10 +56,18 @@ final class CaptiveCommand {
             logger.log(System.Logger.Level.DEBUG, "setsid (util-linux) not found: signals reach the command's shell"
                     + " and the processes it has started by then, not ones started later");
         }
-        Process process = ownGroup ? builder.command("setsid", "sh", "-c", command).start()
-                : builder.command("sh", "-c", command).start();
-        CaptiveCommand captive = new CaptiveCommand(logger, process, ownGroup);
-        captive.watch();
+        builder.command(ownGroup ? List.of("setsid", "sh", "-c", command) : List.of("sh", "-c", command));
+        CaptiveCommand captive = new CaptiveCommand(logger, ownGroup);
+        captive.watch(); // first, so that no signal finds the command started and the JVM's handlers still in place
+        try {
+            // Under the lock a signal waits for the start, to find the process; one that came before, no command.
+            synchronized (captive) {
+                if (captive.passedOn == 0) captive.process = builder.start();
+            }
+        } catch (IOException | RuntimeException e) {
+            captive.unwatch();
+            throw e;
+        }
         return captive;
     }
 
@@ -77,12 +83,18 @@ final class CaptiveCommand {
 
     /**
      * Waits for the command; after a signal, for every process of its group too. {@return its exit status: 128 + the
-     * signal when a signal ended it (the JVM's reading of a wait status), or 128 + the second signal the server got}
+     * signal when a signal ended it (the JVM's reading of a wait status), or 128 + the second signal the server got,
+     * or 128 + the signal that came before the command could start}
      */
     int waitFor() throws InterruptedException {
         try {
+            Process process;
+            synchronized (this) {
+                if (this.process == null) return 128 + passedOn;
+                process = this.process;
+            }
             int status = process.waitFor();
-            if (ownGroup && passedOn() != 0) awaitGroupGone();
+            if (ownGroup && passedOn() != 0) awaitGroupGone(process.pid());
             synchronized (this) {
                 return killedBy != 0 ? 128 + killedBy : status;
             }
@@ -96,9 +108,9 @@ final class CaptiveCommand {
     }
 
     /** The command's shell has exited after a signal: its group may still be finishing; a second signal ends that. */
-    private void awaitGroupGone() throws InterruptedException {
+    private void awaitGroupGone(long group) throws InterruptedException {
         long killedAt = 0;
-        while (!groupMembers().isEmpty()) {
+        while (!groupMembers(group).isEmpty()) {
             synchronized (this) {
                 if (killedBy != 0 && killedAt == 0) killedAt = System.nanoTime();
                 // SIGKILL ends even a stopped process, but one in uninterruptible sleep only once it wakes: not waited for long.
@@ -108,8 +120,8 @@ final class CaptiveCommand {
         }
     }
 
-    /** {@return the processes whose process group is the command's, from /proc; zombies left out} */
-    private List<Long> groupMembers() {
+    /** {@return the processes of the process group, from /proc; zombies left out} */
+    private static List<Long> groupMembers(long group) {
         List<Long> members = new ArrayList<>();
         try (DirectoryStream<Path> processes = Files.newDirectoryStream(Path.of("/proc"), "[0-9]*")) {
             for (Path p : processes) {
@@ -121,7 +133,7 @@ final class CaptiveCommand {
                 }
                 // pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses, so count from the last ')'.
                 String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-                if (!fields[0].equals("Z") && Long.parseLong(fields[2]) == process.pid()) {
+                if (!fields[0].equals("Z") && Long.parseLong(fields[2]) == group) {
                     members.add(Long.parseLong(p.getFileName().toString()));
                 }
             }
@@ -132,8 +144,8 @@ final class CaptiveCommand {
     }
 
     private void onSignal(Signal signal) {
-        int number;
         boolean first;
+        Process started;
         synchronized (this) {
             if (killedBy != 0) return;
             first = passedOn == 0;
@@ -142,22 +154,27 @@ final class CaptiveCommand {
             } else {
                 killedBy = signal.getNumber();
             }
-            number = first ? signal.getNumber() : SIGKILL;
+            started = process;
             notifyAll();
         }
-        String target = ownGroup ? "process group " + process.pid() : "process " + process.pid();
+        if (started == null) {
+            logger.log(System.Logger.Level.INFO, "SIG" + signal.getName() + " before the command started: not running it");
+            return;
+        }
+        String target = (ownGroup ? "process group " : "process ") + started.pid();
         if (first) {
             logger.log(System.Logger.Level.INFO, "SIG" + signal.getName() + ": passed on to the command (" + target
                     + "); serving until it exits; a second signal kills it");
+            send(started, signal.getName());
         } else {
-            logger.log(System.Logger.Level.WARNING, "SIG" + signal.getName() + ", a second signal: killing the command (SIGKILL to "
-                    + target + ")");
+            logger.log(System.Logger.Level.WARNING, "SIG" + signal.getName() + ", a second signal: killing the command"
+                    + " (SIGKILL to " + target + ")");
+            send(started, "KILL");
         }
-        send(number == SIGKILL ? "KILL" : signal.getName());
     }
 
     /** Sends the signal to the command's process group; to its shell and the shell's descendants without one. */
-    private void send(String signal) {
+    private void send(Process process, String signal) {
         List<String> kill;
         if (ownGroup) {
             // Until setsid() has run in the child there is no group yet: the process itself is all there is then.

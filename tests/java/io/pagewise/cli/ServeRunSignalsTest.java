@@ -37,8 +37,9 @@ class ServeRunSignalsTest {
     @TempDir
     Path dir;
     private final List<Process> servers = new ArrayList<>();
-    /** Process groups of commands to kill should a test fail and leave them. */
+    /** Process groups of commands, and their processes, to kill should a test fail and leave them. */
     private final List<Long> groups = new ArrayList<>();
+    private final List<ProcessHandle> commands = new ArrayList<>();
 
     @AfterEach
     void stopWhatIsLeft() throws IOException {
@@ -46,6 +47,7 @@ class ServeRunSignalsTest {
         for (long group : groups) {
             for (long pid : liveInGroup(group)) ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
         }
+        commands.forEach(ProcessHandle::destroyForcibly); // a handle kills only the process it was taken of
     }
 
     /** The command that starts {@code pagewise serve} in a JVM of its own, as bin/pagewise would. */
@@ -87,7 +89,7 @@ class ServeRunSignalsTest {
         return image;
     }
 
-    /** Waits for the command to write its shell's pid ($$) to the file: that is its process group too. */
+    /** Waits for the command to write its shell's pid ($$) to the file: that is its process group too, under setsid. */
     private long awaitPid(Path file, Process server) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (!Files.exists(file) || !Files.readString(file).endsWith("\n")) {
@@ -99,13 +101,35 @@ class ServeRunSignalsTest {
         return pid;
     }
 
-    /** Waits for a process named program in the process group (nbdcopy started, sleep started). */
-    private void awaitInGroup(long group, String program, Process server) throws Exception {
+    /**
+     * Waits for a process named program under the command's shell (nbdcopy started, sleep started). {@return the
+     * shell and every process under it then}, to check that none is left at the end
+     */
+    private List<Long> awaitUnder(long shell, String program, Process server) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (liveInGroup(group).stream().noneMatch(pid -> program.equals(comm(pid)))) {
+        while (true) {
+            List<ProcessHandle> handles = new ArrayList<>();
+            ProcessHandle.of(shell).ifPresent(h -> {
+                handles.add(h);
+                h.descendants().forEach(handles::add);
+            });
+            List<Long> command = handles.stream().map(ProcessHandle::pid).collect(java.util.stream.Collectors.toList());
+            if (command.stream().anyMatch(pid -> program.equals(comm(pid)))) {
+                commands.addAll(handles);
+                return command;
+            }
             if (!server.isAlive() || System.nanoTime() > deadline) fail(program + " never ran: " + serverErr());
             Thread.sleep(20);
         }
+    }
+
+    /** Asserts that none of the command's processes is alive, nor any other of its process group. */
+    private static void assertNoneLeft(List<Long> command, long group) throws Exception {
+        List<Long> left = new ArrayList<>(liveInGroup(group));
+        for (long pid : command) {
+            if (alive(pid) && !left.contains(pid)) left.add(pid);
+        }
+        assertEquals(List.of(), left, "processes of the command left: " + describe(left));
     }
 
     private static void signal(Process server, int signal) throws Exception {
@@ -181,7 +205,7 @@ class ServeRunSignalsTest {
         Process server = start("--filter=rate:rate=8M,burstiness=0.5", image.toString(), "--run",
                 "trap '' TERM; echo $$ > pid; nbdcopy \"$uri\" backup.img; status=$?; echo $status > status; exit $status");
         long group = awaitPid(dir.resolve("pid"), server);
-        awaitInGroup(group, "nbdcopy", server);
+        List<Long> command = awaitUnder(group, "nbdcopy", server);
         Thread.sleep(1000);
         signal(server, SIGTERM);
         int status = exitStatus(server, 60);
@@ -189,7 +213,7 @@ class ServeRunSignalsTest {
         assertEquals(status, Integer.parseInt(Files.readString(dir.resolve("status")).trim()), "nbdcopy's status");
         assertEquals(-1, Files.mismatch(image, backup), "the backup is whole");
         assertTrue(serverErr().contains("SIGTERM: passed on to the command (process group " + group + ")"), serverErr());
-        assertEquals(List.of(), liveInGroup(group));
+        assertNoneLeft(command, group);
     }
 
     /**
@@ -203,11 +227,11 @@ class ServeRunSignalsTest {
         Process server = start("--filter=rate:rate=8M,burstiness=0.5", image.toString(), "--run",
                 "echo $$ > pid; nbdcopy \"$uri\" backup.img");
         long group = awaitPid(dir.resolve("pid"), server);
-        awaitInGroup(group, "nbdcopy", server);
+        List<Long> command = awaitUnder(group, "nbdcopy", server);
         Thread.sleep(1000);
         signal(server, SIGTERM);
         assertEquals(128 + SIGTERM, exitStatus(server, 30), serverErr());
-        assertEquals(List.of(), liveInGroup(group), "processes left: " + describe(liveInGroup(group)));
+        assertNoneLeft(command, group);
     }
 
     /**
@@ -219,12 +243,12 @@ class ServeRunSignalsTest {
     void everyProcessOfTheCommandGetsTheSignal() throws Exception {
         Process server = start("--run", "echo $$ > pid; echo started; sleep 30; nbdinfo \"$uri\"");
         long group = awaitPid(dir.resolve("pid"), server);
-        awaitInGroup(group, "sleep", server);
+        List<Long> command = awaitUnder(group, "sleep", server);
         long signalled = System.nanoTime();
         signal(server, SIGTERM);
         assertEquals(128 + SIGTERM, exitStatus(server, 20), serverErr());
         assertTrue(System.nanoTime() - signalled < TimeUnit.SECONDS.toNanos(15), "the sleep was ended, not waited for");
-        assertEquals(List.of(), liveInGroup(group), "processes left: " + describe(liveInGroup(group)));
+        assertNoneLeft(command, group);
         assertEquals("started\n", Files.readString(dir.resolve("stdout.txt")));
     }
 
@@ -236,16 +260,16 @@ class ServeRunSignalsTest {
     void aSecondSignalKillsTheCommandAndEndsTheServer() throws Exception {
         Process server = start("--run", "trap '' TERM HUP; echo $$ > pid; sleep 30");
         long group = awaitPid(dir.resolve("pid"), server);
-        awaitInGroup(group, "sleep", server);
+        List<Long> command = awaitUnder(group, "sleep", server);
         signal(server, SIGTERM);
         Thread.sleep(1500);
         assertTrue(server.isAlive(), "the server waits for the command: " + serverErr());
-        assertTrue(!liveInGroup(group).isEmpty(), "the command ignored SIGTERM");
+        assertTrue(command.stream().allMatch(ServeRunSignalsTest::alive), "the command ignored SIGTERM");
         long signalled = System.nanoTime();
         signal(server, SIGHUP);
         assertEquals(128 + SIGHUP, exitStatus(server, 20), serverErr());
         assertTrue(System.nanoTime() - signalled < TimeUnit.SECONDS.toNanos(10), "the second signal ended both at once");
-        assertEquals(List.of(), liveInGroup(group), "processes left: " + describe(liveInGroup(group)));
+        assertNoneLeft(command, group);
         assertTrue(serverErr().contains("killing the command (SIGKILL to process group " + group + ")"), serverErr());
     }
 
@@ -272,7 +296,11 @@ class ServeRunSignalsTest {
         long shell = Long.parseLong(Files.readString(pidFile).trim());
         List<Long> sleeps = new ArrayList<>();
         while (sleeps.isEmpty()) {
-            ProcessHandle.of(shell).ifPresent(h -> h.children().forEach(c -> sleeps.add(c.pid())));
+            ProcessHandle.of(shell).ifPresent(h -> h.children().forEach(c -> {
+                commands.add(h);
+                commands.add(c);
+                sleeps.add(c.pid());
+            }));
             if (System.nanoTime() > deadline) fail("no sleep under the shell: " + serverErr());
             Thread.sleep(20);
         }
