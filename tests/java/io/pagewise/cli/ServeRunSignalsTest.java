@@ -123,6 +123,11 @@ class ServeRunSignalsTest {
         }
     }
 
+    /** Asserts that nbdcopy has not finished yet: the signal lands in the middle of the copy. */
+    private static void assertCopying(List<Long> command) {
+        assertTrue(command.stream().anyMatch(pid -> "nbdcopy".equals(comm(pid)) && alive(pid)), "nbdcopy is still copying");
+    }
+
     /** Asserts that none of the command's processes is alive, nor any other of its process group. */
     private static void assertNoneLeft(List<Long> command, long group) throws Exception {
         List<Long> left = new ArrayList<>(liveInGroup(group));
@@ -207,6 +212,7 @@ class ServeRunSignalsTest {
         long group = awaitPid(dir.resolve("pid"), server);
         List<Long> command = awaitUnder(group, "nbdcopy", server);
         Thread.sleep(1000);
+        assertCopying(command);
         signal(server, SIGTERM);
         int status = exitStatus(server, 60);
         assertEquals(0, status, serverErr());
@@ -229,6 +235,7 @@ class ServeRunSignalsTest {
         long group = awaitPid(dir.resolve("pid"), server);
         List<Long> command = awaitUnder(group, "nbdcopy", server);
         Thread.sleep(1000);
+        assertCopying(command);
         signal(server, SIGTERM);
         assertEquals(128 + SIGTERM, exitStatus(server, 30), serverErr());
         assertNoneLeft(command, group);
