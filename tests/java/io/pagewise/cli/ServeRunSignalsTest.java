@@ -1,6 +1,7 @@
 package io.pagewise.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -257,6 +258,7 @@ class ServeRunSignalsTest {
         assertTrue(System.nanoTime() - signalled < TimeUnit.SECONDS.toNanos(15), "the sleep was ended, not waited for");
         assertNoneLeft(command, group);
         assertEquals("started\n", Files.readString(dir.resolve("stdout.txt")));
+        assertFalse(serverErr().contains("WARNING"), "no JVM warning (sun.misc.Signal gives none): " + serverErr());
     }
 
     /**
