@@ -18,6 +18,8 @@ module io.pagewise {
     requires jdk.httpserver;
     requires java.management;
     requires jdk.net;
+    // sun.misc.Signal: serve --run passes SIGINT, SIGTERM and SIGHUP on to its command instead of stopping.
+    requires jdk.unsupported;
     exports io.pagewise;
     exports io.pagewise.backup;
     exports io.pagewise.copy;

@@ -93,7 +93,7 @@ public final class ServeCommand {
                     (o, name, value) -> o.group = nonEmpty(name, value)),
             // End of issue 22's block.
             CliOption.value("--run", "CMD", "run CMD with sh -c ($uri, $nbd, $exportname, and $unixsocket or $port set),"
-                    + " stop when it exits and exit with its status", (o, name, value) -> o.run = nonEmpty(name, value)),
+                    + " stop when it exits and exit with its status; SIGINT, SIGTERM and SIGHUP are passed on to it", (o, name, value) -> o.run = nonEmpty(name, value)),
             CliOption.optionalValue("--stats", "FILE", "at exit, print request statistics and page-cache residency"
                     + " (default stderr)", (o, name, value) -> {
                         o.stats = true;

@@ -385,7 +385,7 @@ final class Serving {
     }
 
     private int runCaptive() throws IOException, InterruptedException {
-        ProcessBuilder process = new ProcessBuilder("sh", "-c", options.run).inheritIO();
+        ProcessBuilder process = new ProcessBuilder().inheritIO();
         String uri = uri();
         process.environment().put("uri", uri);
         process.environment().put("nbd", uri);
@@ -397,20 +397,23 @@ final class Serving {
         } else {
             process.environment().put("port", String.valueOf(((InetSocketAddress) server.address()).getPort()));
         }
-        Process child = process.start();
-        int status = child.waitFor();
+        int status = CaptiveCommand.start(process, options.run, logger).waitFor();
         finish();
         // The command's own failure comes first; a clean command still fails when its data was not flushed.
         return status == 0 && notFlushed ? 1 : status;
     }
 
-    /** The JVM is stopping on SIGINT or SIGTERM: stop cleanly, and exit 0 unless the data could not be flushed. */
+    /**
+     * The JVM is stopping on SIGINT, SIGTERM or SIGHUP: stop cleanly, and exit 0 unless the data could not be flushed.
+     * With --run the signal came before the command ran (while it runs, {@link CaptiveCommand} takes the signals):
+     * the JVM then exits 128 + the signal, since the command's work was not done.
+     */
     private void stopFromSignal() {
         boolean ran = finish();
         if (ran) {
             out.flush();
             err.flush();
-            Runtime.getRuntime().halt(notFlushed ? 1 : 0);
+            if (options.run == null) Runtime.getRuntime().halt(notFlushed ? 1 : 0);
         }
     }
 
