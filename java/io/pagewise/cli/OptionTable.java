@@ -8,7 +8,8 @@ import java.util.List;
  * A command's options, each declared once as a {@link CliOption}: the usage text is made from the table, and the
  * parser reads the command line with it, getopt-style: {@code --name=VALUE} or {@code --name VALUE}, {@code -N VALUE}
  * or {@code -NVALUE}, switches grouped as {@code -pv}, {@code --} before operands that start with {@code -}, and
- * {@code -} as an operand. {@code -h, --help} is in every table.
+ * {@code -} as an operand. {@code -h, --help} is in every table. An option may have several names (another tool's
+ * spelling is one more name of the option it means); an unknown one is answered with the closest names.
  *
  * @param <T> the command's options object
  */
@@ -317,8 +318,8 @@ final class OptionTable<T> {
 
     /**
      * {@return "; did you mean --stats?" for a name close to some option's}: a long name that starts with it or
-     * that it starts with, or one a typo or two away; for a short name, the same letter in the other case or the
-     * long names that start with the letter. Else where the list of options is.
+     * that it starts with, or one a typo or two away; for a short name, the long names that start with its letter.
+     * Else, or when more than four would be named, where the list of options is.
      */
     String suggestion(String name) {
         List<String> close = new ArrayList<>();
@@ -337,17 +338,10 @@ final class OptionTable<T> {
                 }
             }
         } else if (name.length() == 2) {
-            char letter = name.charAt(1);
+            // Not the same letter in the other case: -T (qemu-nbd's trace) is nothing like -t.
             for (CliOption<T> option : options) {
-                for (String known : option.shortNames()) {
-                    if (Character.toLowerCase(known.charAt(1)) == Character.toLowerCase(letter)) close.add(known);
-                }
-            }
-            if (close.isEmpty()) {
-                for (CliOption<T> option : options) {
-                    String known = option.longNames().get(0);
-                    if (known.charAt(2) == Character.toLowerCase(letter)) close.add(known);
-                }
+                String known = option.longNames().get(0);
+                if (known.charAt(2) == Character.toLowerCase(name.charAt(1))) close.add(known);
             }
         }
         if (close.isEmpty() || close.size() > 4) return " (" + command() + " --help lists the options)";
