@@ -164,7 +164,7 @@ public final class ServeCommand {
             CliOption.value("-c, --connect", "DEV", "refused: pagewise does not attach /dev/nbdN (nbd-client or qemu-nbd"
                     + " -c do)", (o, name, value) -> {
                         throw new UsageException(name + " is not offered: pagewise does not attach the kernel's NBD"
-                                + " client; serve FILE and run nbd-client -N NAME 127.0.0.1 " + value);
+                                + " client; serve FILE and attach it with nbd-client 127.0.0.1 " + value);
                     }),
             CliOption.flag("-L, --list", "refused: list another server's exports with nbdinfo --list URI",
                     (o, name, value) -> {
@@ -263,7 +263,7 @@ public final class ServeCommand {
         }
         // With --log=journal the last word on a failure carries the error severity too.
         String error = options.journal ? "<3>pagewise serve: " : "pagewise serve: ";
-        for (String notice : options.notices) err.println((options.journal ? "<5>" : "") + "pagewise serve: " + notice);
+        for (String notice : options.notices) err.println((options.journal ? "<4>" : "") + "pagewise serve: " + notice);
         try {
             return new Serving(options, out, err).serve();
         } catch (Serving.UsageProblem e) {
