@@ -38,6 +38,8 @@ final class CliOption<T> {
     private final Arity arity;
     private final String help;
     private final Action<T> action;
+    /** The heading the usage prints above this option, or null to go on under the one before. */
+    private String heading;
 
     private CliOption(String names, String valueName, Arity arity, String help, Action<T> action) {
         for (String name : names.split(",\\s*")) {
@@ -67,6 +69,20 @@ final class CliOption<T> {
         return new CliOption<>(names, valueName, Arity.OPTIONAL, help, action);
     }
 
+    /**
+     * Starts a group of options in the usage under heading, such as the spellings of other tools.
+     *
+     * @param heading the line printed above this option and the ones after it
+     * @return this option
+     */
+    CliOption<T> under(String heading) {
+        this.heading = heading;
+        return this;
+    }
+
+    /** {@return the heading the usage prints above this option}, or null */
+    String heading() { return heading; }
+
     List<String> shortNames() { return shortNames; }
 
     List<String> longNames() { return longNames; }
@@ -91,12 +107,18 @@ final class CliOption<T> {
 
     /**
      * {@return how the usage text shows the option}: {@code -C, --connections=N}, {@code --stats[=FILE]},
-     * {@code -r, --read-only}
+     * {@code -r, --read-only}; the short names and the first long name, whose help names the other long names
      */
     String synopsis() {
         String value = arity == Arity.REQUIRED ? "=" + valueName : arity == Arity.OPTIONAL ? "[=" + valueName + "]" : "";
         List<String> shown = new ArrayList<>(shortNames);
-        for (String name : longNames) shown.add(name + value);
+        shown.add(longNames.get(0) + value);
         return String.join(", ", shown);
+    }
+
+    /** {@return the help as the usage shows it: with the other long names, such as {@code (also --pid-file)}} */
+    String usageHelp() {
+        if (longNames.size() == 1) return help;
+        return help + " (also " + String.join(", ", longNames.subList(1, longNames.size())) + ")";
     }
 }

@@ -46,7 +46,7 @@ public final class CopyCommand {
                         o.copy.sparseBlock(block);
                     }),
             CliOption.flag("--destination-is-zero, --target-is-zero", "the destination already reads as zeros: skip"
-                    + " zero ranges (nbdcopy accepts both names)", (o, name, value) -> o.copy.destinationIsZero(true)),
+                    + " zero ranges (nbdcopy's names)", (o, name, value) -> o.copy.destinationIsZero(true)),
             CliOption.flag("--allocated", "allocate every byte: zero ranges become allocated zeros, not holes",
                     (o, name, value) -> o.copy.allocated(true)),
             CliOption.flag("--flush", "flush the destination at the end", (o, name, value) -> o.copy.flush(true)),
@@ -70,7 +70,7 @@ public final class CopyCommand {
                         if (value != null) o.progressFd = progressFd(name, value);
                     }),
             CliOption.flag("-v, --verbose", "say what is copied and how it went", (o, name, value) -> o.verbose = true)),
-            CopyCommand::operand, "");
+            CopyCommand::operand, "").checkingWordsAfterOptions(CopyCommand::wordAfterOption);
 
     static final String USAGE = TABLE.usage();
 
@@ -191,6 +191,27 @@ public final class CopyCommand {
             throw new UsageException(name + ": the bitmap name is too long for an NBD meta context");
         }
         return value;
+    }
+
+    /**
+     * A SRC or DST that came right after --checksum or --progress without =, and that would be a good value for it:
+     * refused when it cannot be SRC (no such file) or would be a new DST file, else the copy would read or write a
+     * file named like the value.
+     */
+    private static void wordAfterOption(Options o, CliOption<Options> option, String name, String word)
+            throws UsageException {
+        if (option.arity() != CliOption.Arity.OPTIONAL) return;
+        Endpoint endpoint = word.equals(o.source.text()) ? o.source : o.destination;
+        if (endpoint == null || endpoint.kind() != Endpoint.Kind.FILE) return;
+        try {
+            if (Files.exists(Path.of(word))) return;
+            option.apply(new Options(), name, word);
+        } catch (UsageException | java.nio.file.InvalidPathException notAValue) {
+            return;
+        }
+        throw new UsageException("did you mean " + name + "=" + word + "? ('" + word + "' after " + name + " would be "
+                + (endpoint == o.source ? "SRC, and there is no such file" : "DST, a new file") + "; " + name
+                + " takes its value only after =)");
     }
 
     private static void operand(Options o, String arg, boolean afterEnd) throws UsageException {

@@ -27,19 +27,38 @@ public final class Main {
         boolean version;
     }
 
+    /** Each command, how it is called and what it does. */
+    private static final List<String[]> COMMANDS = List.of(
+            new String[] {"cachestats FILE...", "show how much of each file is in the page cache (like vmtouch)"},
+            new String[] {"evict FILE...", "write back and drop each file from the page cache"},
+            new String[] {"serve [OPTIONS] [FILE...]", "serve FILEs over NBD (pagewise serve --help)"},
+            new String[] {"copy [OPTIONS] SRC DST", "copy files and NBD exports, sparse and cache-friendly"
+                    + " (pagewise copy --help)"},
+            new String[] {"checksum [OPTIONS] IMAGE...", "blkhash checksum of files and NBD exports, as blksum"
+                    + " (pagewise checksum --help)"},
+            new String[] {"help", "show this help"});
+
     /** pagewise's own options, before the command: the usage and (checked by a test) README.md come from it. */
-    static final OptionTable<Options> TABLE = new OptionTable<>("usage: pagewise COMMAND [ARGS]", String.join("\n",
-            "commands:",
-            "  cachestats FILE...   show how much of each file is in the page cache (like vmtouch)",
-            "  evict FILE...        write back and drop each file from the page cache",
-            "  serve [OPTIONS] [FILE]  serve FILE over NBD (pagewise serve --help)",
-            "  copy [OPTIONS] SRC DST  copy files and NBD exports, sparse and cache-friendly (pagewise copy --help)",
-            "  checksum [OPTIONS] IMAGE...  blkhash checksum of files and NBD exports, as blksum (pagewise checksum --help)",
-            "",
-            "options:"), List.of(
+    static final OptionTable<Options> TABLE = new OptionTable<>("usage: pagewise COMMAND [ARGS]",
+            "commands:\n" + OptionTable.columns(COMMANDS) + "\n\noptions:", List.of(
             CliOption.flag("-V, --version", "show the version and whether the native library is loaded",
                     (o, name, value) -> o.version = true)),
-            (o, operand, afterEnd) -> { throw new UsageException("unknown command '" + operand + "'"); }, "");
+            (o, operand, afterEnd) -> {
+                throw new UsageException("unknown command '" + operand + "'" + commandSuggestion(operand));
+            }, "");
+
+    /** {@return "; did you mean serve?" for a word a typo or two from a command, or a prefix of one}, or "" */
+    static String commandSuggestion(String word) {
+        List<String> close = new ArrayList<>();
+        for (String[] command : COMMANDS) {
+            String name = command[0].split(" ")[0];
+            boolean prefix = word.length() >= 2 && name.startsWith(word);
+            if (prefix || OptionTable.editDistance(word, name) <= Math.min(2, Math.max(1, name.length() / 4))) {
+                close.add(name);
+            }
+        }
+        return close.isEmpty() ? "" : "; did you mean " + String.join(" or ", close) + "?";
+    }
 
     /** The options of cachestats and evict: none but help; FILE... are their operands. */
     static OptionTable<List<String>> fileCommandTable(String command) {

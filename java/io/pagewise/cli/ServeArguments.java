@@ -130,6 +130,65 @@ final class ServeArguments {
         }
     }
 
+    /** A --description; -D with what looks like nbdkit's debug flag (-D file.zero=1) is that mix-up. */
+    static String description(String name, String value) throws UsageException {
+        if (name.equals("-D") && value.matches("[\\w-]+\\.[\\w.-]+=\\S*")) {
+            throw new UsageException("-D " + value + ": -D is qemu-nbd's --description here, and this looks like nbdkit's"
+                    + " debug flag, which pagewise does not have: for a description give --description='" + value
+                    + "'; for more logging, -v");
+        }
+        return nbdString(name, value);
+    }
+
+    /** A --pidfile; -P with a number is qemu-nbd's old --partition, which pagewise does not have. */
+    static Path pidFile(String name, String value) throws UsageException {
+        if (name.equals("-P") && value.matches("[0-9]+")) {
+            throw new UsageException("-P " + value + ": -P is nbdkit's --pidfile here; qemu-nbd's old -P PARTITION is not"
+                    + " offered: serve the partition's own device (/dev/sdX" + value + "); for a pid file named "
+                    + value + " give --pidfile=./" + value);
+        }
+        return Path.of(nonEmpty(name, value));
+    }
+
+    /** qemu-nbd's --shared=N: clients at once, 0 for no limit; nbdkit's -e is the export name. */
+    static int shared(String name, String value) throws UsageException {
+        if (!value.matches("[0-9]+")) {
+            throw new UsageException(Arguments.shown(name, value) + ": expected a number of clients (qemu-nbd's"
+                    + " --shared); for nbdkit's -e EXPORTNAME give --export-name=" + value);
+        }
+        int clients = Arguments.integer(name, value, 0, 65536);
+        return clients == 0 ? 65536 : clients;
+    }
+
+    /** qemu-nbd's --format: raw serves the bytes as they are, as --force-raw; pagewise reads no other format. */
+    static boolean rawFormat(String name, String value) throws UsageException {
+        String format = value.toLowerCase(Locale.ROOT);
+        if (format.equals("raw")) return true;
+        if (format.matches("qcow2?|qed|vmdk|vhdx|vpc|vdi|luks|parallels|bochs|cloop|dmg|vvfat|host_device|file")) {
+            throw new UsageException(Arguments.shown(name, value) + ": pagewise serves raw images only: convert with"
+                    + " qemu-img convert -f " + value + " -O raw, or serve it with qemu-nbd");
+        }
+        throw new UsageException(Arguments.shown(name, value) + ": expected raw (" + name + " is qemu-nbd's --format;"
+                + " nbdkit's -f, --foreground, is how serve always runs)");
+    }
+
+    /** qemu-nbd's --aio: serve does its I/O on threads. */
+    static void aio(String name, String value) throws UsageException {
+        if (value.equals("threads")) return;
+        throw new UsageException(Arguments.shown(name, value) + ": not offered: serve reads and writes with"
+                + " preadv/pwritev on its --threads=N (qemu-nbd's --aio=threads)");
+    }
+
+    /** qemu-nbd's --discard: serve carries out every trim. */
+    static void discard(String name, String value) throws UsageException {
+        if (value.equals("unmap")) return;
+        if (value.equals("ignore") || value.equals("off")) {
+            throw new UsageException(Arguments.shown(name, value) + ": not offered: serve carries out every trim"
+                    + " (punches a hole, qemu-nbd's --discard=unmap); --read-only refuses trims with writes");
+        }
+        throw new UsageException(Arguments.shown(name, value) + ": expected unmap");
+    }
+
     static String nonEmpty(String name, String value) throws UsageException {
         if (value.isEmpty()) throw new UsageException(name + " needs a value");
         return value;

@@ -24,17 +24,17 @@ public final class ServeCommand {
             "With an NBD URI (nbd://HOST[:PORT]/EXPORT, nbd+unix:///EXPORT?socket=PATH), proxies that export.");
 
     /** Every option of serve, once: the usage, the parsing and (checked by a test) docs/SERVER.md come from it. */
-    static final OptionTable<Options> TABLE = new OptionTable<>("usage: pagewise serve [OPTIONS] [[NAME=]FILE ... | NBD-URI]",
+    static final OptionTable<Options> TABLE = new OptionTable<>("usage: pagewise serve [OPTIONS] [FILE... | NBD-URI]",
             DESCRIPTION, List.of(
             CliOption.value("--cache", "MODE", "writeback (default), writethrough, unsafe, direct, directsync, evict, dontcache",
                     (o, name, value) -> { o.cache = Arguments.cacheMode(name, value); o.cacheGiven = true; }),
             CliOption.value("--hint", "HINT", "normal (default), sequential, random",
                     (o, name, value) -> o.hint = hint(name, value)),
-            CliOption.flag("-r, --read-only", "refuse writes, trims and zeroes", (o, name, value) -> o.readOnly = true),
+            CliOption.flag("-r, --read-only, --readonly", "refuse writes, trims and zeroes", (o, name, value) -> o.readOnly = true),
             CliOption.value("--filter", "NAME[:KEY=VALUE,...]", "wrap the served device in a filter ("
                     + String.join(", ", Filters.names()) + "); repeatable, the first given is nearest the client",
                     (o, name, value) -> o.filters.add(Arguments.filter(name, value))),
-            CliOption.value("--bitmap", "NAME[:file=PATH,granularity=SIZE]", "keep a persistent dirty bitmap of every"
+            CliOption.value("-B, --bitmap", "NAME[:file=PATH,granularity=SIZE]", "keep a persistent dirty bitmap of every"
                     + " write, zero and trim, served as qemu:dirty-bitmap:NAME (default file FILE.NAME.bitmap, granularity"
                     + " 64K); repeatable", (o, name, value) -> o.bitmaps.add(bitmap(name, value))),
             CliOption.optionalValue("--bitmap-clear", "NAME", "start a new generation of the --bitmap NAME (of every"
@@ -44,16 +44,19 @@ public final class ServeCommand {
                     }),
             CliOption.flag("-A, --allocation-depth", "offer the meta context qemu:allocation-depth, as qemu-nbd -A",
                     (o, name, value) -> o.allocationDepth = true),
-            CliOption.value("--socket", "PATH", "listen on a Unix socket",
-                    (o, name, value) -> o.socket = Path.of(nonEmpty(name, value))),
-            CliOption.value("--port", "N", "listen on TCP port N (default 10809)",
+            CliOption.value("-k, -U, --socket, --unix", "PATH", "listen on a Unix socket; - (nbdkit's -U -) with --run:"
+                    + " a private one, as without --socket", (o, name, value) -> {
+                        o.privateSocket = value.equals("-");
+                        o.socket = o.privateSocket ? null : Path.of(nonEmpty(name, value));
+                    }),
+            CliOption.value("-p, --port", "N", "listen on TCP port N (default 10809)",
                     (o, name, value) -> o.port = Arguments.integer(name, value, 0, 65535)),
-            CliOption.value("--bind", "ADDR", "TCP address to listen on (default 127.0.0.1; 0.0.0.0 or :: for all)",
-                    (o, name, value) -> o.bind = address(name, nonEmpty(name, value))),
-            CliOption.value("--export-name", "NAME", "export name (default: empty)",
+            CliOption.value("-b, -i, --bind, --ipaddr", "ADDR", "TCP address to listen on (default 127.0.0.1; 0.0.0.0"
+                    + " or :: for all)", (o, name, value) -> o.bind = address(name, nonEmpty(name, value))),
+            CliOption.value("-x, --export-name, --exportname", "NAME", "export name (default: empty)",
                     (o, name, value) -> { o.exportName = nbdString(name, value); o.exportNameGiven = true; }),
-            CliOption.value("--description", "TEXT", "export description shown by clients",
-                    (o, name, value) -> o.description = nbdString(name, value)),
+            CliOption.value("-D, --description", "TEXT", "export description shown by clients",
+                    (o, name, value) -> o.description = description(name, value)),
             // Issue 22: several exports, running as a service, metrics, access control. One block, kept together.
             CliOption.value("--dir", "DIR", "serve every regular file and block device of DIR, each named after its"
                     + " file; files added later appear", (o, name, value) -> o.dir = Path.of(nonEmpty(name, value))),
@@ -61,8 +64,8 @@ public final class ServeCommand {
                     (o, name, value) -> o.defaultExport = nbdString(name, value)),
             CliOption.flag("--force-raw", "serve a FILE that starts with a qcow2, VMDK, VHDX or LUKS signature as raw"
                     + " bytes, with a warning, instead of refusing it", (o, name, value) -> o.forceRaw = true),
-            CliOption.value("--pidfile", "FILE", "write the process id to FILE once listening; removed at exit",
-                    (o, name, value) -> o.pidFile = Path.of(nonEmpty(name, value))),
+            CliOption.value("-P, --pidfile, --pid-file", "FILE", "write the process id to FILE once listening; removed"
+                    + " at exit", (o, name, value) -> o.pidFile = pidFile(name, value)),
             CliOption.flag("--exit-with-parent", "stop (as at SIGTERM) when the process that started serve ends",
                     (o, name, value) -> o.exitWithParent = true),
             CliOption.flag("--foreground", "accepted for nbdkit's scripts and ignored: serve always runs in the"
@@ -87,9 +90,9 @@ public final class ServeCommand {
                     (o, name, value) -> o.allowUsers.addAll(allowedUsers(name, value))),
             CliOption.value("--tls-authz", "FILE", "with --tls=require, let clients in only with a certificate whose subject FILE"
                     + " lists, one distinguished name a line", (o, name, value) -> o.tlsAuthz = Path.of(nonEmpty(name, value))),
-            CliOption.value("--user", "USER", "when started as root: run as USER once listening and the exports are"
+            CliOption.value("-u, --user", "USER", "when started as root: run as USER once listening and the exports are"
                     + " open", (o, name, value) -> o.user = nonEmpty(name, value)),
-            CliOption.value("--group", "GROUP", "with --user: run as GROUP instead of USER's primary group",
+            CliOption.value("-g, --group", "GROUP", "with --user: run as GROUP instead of USER's primary group",
                     (o, name, value) -> o.group = nonEmpty(name, value)),
             // End of issue 22's block.
             CliOption.value("--run", "CMD", "run CMD with sh -c ($uri, $nbd, $exportname, and $unixsocket or $port set),"
@@ -135,8 +138,40 @@ public final class ServeCommand {
                         throw new UsageException("--tls-psk is not supported: the JDK's TLS has no pre-shared keys "
                                 + "(see docs/SERVER.md); use --tls-certificates=DIR");
                     }),
-            CliOption.flag("-v, --verbose", "log every request", (o, name, value) -> o.verbose = true)),
-            ServeCommand::operand, "");
+            CliOption.flag("-v, --verbose", "log every request", (o, name, value) -> o.verbose = true),
+            // qemu-nbd's spellings, with qemu-nbd's meaning where nbdkit's differs (a line says so on a mix-up).
+            CliOption.<Options>flag("-t, --persistent", "keep serving after the last client leaves, as serve always"
+                    + " does (nbdkit's -t THREADS is --threads)", (o, name, value) -> { })
+                    .under("qemu-nbd's options (nbdkit's -U, -i, -P, -u, -g, --unix, --ipaddr, --exportname, --readonly"
+                            + " are above):"),
+            CliOption.value("-e, --shared", "N", "--max-connections=N, 0 for no limit (nbdkit's -e NAME is"
+                    + " --export-name=NAME)", (o, name, value) -> o.maxConnections = shared(name, value)),
+            CliOption.value("-f, --format", "FORMAT", "raw, as --force-raw; other formats are refused (nbdkit's -f is"
+                    + " --foreground, how serve always runs)", (o, name, value) -> o.forceRaw = rawFormat(name, value)),
+            CliOption.flag("-n, --nocache", "--cache=direct (O_DIRECT); nbdkit's -n (newstyle) is what serve always"
+                    + " speaks", (o, name, value) -> { o.cache = CacheMode.DIRECT; o.cacheGiven = true; }),
+            CliOption.flag("-s, --snapshot", "writes go to a temporary overlay, dropped at exit: --filter=cow, nearest"
+                    + " the FILE", (o, name, value) -> o.snapshot = true),
+            CliOption.value("--aio", "MODE", "threads, how serve always does its I/O (--threads=N); native and io_uring"
+                    + " are refused", (o, name, value) -> aio(name, value)),
+            CliOption.value("--discard", "MODE", "unmap, what serve always does: a trim punches a hole; ignore is"
+                    + " refused", (o, name, value) -> discard(name, value)),
+            CliOption.value("--tls-creds", "ID", "refused: give --tls-certificates=DIR",
+                    (o, name, value) -> {
+                        throw new UsageException(name + " names a qemu --object, which pagewise does not have: give"
+                                + " --tls=require --tls-certificates=DIR (ca-cert.pem, server-cert.pem, server-key.pem)");
+                    }),
+            CliOption.value("-c, --connect", "DEV", "refused: pagewise does not attach /dev/nbdN (nbd-client or qemu-nbd"
+                    + " -c do)", (o, name, value) -> {
+                        throw new UsageException(name + " is not offered: pagewise does not attach the kernel's NBD"
+                                + " client; serve FILE and attach it with nbd-client 127.0.0.1 " + value);
+                    }),
+            CliOption.flag("-L, --list", "refused: list another server's exports with nbdinfo --list URI",
+                    (o, name, value) -> {
+                        throw new UsageException(name + " is not offered: serve serves; list a server's exports with"
+                                + " nbdinfo --list nbd://HOST");
+                    })),
+            ServeCommand::operand, "").checkingWordsAfterOptions(ServeCommand::wordAfterOption);
 
     static final String USAGE = TABLE.usage();
 
@@ -154,6 +189,12 @@ public final class ServeCommand {
         String exportName = "";
         String description = "";
         String run;
+        /** --socket=- (nbdkit's -U -): the private socket of --run. */
+        boolean privateSocket;
+        /** -s, --snapshot: a temporary cow overlay nearest the FILE. */
+        boolean snapshot;
+        /** What the user is told before serving: a word after --stats taken as the FILE. */
+        final List<String> notices = new ArrayList<>();
         boolean stats;
         Path statsFile;
         Integer threads;
@@ -222,6 +263,7 @@ public final class ServeCommand {
         }
         // With --log=journal the last word on a failure carries the error severity too.
         String error = options.journal ? "<3>pagewise serve: " : "pagewise serve: ";
+        for (String notice : options.notices) err.println((options.journal ? "<4>" : "") + "pagewise serve: " + notice);
         try {
             return new Serving(options, out, err).serve();
         } catch (Serving.UsageProblem e) {
@@ -237,7 +279,7 @@ public final class ServeCommand {
     static Options parse(List<String> args) throws UsageException {
         Options o = new Options();
         if (!TABLE.parse(args, o)) return null;
-        if (o.socket != null && (o.port != null || o.bind != null)) {
+        if ((o.socket != null || o.privateSocket) && (o.port != null || o.bind != null)) {
             throw new UsageException("--socket cannot be combined with --port or --bind");
         }
         if (o.maxInflightBytes != null && o.maxInflightBytes < 256 * 1024) {
@@ -248,6 +290,12 @@ public final class ServeCommand {
             throw new UsageException("--create, --cache and --hint apply to a FILE, not to a proxied " + o.upstream);
         }
         if (o.create != null && o.files.isEmpty()) throw new UsageException("--create needs a FILE");
+        if (o.privateSocket && o.run == null) {
+            throw new UsageException("--socket=- (nbdkit's -U -) is the private socket of --run=CMD: without --run, give"
+                    + " --socket=PATH");
+        }
+        // qemu-nbd's snapshot is the layer right above the image, below any other filter.
+        if (o.snapshot) o.filters.add("cow");
         checkExports(o);
         checkService(o);
         if (o.tls != TlsMode.OFF && o.tlsCertificates == null) {
@@ -285,6 +333,45 @@ public final class ServeCommand {
             }
         }
         return o;
+    }
+
+    /**
+     * A FILE that came right after a switch or after --stats without =: nbdkit's -t THREADS, or a value meant for
+     * --stats, would otherwise become an export without a word.
+     */
+    private static void wordAfterOption(Options o, CliOption<Options> option, String name, String word)
+            throws UsageException {
+        boolean exists = exists(word);
+        if (option.longNames().contains("--persistent") && word.matches("[0-9]+") && !exists) {
+            throw new UsageException(name + " " + word + ": " + name + " is qemu-nbd's --persistent, which takes no"
+                    + " value (serve always keeps running); for nbdkit's -t THREADS give --threads=" + word);
+        }
+        if (option.arity() != CliOption.Arity.OPTIONAL) return;
+        String meant = name + "=" + word;
+        int exports = o.files.size() + (o.upstream != null ? 1 : 0);
+        if (exports > 1) {
+            throw new UsageException("'" + word + "' after " + name + " would be served as one of " + exports
+                    + " exports: did you mean " + meant + "? (" + name + " takes its value only after =; to serve it,"
+                    + " give the FILEs before " + name + ")");
+        }
+        if (o.upstream == null && !exists && o.create == null) {
+            throw new UsageException("did you mean " + meant + "? ('" + word + "' after " + name + " would be the FILE"
+                    + " to serve, and there is no such file; " + name + " takes its value only after =)");
+        }
+        o.notices.add("'" + word + "' after " + name + " is the FILE to serve, not " + name + "'s value (that would be"
+                + " " + meant + ")");
+    }
+
+    /** Whether a FILE or NAME=FILE operand names something that exists; an NBD-URI counts as existing. */
+    private static boolean exists(String word) {
+        if (NbdUri.looksLikeUri(word)) return true;
+        int eq = word.indexOf('=');
+        String file = eq >= 0 && word.lastIndexOf('/', eq) < 0 ? word.substring(eq + 1) : word;
+        try {
+            return !file.isEmpty() && java.nio.file.Files.exists(Path.of(file));
+        } catch (java.nio.file.InvalidPathException e) {
+            return false;
+        }
     }
 
     /** A FILE operand and the export name given with it (NAME=FILE), or null when none was given. */

@@ -39,11 +39,29 @@ class CliArgumentsFuzzTest {
         }
     }
 
+    /** Whether --bind (or one of its other names, -b, -i, --ipaddr, alone or in a group) has a value to look up. */
     private static boolean namesAHostToBind(List<String> args) {
+        CliOption<ServeCommand.Options> bind = ServeCommand.TABLE.options().stream()
+                .filter(o -> o.longNames().contains("--bind")).findFirst().orElseThrow();
         for (int i = 0; i < args.size(); i++) {
             String arg = args.get(i);
-            String value = arg.equals("--bind") && i + 1 < args.size() ? args.get(i + 1)
-                    : arg.startsWith("--bind=") ? arg.substring("--bind=".length()) : null;
+            String value = null;
+            if (arg.equals("--")) return false;
+            if (arg.startsWith("--")) {
+                int eq = arg.indexOf('=');
+                String name = eq < 0 ? arg : arg.substring(0, eq);
+                if (bind.longNames().contains(name)) value = eq >= 0 ? arg.substring(eq + 1) : i + 1 < args.size() ? args.get(i + 1) : null;
+            } else if (arg.startsWith("-")) {
+                // A group of short options: the first that takes a value takes the rest, or the next argument.
+                for (int at = 1; at < arg.length(); at++) {
+                    String name = "-" + arg.charAt(at);
+                    CliOption<ServeCommand.Options> option = ServeCommand.TABLE.options().stream()
+                            .filter(o -> o.shortNames().contains(name)).findFirst().orElse(null);
+                    if (option == null || option.arity() != CliOption.Arity.REQUIRED) continue;
+                    if (option == bind) value = at + 1 < arg.length() ? arg.substring(at + 1) : i + 1 < args.size() ? args.get(i + 1) : null;
+                    break;
+                }
+            }
             if (value != null && !value.isEmpty() && !LITERAL_ADDRESS.matcher(value).matches()) return true;
         }
         return false;

@@ -161,7 +161,9 @@ class OptionDocsTest {
             String usage = table.usage();
             for (CliOption<?> option : table.options()) {
                 assertTrue(!option.help().isBlank(), option.synopsis());
-                assertTrue(usage.contains("  " + option.synopsis() + " "), usage);
+                assertTrue(usage.contains("  " + option.synopsis() + " ") || usage.contains("  " + option.synopsis() + "\n"),
+                        usage);
+                for (String name : option.longNames()) assertTrue(usage.contains(name), name + " in\n" + usage);
             }
         }
     }

@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -102,8 +103,9 @@ class OptionParsingTest {
     }
 
     @Test
-    void serveGroupsSwitchesAndTakesAnyNameAfterDoubleDash() throws Exception {
-        ServeCommand.Options o = ServeCommand.parse(List.of("-rv", "--stats", "disk.img"));
+    void serveGroupsSwitchesAndTakesAnyNameAfterDoubleDash(@TempDir Path dir) throws Exception {
+        Path disk = java.nio.file.Files.createFile(dir.resolve("disk.img"));
+        ServeCommand.Options o = ServeCommand.parse(List.of("-rv", "--stats", disk.toString()));
         assertTrue(o.readOnly && o.verbose && o.stats);
         assertNull(o.statsFile, "--stats takes a value only with =");
         ServeCommand.Options dashed = ServeCommand.parse(List.of("--", "nbd://looks-like-a-uri"));
@@ -127,10 +129,48 @@ class OptionParsingTest {
     void theUsageIsMadeFromTheTable() {
         String usage = CopyCommand.USAGE;
         assertTrue(usage.startsWith("usage: pagewise copy [OPTIONS] SRC DST\n"), usage);
-        assertTrue(usage.contains("\n  -C, --connections=N       NBD connections"), usage);
-        assertTrue(usage.contains("\n  -p, --progress[=FD]       progress bar"), usage);
-        assertTrue(usage.contains("\n  --dst-filter=NAME[:KEY=VALUE,...]  wrap the destination"), usage);
-        assertTrue(usage.endsWith("\n  -h, --help                show this help"), usage);
+        assertTrue(usage.contains("\n  -C, --connections=N            NBD connections"), usage);
+        assertTrue(usage.contains("\n  -p, --progress[=FD]            progress bar"), usage);
+        assertTrue(usage.contains("\n  --dst-filter=NAME[:KEY=VALUE,...]\n                                 wrap the"
+                + " destination"), usage);
+        assertTrue(usage.contains("\n  --destination-is-zero          the destination already reads as zeros: skip zero"
+                + " ranges (nbdcopy's names)"), usage);
+        assertTrue(usage.contains(" (also --target-is-zero)\n"), usage);
+        assertTrue(usage.endsWith("\n  " + String.format("%-31s", "-h, --help") + "show this help"), usage);
         for (String line : usage.split("\n")) assertTrue(line.length() <= 112, "too long: " + line);
+    }
+
+    /**
+     * In every usage the help of every option, and of every command in pagewise's, starts in one column: after the
+     * option's synopsis, or on the next line when the synopsis is too long to leave room; wrapped lines too.
+     */
+    @Test
+    void everyUsageHasItsHelpInOneColumn() {
+        for (OptionTable<?> table : List.of(Main.TABLE, ServeCommand.TABLE, CopyCommand.TABLE, ChecksumCommand.TABLE,
+                Main.fileCommandTable("evict"))) {
+            String usage = table.usage();
+            List<String> lines = List.of(usage.split("\n"));
+            int start = lines.indexOf(lines.stream().filter(l -> l.startsWith("  -")).findFirst().orElseThrow());
+            if (table == Main.TABLE) start = lines.indexOf("commands:") + 1;
+            java.util.Set<Integer> columns = new java.util.TreeSet<>();
+            for (String line : lines.subList(start, lines.size())) {
+                // pagewise's commands and its own options are two lists, each with its column.
+                if (line.equals("options:") && table == Main.TABLE) {
+                    assertEquals(1, columns.size(), "commands' help starts in columns " + columns + ":\n" + usage);
+                    columns.clear();
+                }
+                if (line.isEmpty() || !line.startsWith(" ")) continue; // a blank line, a heading
+                // A synopsis is followed by two spaces or more and the help; a wrapped line is all help.
+                int gap = line.charAt(2) == ' ' ? 0 : line.indexOf("  ", 2);
+                if (gap < 0) continue; // a synopsis too long for the column, on a line of its own
+                int help = gap;
+                while (line.charAt(help) == ' ') help++;
+                columns.add(help);
+            }
+            assertEquals(1, columns.size(), "help starts in columns " + columns + ":\n" + usage);
+            for (String line : lines) assertTrue(line.length() <= 112, "too long: " + line);
+        }
+        assertTrue(Main.USAGE.contains("\n  serve [OPTIONS] [FILE...]    serve"), Main.USAGE);
+        assertTrue(ServeCommand.USAGE.startsWith("usage: pagewise serve [OPTIONS] [FILE... | NBD-URI]\n"));
     }
 }
