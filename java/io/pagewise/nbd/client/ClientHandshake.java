@@ -13,6 +13,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLException;
 
@@ -26,6 +28,10 @@ import javax.net.ssl.SSLException;
 final class ClientHandshake {
     private static final long OLDSTYLE_MAGIC = 0x00420281861253L;
     private static final int DEFAULT_MAXIMUM_PAYLOAD = MIN_MAX_PAYLOAD;
+    private static final Pattern RECEIVED_ALERT = Pattern.compile("Received fatal alert: (\\w+)");
+    private static final List<String> CERTIFICATE_ALERTS = List.of("certificate_required", "bad_certificate",
+            "unknown_ca", "certificate_unknown", "certificate_expired", "certificate_revoked", "unsupported_certificate",
+            "access_denied");
 
     private final ByteChannel socket;
     private final SSLEngine tlsEngine;
@@ -168,11 +174,13 @@ final class ClientHandshake {
             throw failure("will not start TLS: " + describe(reply) + " (connect with nbd:// or nbd+unix:// for no TLS)");
         }
         tlsHandshaking = true;
+        TlsChannel handshaking = TlsChannel.beforeHandshake(socket, tlsEngine);
         try {
-            tls = TlsChannel.handshake(socket, tlsEngine);
+            handshaking.runHandshake();
+            tls = handshaking;
             tlsHandshaking = false;
         } catch (SSLException e) {
-            IOException refused = clientCertificateRefused(e);
+            IOException refused = clientCertificateRefused(e, handshaking);
             if (refused != null) throw refused;
             String text = String.valueOf(e.getMessage());
             throw new SSLException("NBD server " + server + ": TLS handshake failed: " + (text.contains("PKIX path building")
@@ -187,7 +195,7 @@ final class ClientHandshake {
      * the connection (qemu-nbd's --tls-authz), comes at the first answer it owes us.
      */
     private IOException firstAnswerAfterTlsFailed(IOException e) {
-        IOException refused = clientCertificateRefused(e);
+        IOException refused = clientCertificateRefused(e, tls);
         if (refused != null) return refused;
         // Not the server's answer found wrong (failure(...)) nor TLS failing: the connection itself ended.
         if (e instanceof SSLException || String.valueOf(e.getMessage()).startsWith("NBD server ")) return e;
@@ -196,20 +204,29 @@ final class ClientHandshake {
                 + e.getMessage(), e);
     }
 
-    /** {@return an error saying the server refused our client certificate, when e is such a TLS alert}, else null */
-    private IOException clientCertificateRefused(IOException e) {
-        String text = String.valueOf(e.getMessage());
-        if (!text.contains("Received fatal alert")) return null; // our own check of the server failed, not its of us
-        if (text.contains("certificate_required")) {
-            return new SSLException("NBD server " + server + " requires a TLS client certificate, and this client has"
-                    + " none (client-cert.pem and client-key.pem of tls-certificates)", e);
+    /** {@return an error saying the server refused our client certificate or wants one, when e is such a TLS alert}, else null */
+    private IOException clientCertificateRefused(IOException e, TlsChannel channel) {
+        String refusal = certificateRefusal(String.valueOf(e.getMessage()), channel.sentCertificate(),
+                channel.tookPeerCertificate());
+        return refusal == null ? null : new SSLException("NBD server " + server + " " + refusal, e);
+    }
+
+    /**
+     * What the server's TLS alert in failure says of our certificate, from whether we sent one: the alert alone does
+     * not tell. For a missing client certificate JDK servers send certificate_required under TLS 1.3 (17.0.15 still
+     * sent bad_certificate) and handshake_failure under TLS 1.2. Null when failure is not such an alert: our own
+     * check of the server failed, or the two never got as far as the certificates (no common version or cipher).
+     */
+    static String certificateRefusal(String failure, boolean sentCertificate, boolean tookServerCertificate) {
+        Matcher received = RECEIVED_ALERT.matcher(failure);
+        if (!received.find() || !tookServerCertificate) return null;
+        String alert = received.group(1);
+        if (!sentCertificate && (CERTIFICATE_ALERTS.contains(alert) || alert.equals("handshake_failure"))) {
+            return "requires a TLS client certificate, and this client has none to send (client-cert.pem and"
+                    + " client-key.pem of tls-certificates)";
         }
-        for (String alert : new String[] {"bad_certificate", "unknown_ca", "certificate_unknown", "certificate_expired",
-                "certificate_revoked", "unsupported_certificate", "access_denied"}) {
-            if (text.contains(alert)) {
-                return new SSLException("NBD server " + server + " refused this client's TLS certificate (" + alert
-                        + "): it does not trust it", e);
-            }
+        if (sentCertificate && CERTIFICATE_ALERTS.contains(alert) && !alert.equals("certificate_required")) {
+            return "refused this client's TLS certificate (" + alert + "): it does not trust it";
         }
         return null;
     }

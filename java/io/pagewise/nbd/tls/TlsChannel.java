@@ -12,6 +12,7 @@ import javax.net.ssl.SSLEngineResult;
 import javax.net.ssl.SSLEngineResult.HandshakeStatus;
 import javax.net.ssl.SSLEngineResult.Status;
 import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLPeerUnverifiedException;
 import javax.net.ssl.SSLSession;
 
 /**
@@ -42,6 +43,10 @@ public final class TlsChannel implements ByteChannel, GatheringByteChannel {
     private ByteBuffer netOut;
     private int packetSize;
     private int plainSize;
+    /** Set once this side has sent its certificate in the handshake. */
+    private volatile boolean certificateSent;
+    /** Set once this side has taken the peer's certificate in the handshake. */
+    private volatile boolean peerCertificateTaken;
 
     private TlsChannel(ByteChannel socket, SSLEngine engine) {
         this.socket = socket;
@@ -64,16 +69,37 @@ public final class TlsChannel implements ByteChannel, GatheringByteChannel {
      * @throws IOException when the handshake fails (an SSLException says why) or the peer goes away
      */
     public static TlsChannel handshake(ByteChannel socket, SSLEngine engine) throws IOException {
-        TlsChannel channel = new TlsChannel(socket, engine);
-        channel.readLock.lock();
-        channel.writeLock.lock();
-        try {
-            channel.runHandshake();
-        } finally {
-            channel.writeLock.unlock();
-            channel.readLock.unlock();
-        }
+        TlsChannel channel = beforeHandshake(socket, engine);
+        channel.runHandshake();
         return channel;
+    }
+
+    /**
+     * A channel whose handshake is still to run, by {@link #runHandshake}: what it sent and took stays known when
+     * the handshake fails.
+     *
+     * @param socket the connection, whose next bytes are the TLS handshake
+     * @param engine a fresh engine, configured
+     * @return the channel, not usable before its handshake
+     */
+    public static TlsChannel beforeHandshake(ByteChannel socket, SSLEngine engine) {
+        return new TlsChannel(socket, engine);
+    }
+
+    /**
+     * Runs the handshake of a channel from {@link #beforeHandshake}.
+     *
+     * @throws IOException when the handshake fails (an SSLException says why) or the peer goes away
+     */
+    public void runHandshake() throws IOException {
+        readLock.lock();
+        writeLock.lock();
+        try {
+            handshakeSteps();
+        } finally {
+            writeLock.unlock();
+            readLock.unlock();
+        }
     }
 
     /** {@return the negotiated TLS session} */
@@ -81,7 +107,32 @@ public final class TlsChannel implements ByteChannel, GatheringByteChannel {
         return engine.getSession();
     }
 
-    private void runHandshake() throws IOException {
+    /**
+     * {@return whether this side sent its certificate in the handshake}, also after it failed: a client sends one
+     * only when it has one and the server asks for it (under TLS 1.2, only one signed by a CA the server names).
+     */
+    public boolean sentCertificate() {
+        return certificateSent || engine.getSession().getLocalCertificates() != null;
+    }
+
+    /**
+     * {@return whether the handshake got as far as the certificates}, also after it failed: this side took the
+     * peer's certificate, so the two agreed on a TLS version and a cipher suite, and a later failure is over who
+     * they are.
+     */
+    public boolean tookPeerCertificate() {
+        return peerCertificateTaken || hasPeerCertificate(engine.getSession());
+    }
+
+    private static boolean hasPeerCertificate(SSLSession session) {
+        try {
+            return session.getPeerCertificates().length > 0;
+        } catch (SSLPeerUnverifiedException e) {
+            return false;
+        }
+    }
+
+    private void handshakeSteps() throws IOException {
         engine.beginHandshake();
         HandshakeStatus status = engine.getHandshakeStatus();
         try {
@@ -126,6 +177,12 @@ public final class TlsChannel implements ByteChannel, GatheringByteChannel {
         if (result.getStatus() == Status.BUFFER_OVERFLOW) {
             netOut = ByteBuffer.allocate(engine.getSession().getPacketBufferSize() * RECORDS_PER_IO);
             return HandshakeStatus.NEED_WRAP;
+        }
+        // What this side sends next shows what it has taken and sent: the JDK forgets its handshake session on failure.
+        SSLSession pending = engine.getHandshakeSession();
+        if (pending != null) {
+            if (pending.getLocalCertificates() != null) certificateSent = true;
+            if (hasPeerCertificate(pending)) peerCertificateTaken = true;
         }
         flushNetOut();
         if (result.getStatus() == Status.CLOSED) throw new SSLException("TLS session closed during the handshake");

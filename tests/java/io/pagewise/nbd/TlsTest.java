@@ -14,17 +14,21 @@ import io.pagewise.testing.RecordingLogger;
 import io.pagewise.testing.TestCertificates;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.ByteChannel;
+import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLException;
@@ -33,6 +37,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import io.pagewise.nbd.server.NbdServer;
 import io.pagewise.nbd.client.NbdClient;
@@ -262,6 +267,86 @@ class TlsTest {
                     : "refused this client's TLS certificate"), causes(e));
             awaitLogged(s.log, "TLS handshake failed");
             s.servesGoodClient();
+        }
+    }
+
+    /**
+     * Servers tell a missing client certificate by different alerts: JDK 17.0.15 sent bad_certificate under TLS 1.3,
+     * later JDKs send certificate_required, and under TLS 1.2 handshake_failure. The client knows whether it sent a
+     * certificate, and says so whichever comes. A server that asks for one under TLS 1.2 stands in here: its alerts
+     * before its Finished go in the clear, so the JDK's own is replaced by the one under test on its way out.
+     */
+    @ParameterizedTest
+    @CsvSource({"no-certificate, bad_certificate, 42", "no-certificate, certificate_required, 116",
+            "no-certificate, handshake_failure, 40", "certificate-of-another-ca, bad_certificate, 42",
+            "certificate-of-another-ca, certificate_unknown, 46"})
+    void theClientSaysWhetherItSentACertificateWhicheverAlertRefusesIt(String which, String alert, byte code)
+            throws Exception {
+        boolean none = which.equals("no-certificate");
+        SSLEngine engine = TlsCertificates.serverContext(certs.all, true).createSSLEngine();
+        engine.setUseClientMode(false);
+        engine.setNeedClientAuth(true);
+        engine.setEnabledProtocols(new String[] {"TLSv1.2"});
+        try (ServerSocketChannel listener = ServerSocketChannel.open()) {
+            listener.bind(new InetSocketAddress(InetAddress.getByName("127.0.0.1"), 0));
+            AtomicBoolean replaced = new AtomicBoolean();
+            CompletableFuture<SSLException> refused = CompletableFuture.supplyAsync(() -> {
+                try (SocketChannel socket = listener.accept()) {
+                    SocketIo.writeFully(socket, ByteBuffer.allocate(18).putLong(NBDMAGIC).putLong(IHAVEOPT)
+                            .putShort((short) (FLAG_FIXED_NEWSTYLE | FLAG_NO_ZEROES)).flip());
+                    SocketIo.readExactly(socket, ByteBuffer.allocate(4 + 16)); // the client's flags, then STARTTLS
+                    SocketIo.writeFully(socket, ByteBuffer.allocate(20).putLong(OPTION_REPLY_MAGIC)
+                            .putInt(OPT_STARTTLS).putInt(REP_ACK).putInt(0).flip());
+                    SSLException failed = assertThrows(SSLException.class,
+                            () -> TlsChannel.handshake(new AlertReplacing(socket, code, replaced), engine));
+                    // Closing now could reset the connection under the client's last handshake writes, before it
+                    // reads the alert: wait until it hangs up.
+                    while (socket.read(ByteBuffer.allocate(4096)) >= 0) {}
+                    return failed;
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
+            int port = ((InetSocketAddress) listener.getLocalAddress()).getPort();
+            Path clientDir = none ? certs.caOnly : certs.otherClient;
+            IOException e = assertThrows(IOException.class,
+                    () -> NbdClient.connect("nbds://localhost:" + port + "/?tls-certificates=" + clientDir).close());
+            String serverSaw = refused.get(30, TimeUnit.SECONDS).getMessage();
+            assertTrue(serverSaw.contains(none ? "Empty client certificate chain" : "PKIX"), serverSaw);
+            assertTrue(replaced.get(), "the server's alert was replaced by " + alert);
+            assertTrue(causes(e).contains("Received fatal alert: " + alert), causes(e));
+            assertTrue(e.getMessage().contains(none
+                    ? "requires a TLS client certificate, and this client has none"
+                    : "refused this client's TLS certificate (" + alert + ")"), causes(e));
+        }
+    }
+
+    /** The socket, but the fatal alert written in the clear goes out as the one given. */
+    private record AlertReplacing(SocketChannel socket, byte alert, AtomicBoolean replaced) implements ByteChannel {
+        @Override
+        public int write(ByteBuffer src) throws IOException {
+            int at = src.position();
+            // An alert record: type 21, the version, length 2, then level 2 (fatal) and the description.
+            if (src.remaining() == 7 && src.get(at) == 21 && src.getShort(at + 3) == 2 && src.get(at + 5) == 2) {
+                src.put(at + 6, alert);
+                replaced.set(true);
+            }
+            return socket.write(src);
+        }
+
+        @Override
+        public int read(ByteBuffer dst) throws IOException {
+            return socket.read(dst);
+        }
+
+        @Override
+        public boolean isOpen() {
+            return socket.isOpen();
+        }
+
+        @Override
+        public void close() throws IOException {
+            socket.close();
         }
     }
 
