@@ -3,6 +3,7 @@ package io.pagewise.cli;
 import io.pagewise.CacheMode;
 import io.pagewise.copy.BlockHash;
 import io.pagewise.filters.Filters;
+import java.util.List;
 import java.util.Locale;
 
 /** Parsers for option values shared by the commands; mistakes are {@link UsageException}s naming the option. */
@@ -24,6 +25,17 @@ final class Arguments {
             if (m.name().toLowerCase(Locale.ROOT).equals(mode)) return m;
         }
         throw new UsageException(shown(name, value) + ": expected " + cacheModeNames());
+    }
+
+    /**
+     * serve's --cache, which also takes qemu-nbd's {@code none} with qemu-nbd's meaning, O_DIRECT, saying so in a notice:
+     * nbdkit's file plugin means evicting by the same word.
+     */
+    static CacheMode serveCacheMode(String name, String value, List<String> notices) throws UsageException {
+        if (!value.toLowerCase(Locale.ROOT).equals("none")) return cacheMode(name, value);
+        notices.add(shown(name, value) + " is qemu-nbd's O_DIRECT, served as " + shown(name, "direct")
+                + " (nbdkit's file plugin cache=none, evicting behind each read, is " + shown(name, "evict") + ")");
+        return CacheMode.DIRECT;
     }
 
     /** "writeback, writethrough, ... or dontcache": every mode, in declaration order. */

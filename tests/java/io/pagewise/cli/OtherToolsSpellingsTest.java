@@ -185,7 +185,6 @@ class OtherToolsSpellingsTest {
             "--tls-creds=tls0 DISK|--tls-certificates=DIR",
             "-c /dev/nbd0 DISK|nbd-client",
             "-L|nbdinfo --list",
-            "--cache=none DISK|--cache=direct",
     })
     void aMixUpGetsOneLineNamingTheSpellingToUse(String args, String named) throws IOException {
         Path disk = Files.createFile(dir.resolve("disk.img"));
