@@ -159,7 +159,7 @@ final class Transmission {
         context.requestLog().warn(context.log(), () -> who + ": " + Protocol.commandName(r.type) + " "
                 + Long.toUnsignedString(r.offset) + "+" + r.length + " refused: " + r.refusal);
         logRequest(r, r.refusal);
-        context.stats().request(export, r.type, r.length, true, System.nanoTime() - r.started);
+        context.stats().request(export, r.type, r.offset, r.length, true, System.nanoTime() - r.started);
         replies.error(r, r.error, r.refusal);
     }
 
@@ -177,7 +177,8 @@ final class Transmission {
                     + Long.toUnsignedString(r.offset) + "+" + r.length + " failed: " + message);
             replies.error(r, r.error, RequestExecutor.replyMessage(r, e));
         } finally {
-            context.stats().request(export, r.type, r.length, failed != null, System.nanoTime() - r.started);
+            context.stats().request(export, r.type, r.offset, r.length, failed != null,
+                    System.nanoTime() - r.started);
             logRequest(r, failed);
         }
     }
