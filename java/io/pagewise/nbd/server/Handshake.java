@@ -435,9 +435,15 @@ final class Handshake {
         return flags;
     }
 
-    /** A failure as a client may be told it: the errno's text and name, never the message naming the server's files. */
+    /**
+     * A failure as a client may be told it: the errno's text and name, never the message naming the server's files.
+     * The errno is the first one the failure or its causes tell (an opener may wrap the failed call), else EIO's.
+     */
     private static String reason(IOException e) {
-        int errno = io.pagewise.device.DeviceException.errnoOf(e);
+        int errno = io.pagewise.device.DeviceException.EIO;
+        for (Throwable t = e; t != null && errno == io.pagewise.device.DeviceException.EIO; t = t.getCause()) {
+            errno = io.pagewise.device.DeviceException.errnoOf(t);
+        }
         return io.pagewise.internal.Errno.description(errno) + " (" + io.pagewise.internal.Errno.name(errno) + ")";
     }
 

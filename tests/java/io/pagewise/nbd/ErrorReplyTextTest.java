@@ -148,7 +148,9 @@ class ErrorReplyTextTest {
 
             @Override
             public ExportEntry find(String name) throws IOException {
-                throw Errno.openFailure(-Errno.EACCES, "open", secret.resolve(name));
+                IOException failed = Errno.openFailure(-Errno.EACCES, "open", secret.resolve(name));
+                // An opener may wrap the failed call, as the command line's does: the errno is the cause's.
+                throw name.startsWith("wrapped") ? new IOException(secret.resolve(name) + ": permission denied", failed) : failed;
             }
         };
         try (NbdServer server = NbdServer.builder().exports(unopenable).unixSocket(dir.resolve("o.sock"))
@@ -158,6 +160,11 @@ class ErrorReplyTextTest {
             assertTrue(refused.getMessage().contains("export 'disk.img' cannot be opened: Permission denied (EACCES)"),
                     refused.getMessage());
             assertNoServerDetail(refused.getMessage(), secret, "open ");
+            String wrappedUri = "nbd+unix:///wrapped.img?socket=" + dir.resolve("o.sock");
+            IOException wrapped = assertThrows(IOException.class, () -> NbdClient.connect(wrappedUri).close());
+            assertTrue(wrapped.getMessage().contains("export 'wrapped.img' cannot be opened: Permission denied (EACCES)"),
+                    wrapped.getMessage());
+            assertNoServerDetail(wrapped.getMessage(), secret, "open ");
             String listed = listError(dir.resolve("o.sock"));
             assertEquals("cannot list the exports: Permission denied (EACCES)", listed);
             assertNoServerDetail(listed, secret, "opendir");
