@@ -157,7 +157,7 @@ final class ServeDevices {
         try {
             format = ImageFormat.detect(file);
         } catch (IOException e) {
-            throw cannotOpen(file, e); // unreadable (by --user, say): the first look at the file fails
+            throw cannotOpen(e); // unreadable (by --user, say): the first look at the file fails
         }
         if (format.isPresent()) {
             if (!options.forceRaw) {
@@ -172,7 +172,7 @@ final class ServeDevices {
         try {
             export = openFile(file);
         } catch (IOException e) {
-            throw cannotOpen(file, e);
+            throw cannotOpen(e);
         }
         try {
             return filtered(export);
@@ -183,13 +183,12 @@ final class ServeDevices {
     }
 
     /**
-     * Logs that a client asked for a file of --dir that cannot be opened, and why; returns the failure, with the
-     * reason in its message for the client's error reply (the JDK's AccessDeniedException says only the path).
-     * The client's error reply says why too, but some clients show only "no such export".
+     * The failure to open a file of --dir that a client asked for, with the reason in its message for the server's
+     * log (the JDK's AccessDeniedException says only the path), which names the connection and the export. The
+     * client's error reply says the errno, not the path; some clients show only "no such export".
      */
-    private IOException cannotOpen(Path file, IOException e) {
+    private static IOException cannotOpen(IOException e) {
         String reason = Main.message(e);
-        logger.log(System.Logger.Level.WARNING, "a client asked for " + file + ", which cannot be opened: " + reason);
         return reason.equals(e.getMessage()) ? e : new IOException(reason, e);
     }
 

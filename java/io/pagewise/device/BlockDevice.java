@@ -131,6 +131,16 @@ public interface BlockDevice extends Closeable {
     default void flush() throws IOException {}
 
     /**
+     * The flush a server makes of the device as it stops, after the last request: {@link #flush()} (the default).
+     * A device that counts flushes, such as the stats filter, counts this one apart from the flushes clients ask for.
+     *
+     * @throws IOException when it fails
+     */
+    default void flushAtShutdown() throws IOException {
+        flush();
+    }
+
+    /**
      * The data and hole runs of a range ({@link Extent#hole()} means "reads as zeros"), at most maxExtents of them:
      * callers ask for no more than they use, so a device that can stop early should. The default says the range is
      * all data.

@@ -55,6 +55,13 @@ public abstract class FilterDevice implements BlockDevice {
     @Override
     public void flush() throws IOException { device.flush(); }
 
+    /**
+     * This filter's own {@link #flush()}, so that a filter which does more on a flush (a copy-on-write overlay, a
+     * dirty bitmap) does it at shutdown too; below it, the flush at shutdown is an ordinary flush.
+     */
+    @Override
+    public void flushAtShutdown() throws IOException { flush(); }
+
     @Override
     public List<Extent> extents(long offset, long length, int maxExtents) throws IOException {
         return device.extents(offset, length, maxExtents);

@@ -37,8 +37,8 @@ import java.util.concurrent.atomic.LongAdder;
  * <p>Each call of an operation first waits its delay, if one is set (a fixed time, or one drawn uniformly between
  * a minimum and a maximum), and then fails with the operation's rate: it throws an {@link DeviceException} with one
  * of the operation's errors, drawn uniformly, whose message names the injection, for example
- * {@code injected ENOSPC, call #1234: WRITE at 65536 (+4096)}. The server answers the request with that error and,
- * with structured replies, that message. <b>A call that fails does so before it reaches the wrapped device</b>, as
+ * {@code injected ENOSPC, call #1234: WRITE at 65536 (+4096)}. The server answers the request with that error,
+ * logs that message, and tells the client, with structured replies, only the operation, range and errno. <b>A call that fails does so before it reaches the wrapped device</b>, as
  * in nbdkit's filter: a failed WRITE, WRITE_ZEROES or TRIM changed nothing, and a failed READ left the buffers
  * untouched. Every other call, and every query ({@code can*}, {@link #size()}, block sizes), goes to the wrapped
  * device unchanged.

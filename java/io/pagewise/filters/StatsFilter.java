@@ -6,6 +6,7 @@ import io.pagewise.device.FilterDevice;
 import io.pagewise.device.ZeroFlag;
 import io.pagewise.filters.FaultFilter.Operation;
 import io.pagewise.internal.FileErrors;
+import io.pagewise.internal.OperationCounter;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.ByteBuffer;
@@ -23,8 +24,6 @@ import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Counts the calls of each operation, the bytes they cover, their failures and their latency (the time the device
@@ -57,16 +56,10 @@ public final class StatsFilter extends FilterDevice {
         }
     }
 
-    /** The counters of one operation, shared by the per-connection views. */
-    private static final class Counter {
-        final LongAdder calls = new LongAdder();
-        final LongAdder bytes = new LongAdder();
-        final LongAdder errors = new LongAdder();
-        final LongAdder nanos = new LongAdder();
-        final AtomicLong maxNanos = new AtomicLong();
-    }
-
-    private final Map<Operation, Counter> counters;
+    /** The counters of each operation, shared by the per-connection views. */
+    private final Map<Operation, OperationCounter> counters;
+    /** The server's flush as it stops, counted apart from the flushes clients ask for. */
+    private final OperationCounter shutdownFlush;
     private final long started;
     private final Path file;
     private final boolean append;
@@ -83,7 +76,8 @@ public final class StatsFilter extends FilterDevice {
     public StatsFilter(BlockDevice device, Path file, boolean append, Duration interval) {
         super(device);
         this.counters = new EnumMap<>(Operation.class);
-        for (Operation op : Operation.values()) counters.put(op, new Counter());
+        for (Operation op : Operation.values()) counters.put(op, new OperationCounter());
+        this.shutdownFlush = new OperationCounter();
         this.started = System.nanoTime();
         this.file = file;
         this.append = append;
@@ -104,6 +98,7 @@ public final class StatsFilter extends FilterDevice {
     private StatsFilter(StatsFilter shared, BlockDevice view) {
         super(view);
         this.counters = shared.counters;
+        this.shutdownFlush = shared.shutdownFlush;
         this.started = shared.started;
         this.file = shared.file;
         this.append = shared.append;
@@ -116,21 +111,30 @@ public final class StatsFilter extends FilterDevice {
     /** {@return the counts of every operation so far}, in the order of {@link Operation} */
     public Map<Operation, Counts> snapshot() {
         Map<Operation, Counts> out = new EnumMap<>(Operation.class);
-        counters.forEach((op, c) -> out.put(op, new Counts(c.calls.sum(), c.bytes.sum(), c.errors.sum(),
-                Duration.ofNanos(c.nanos.sum()), Duration.ofNanos(c.maxNanos.get()))));
+        counters.forEach((op, c) -> out.put(op, counts(c)));
         return Collections.unmodifiableMap(out);
     }
 
-    /** {@return the report as text}: the elapsed time, then a line for each operation that was called */
+    /** {@return the counts of the server's flushes as it stopped}, which {@link #snapshot()}'s FLUSH leaves out */
+    public Counts shutdownFlushes() {
+        return counts(shutdownFlush);
+    }
+
+    private static Counts counts(OperationCounter c) {
+        return new Counts(c.calls(), c.bytes(), c.errors(), Duration.ofNanos(c.totalNanos()), Duration.ofNanos(c.maxNanos()));
+    }
+
+    /**
+     * {@return the report as text}: the elapsed time, then the lines of each operation that was called, the server's
+     * flush as it stopped after flush as {@code flush at shutdown}; the same fields and format as the server's
+     * {@code --stats} (io.pagewise.nbd.server.ServerStats#format)
+     */
     public String format() {
         double elapsed = (System.nanoTime() - started) / 1e9;
-        StringBuilder text = new StringBuilder(String.format(Locale.ROOT, "elapsed %.3f s%n", elapsed));
-        snapshot().forEach((op, c) -> {
-            if (c.calls() == 0) return;
-            text.append(String.format(Locale.ROOT, "%s: calls=%d bytes=%d errors=%d mean=%.3fms max=%.3fms"
-                            + " rate=%.2fMiB/s%n", Parameters.OPERATION_NAMES.get(op.ordinal()), c.calls(), c.bytes(),
-                    c.errors(), c.meanLatency().toNanos() / 1e6, c.maxLatency().toNanos() / 1e6,
-                    c.bytes() / elapsed / (1 << 20)));
+        StringBuilder text = new StringBuilder(OperationCounter.elapsedLine(elapsed));
+        counters.forEach((op, c) -> {
+            c.appendTo(text, Parameters.OPERATION_NAMES.get(op.ordinal()), elapsed);
+            if (op == Operation.FLUSH) shutdownFlush.appendTo(text, OperationCounter.SHUTDOWN_FLUSH, elapsed);
         });
         return text.toString();
     }
@@ -177,23 +181,18 @@ public final class StatsFilter extends FilterDevice {
         }
     }
 
-    /** One call's outcome into its counter. */
-    private void count(Operation op, long bytes, long startNanos, boolean failed) {
-        long nanos = System.nanoTime() - startNanos;
-        Counter c = counters.get(op);
-        c.calls.increment();
-        c.bytes.add(bytes);
-        c.nanos.add(nanos);
-        if (failed) c.errors.increment();
-        c.maxNanos.accumulateAndGet(nanos, Math::max);
-    }
-
     /** A device call that the filter times. */
     private interface Call<T> {
         T run() throws IOException;
     }
 
-    private <T> T timed(Operation op, long bytes, Call<T> call) throws IOException {
+    /** Times a call on the range [offset, offset + length) into op's counter. */
+    private <T> T timed(Operation op, long offset, long length, Call<T> call) throws IOException {
+        return timed(counters.get(op), offset, length, call);
+    }
+
+    /** Times a call into counter: on a range, or with offset -1 on none (a flush). */
+    private static <T> T timed(OperationCounter counter, long offset, long length, Call<T> call) throws IOException {
         long start = System.nanoTime();
         boolean failed = true;
         try {
@@ -201,53 +200,63 @@ public final class StatsFilter extends FilterDevice {
             failed = false;
             return result;
         } finally {
-            count(op, bytes, start, failed);
+            long nanos = System.nanoTime() - start;
+            if (offset < 0) {
+                counter.count(length, nanos, failed);
+            } else {
+                counter.count(offset, length, length, nanos, failed);
+            }
         }
     }
 
     @Override
     public void readFully(ByteBuffer dst, long offset) throws IOException {
-        timed(Operation.READ, dst.remaining(), () -> { device.readFully(dst, offset); return null; });
+        timed(Operation.READ, offset, dst.remaining(), () -> { device.readFully(dst, offset); return null; });
     }
 
     @Override
     public void readFully(ByteBuffer[] dsts, long offset) throws IOException {
-        timed(Operation.READ, remaining(dsts), () -> { device.readFully(dsts, offset); return null; });
+        timed(Operation.READ, offset, remaining(dsts), () -> { device.readFully(dsts, offset); return null; });
     }
 
     @Override
     public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
-        timed(Operation.WRITE, src.remaining(), () -> { device.write(src, offset, fua); return null; });
+        timed(Operation.WRITE, offset, src.remaining(), () -> { device.write(src, offset, fua); return null; });
     }
 
     @Override
     public void write(ByteBuffer[] srcs, long offset, boolean fua) throws IOException {
-        timed(Operation.WRITE, remaining(srcs), () -> { device.write(srcs, offset, fua); return null; });
+        timed(Operation.WRITE, offset, remaining(srcs), () -> { device.write(srcs, offset, fua); return null; });
     }
 
     @Override
     public void zero(long offset, long length, Set<ZeroFlag> flags) throws IOException {
-        timed(Operation.ZERO, length, () -> { device.zero(offset, length, flags); return null; });
+        timed(Operation.ZERO, offset, length, () -> { device.zero(offset, length, flags); return null; });
     }
 
     @Override
     public void trim(long offset, long length, boolean fua) throws IOException {
-        timed(Operation.TRIM, length, () -> { device.trim(offset, length, fua); return null; });
+        timed(Operation.TRIM, offset, length, () -> { device.trim(offset, length, fua); return null; });
     }
 
     @Override
     public void flush() throws IOException {
-        timed(Operation.FLUSH, 0, () -> { device.flush(); return null; });
+        timed(Operation.FLUSH, -1, 0, () -> { device.flush(); return null; });
     }
 
     @Override
     public List<Extent> extents(long offset, long length, int maxExtents) throws IOException {
-        return timed(Operation.BLOCK_STATUS, length, () -> device.extents(offset, length, maxExtents));
+        return timed(Operation.BLOCK_STATUS, offset, length, () -> device.extents(offset, length, maxExtents));
     }
 
     @Override
     public void cache(long offset, long length) throws IOException {
-        timed(Operation.CACHE, length, () -> { device.cache(offset, length); return null; });
+        timed(Operation.CACHE, offset, length, () -> { device.cache(offset, length); return null; });
+    }
+
+    @Override
+    public void flushAtShutdown() throws IOException {
+        timed(shutdownFlush, -1, 0, () -> { device.flushAtShutdown(); return null; });
     }
 
     /** Stops the periodic report, writes the last one, then closes the device. */

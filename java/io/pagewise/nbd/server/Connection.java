@@ -61,7 +61,7 @@ final class Connection {
                 channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
                 who += " from " + Listener.describe(channel.getRemoteAddress());
             }
-            Session session = handshake();
+            Session session = handshake(who);
             if (session == null || server.stopping()) return;
             server.events().handshakeCompleted();
             session = session.forConnection();
@@ -107,7 +107,7 @@ final class Connection {
      * Runs the handshake under the handshake timeout: when it expires first, or the connection is dropped to make
      * room for a newer one, the socket is closed under the handshake, and this returns null.
      */
-    private Session handshake() throws IOException {
+    private Session handshake(String who) throws IOException {
         ScheduledFuture<?> timeout = server.handshakeTimeout().isZero() ? null
                 : server.timer().schedule(this::handshakeExpired, server.handshakeTimeout().toNanos(), TimeUnit.NANOSECONDS);
         Session session;
@@ -116,7 +116,7 @@ final class Connection {
                     @Override public String refusal() { return admit(); }
 
                     @Override public String tlsRefusal(javax.net.ssl.SSLSession tls) { return server.access().refusal(tls); }
-                });
+                }, server.log(), who);
         try {
             session = handshake.negotiate();
             negotiated = true;

@@ -37,6 +37,8 @@ final class Handshake {
     private final int maxPayload;
     private final BooleanSupplier stopping;
     private final Admission admission;
+    private final System.Logger log;
+    private final String who;
     /** Each entry the exports handed this client, once per time: released when the connection ends. */
     private final java.util.List<ExportEntry> found = new java.util.ArrayList<>();
     private final ByteBuffer header = ByteBuffer.allocate(16);
@@ -70,12 +72,18 @@ final class Handshake {
 
     /** A handshake without TLS, on any channel (tests and fuzzing drive it in memory). */
     public Handshake(ByteChannel channel, Map<String, ExportEntry> exports, int maxPayload, BooleanSupplier stopping) {
-        this(channel, TlsSettings.OFF, Exports.of(exports), maxPayload, stopping, () -> null);
+        this(channel, TlsSettings.OFF, Exports.of(exports), maxPayload, stopping, () -> null,
+                System.getLogger(Handshake.class.getName()), "connection");
     }
 
-    /** A handshake on a connection, which STARTTLS turns into TLS when tlsSettings offer it. */
+    /**
+     * A handshake on a connection, which STARTTLS turns into TLS when tlsSettings offer it; log gets, under who, the
+     * whole failure of an export that cannot be opened or listed, which the client is told without the server's paths.
+     */
     public Handshake(ByteChannel channel, TlsSettings tlsSettings, Exports exports, int maxPayload,
-                     BooleanSupplier stopping, Admission admission) {
+                     BooleanSupplier stopping, Admission admission, System.Logger log, String who) {
+        this.log = log;
+        this.who = who;
         this.socket = channel;
         this.tlsSettings = tlsSettings;
         this.channel = channel;
@@ -195,7 +203,8 @@ final class Handshake {
                 try {
                     listings = exports.list();
                 } catch (IOException e) {
-                    replyError(code, REP_ERR_UNKNOWN, "cannot list the exports: " + e.getMessage());
+                    log.log(System.Logger.Level.WARNING, who + ": cannot list the exports: " + e.getMessage());
+                    replyError(code, REP_ERR_UNKNOWN, "cannot list the exports: " + reason(e));
                     return null;
                 }
                 for (ExportSource.Listing entry : listings) {
@@ -393,7 +402,8 @@ final class Handshake {
         try {
             entry = found(exports.find(name));
         } catch (IOException e) {
-            replyError(code, REP_ERR_UNKNOWN, "export '" + name + "' cannot be opened: " + e.getMessage());
+            log.log(System.Logger.Level.WARNING, who + ": export '" + name + "' cannot be opened: " + e.getMessage());
+            replyError(code, REP_ERR_UNKNOWN, "export '" + name + "' cannot be opened: " + reason(e));
             return null;
         }
         if (entry == null) replyError(code, REP_ERR_UNKNOWN, "no export named '" + name + "'");
@@ -423,6 +433,18 @@ final class Handshake {
         if (export.canMultiConn()) flags |= TF_CAN_MULTI_CONN;
         if (export.canCache()) flags |= TF_SEND_CACHE;
         return flags;
+    }
+
+    /**
+     * A failure as a client may be told it: the errno's text and name, never the message naming the server's files.
+     * The errno is the first one the failure or its causes tell (an opener may wrap the failed call), else EIO's.
+     */
+    private static String reason(IOException e) {
+        int errno = io.pagewise.device.DeviceException.EIO;
+        for (Throwable t = e; t != null && errno == io.pagewise.device.DeviceException.EIO; t = t.getCause()) {
+            errno = io.pagewise.device.DeviceException.errnoOf(t);
+        }
+        return io.pagewise.internal.Errno.description(errno) + " (" + io.pagewise.internal.Errno.name(errno) + ")";
     }
 
     private Session invalid(int code, String message) throws IOException {

@@ -247,11 +247,14 @@ public final class NbdServer implements Closeable {
             IOException failure = null;
             for (ExportEntry entry : exports.handedOut()) {
                 if (!entry.device().canFlush()) continue;
+                long started = System.nanoTime();
                 try {
-                    entry.device().flush();
+                    entry.device().flushAtShutdown();
+                    stats.flushedAtShutdown(System.nanoTime() - started, false);
                 } catch (java.nio.channels.ClosedChannelException e) {
                     // closed by its source (a replaced file of a directory) once its last client had gone: flushed then
                 } catch (IOException e) {
+                    stats.flushedAtShutdown(System.nanoTime() - started, true);
                     log.log(Level.ERROR, "flush of export '" + entry.name() + "' at shutdown failed: " + e.getMessage());
                     if (failure == null) failure = e;
                 }

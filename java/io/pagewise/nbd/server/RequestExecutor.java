@@ -200,6 +200,18 @@ final class RequestExecutor {
         return e.getMessage() != null ? e.getMessage() : e.toString();
     }
 
+    /**
+     * {@return what the client is told of a failed request}: the operation, its range and the errno, such as
+     * {@code write at 19136512 (+262144): No space left on device (ENOSPC)}. The failure's own message names the
+     * server's file and system call, which are the server's business: it goes to the server's log only.
+     */
+    static String replyMessage(Request r, Throwable e) {
+        int errno = DeviceException.errnoOf(e);
+        String operation = commandName(r.type).toLowerCase(java.util.Locale.ROOT).replace('_', ' ');
+        String where = r.type == CMD_FLUSH ? "" : " at " + Long.toUnsignedString(r.offset) + " (+" + r.length + ")";
+        return operation + where + ": " + Errno.description(errno) + " (" + Errno.name(errno) + ")";
+    }
+
     /** The NBD error for a failure: the NBD error nearest its errno. */
     static int errorOf(Throwable e) {
         return Errno.toNbd(DeviceException.errnoOf(e));

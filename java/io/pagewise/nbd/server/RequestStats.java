@@ -19,6 +19,11 @@ interface RequestStats {
         request(command, length, failed);
     }
 
+    /** The same, with the request's offset, for the breakdown of sizes and alignment. */
+    default void request(String export, int command, long offset, long length, boolean failed, long nanos) {
+        request(export, command, length, failed, nanos);
+    }
+
     /** Payload buffers of this many bytes were taken by a request. */
     void payloadBuffersTaken(long bytes);
 

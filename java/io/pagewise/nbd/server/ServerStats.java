@@ -3,6 +3,7 @@ package io.pagewise.nbd.server;
 import io.pagewise.nbd.server.ConnectionEvents;
 import io.pagewise.nbd.server.RequestStats;
 import io.pagewise.nbd.server.ServerContext;
+import io.pagewise.internal.OperationCounter;
 import io.pagewise.nbd.wire.Protocol;
 import java.io.PrintStream;
 import java.util.Locale;
@@ -23,9 +24,10 @@ public final class ServerStats {
     private static final int COMMANDS = Protocol.CMD_BLOCK_STATUS + 1;
 
     private final long startNanos = System.nanoTime();
-    private final LongAdder[] ops = adders();
-    private final LongAdder[] bytes = adders();
-    private final LongAdder[] errors = adders();
+    /** Per command, and at COMMANDS the commands NBD does not define. */
+    private final OperationCounter[] commands = commandCounters();
+    /** The flush of each export as the server stops, which no client asked for. */
+    private final OperationCounter shutdownFlush = new OperationCounter();
     private final LongAdder connections = new LongAdder();
     private final LongAdder rejectedConnections = new LongAdder();
     private final LongAdder protocolErrors = new LongAdder();
@@ -58,7 +60,12 @@ public final class ServerStats {
             }
 
             @Override public void request(String export, int command, long length, boolean failed, long nanos) {
-                ServerStats.this.request(command, length, failed);
+                request(export, command, 0, length, failed, nanos);
+            }
+
+            @Override
+            public void request(String export, int command, long offset, long length, boolean failed, long nanos) {
+                ServerStats.this.request(command, offset, length, failed, nanos);
                 exports.computeIfAbsent(export, ExportStats::new).request(command, length, failed, nanos);
             }
 
@@ -95,10 +102,10 @@ public final class ServerStats {
         engine = context;
     }
 
-    private static LongAdder[] adders() {
-        LongAdder[] adders = new LongAdder[COMMANDS + 1];
-        for (int i = 0; i < adders.length; i++) adders[i] = new LongAdder();
-        return adders;
+    private static OperationCounter[] commandCounters() {
+        OperationCounter[] counters = new OperationCounter[COMMANDS + 1];
+        for (int i = 0; i < counters.length; i++) counters[i] = new OperationCounter();
+        return counters;
     }
 
     private static int index(int command) {
@@ -106,13 +113,37 @@ public final class ServerStats {
     }
 
     void request(int command, long length, boolean failed) {
-        int i = index(command);
-        ops[i].increment();
-        if (!failed) {
-            if (movesBytes(command)) bytes[i].add(length);
+        request(command, 0, length, failed, 0);
+    }
+
+    /** A request answered nanos after it was read: bytes count only when it succeeded, its range whatever happened. */
+    void request(int command, long offset, long length, boolean failed, long nanos) {
+        OperationCounter counter = commands[index(command)];
+        long moved = !failed && movesBytes(command) ? length : 0;
+        if (hasRange(command)) {
+            counter.count(offset, length, moved, nanos, failed);
         } else {
-            errors[i].increment();
+            counter.count(moved, nanos, failed);
         }
+    }
+
+    /** The server's own flush of an export as it stops, which took nanos. */
+    void flushedAtShutdown(long nanos, boolean failed) {
+        shutdownFlush.count(0, nanos, failed);
+    }
+
+    /** The name the stats filter gives the device call a command makes: {@code zero}, {@code extents}. */
+    private static String name(int command) {
+        switch (command) {
+            case Protocol.CMD_WRITE_ZEROES: return "zero";
+            case Protocol.CMD_BLOCK_STATUS: return "extents";
+            default: return Protocol.commandName(command).toLowerCase(Locale.ROOT);
+        }
+    }
+
+    /** Whether a command's offset and length name a range, which the size breakdown counts. */
+    private static boolean hasRange(int command) {
+        return movesBytes(command) || command == Protocol.CMD_BLOCK_STATUS;
     }
 
     /** Whether a command's length counts as bytes moved. */
@@ -152,24 +183,27 @@ public final class ServerStats {
      *
      * @param command the command
      */
-    public long ops(NbdCommand command) { return ops[command.code()].sum(); }
+    public long ops(NbdCommand command) { return commands[command.code()].calls(); }
 
     /**
      * {@return the bytes moved by successful requests of a command} (READ, WRITE, TRIM, WRITE_ZEROES, CACHE; 0 for others)
      *
      * @param command the command
      */
-    public long bytes(NbdCommand command) { return bytes[command.code()].sum(); }
+    public long bytes(NbdCommand command) { return commands[command.code()].bytes(); }
 
     /**
      * {@return the requests of a command answered with an error}
      *
      * @param command the command
      */
-    public long errors(NbdCommand command) { return errors[command.code()].sum(); }
+    public long errors(NbdCommand command) { return commands[command.code()].errors(); }
+
+    /** {@return the flushes of the exports the server made as it stopped}, counted apart from the clients' FLUSH */
+    public long shutdownFlushes() { return shutdownFlush.calls(); }
 
     /** {@return the requests with a command number NBD does not define} (all answered with EINVAL) */
-    public long unknownCommands() { return ops[COMMANDS].sum(); }
+    public long unknownCommands() { return commands[COMMANDS].calls(); }
 
     /** {@return the connections accepted so far} */
     public long connections() { return connections.sum(); }
@@ -252,26 +286,57 @@ public final class ServerStats {
     public double elapsedSeconds() { return (System.nanoTime() - startNanos) / 1e9; }
 
     /**
-     * Prints a human-readable report: elapsed time, then one line per command used.
+     * {@return the requests as the stats filter reports its calls, in the same fields and format}: the elapsed time,
+     * then per command used, the requests (calls), the bytes of those that succeeded, the errors, the mean and longest
+     * time from reading a request to answering it, the rate, and the breakdown of sizes and alignment; the flush the
+     * server made of its exports as it stopped comes after FLUSH, as {@code flush at shutdown}
+     */
+    public String format() {
+        double seconds = elapsedSeconds();
+        StringBuilder text = new StringBuilder(OperationCounter.elapsedLine(seconds));
+        int[] order = {Protocol.CMD_READ, Protocol.CMD_WRITE, Protocol.CMD_WRITE_ZEROES, Protocol.CMD_TRIM,
+                Protocol.CMD_FLUSH, -1, Protocol.CMD_BLOCK_STATUS, Protocol.CMD_CACHE, Protocol.CMD_DISC, COMMANDS};
+        for (int command : order) {
+            if (command < 0) {
+                shutdownFlush.appendTo(text, OperationCounter.SHUTDOWN_FLUSH, seconds);
+            } else {
+                commands[command].appendTo(text, command == COMMANDS ? "unknown" : name(command), seconds);
+            }
+        }
+        return text.toString();
+    }
+
+    /**
+     * Prints a human-readable report: {@link #format()}, then the connections and the payload buffers.
      *
      * @param out where to print it
      */
     public void print(PrintStream out) {
-        double seconds = elapsedSeconds();
-        out.printf(Locale.ROOT, "elapsed: %.3f s, connections: %d (%d refused, %d handshake timeouts, %d dropped in the "
-                + "handshake, %d idle timeouts, %d reply timeouts), protocol errors: %d, most requests in flight: %d%n",
-                seconds, connections(), rejectedConnections(), handshakeTimeouts(), droppedHandshakes(), idleTimeouts(),
+        out.print(format());
+        out.printf(Locale.ROOT, "connections: %d (%d refused, %d handshake timeouts, %d dropped in the handshake, "
+                + "%d idle timeouts, %d reply timeouts), protocol errors: %d, most requests in flight: %d%n",
+                connections(), rejectedConnections(), handshakeTimeouts(), droppedHandshakes(), idleTimeouts(),
                 replyTimeouts(), protocolErrors(), mostInFlight());
         out.printf(Locale.ROOT, "payload buffers: at most %d bytes held at once; now %d buffers held, %d pooled, "
                 + "%d bytes of the in-flight budget in use%n", peakPayloadBytesHeld(), payloadBuffersOutstanding(),
                 payloadBuffersPooled(), inflightBytesInUse());
-        out.printf(Locale.ROOT, "%-13s %10s %14s %12s %8s%n", "command", "ops", "bytes", "MiB/s", "errors");
-        for (int i = 0; i <= COMMANDS; i++) {
-            long n = ops[i].sum();
-            if (n == 0) continue;
-            long b = bytes[i].sum();
-            out.printf(Locale.ROOT, "%-13s %10d %14d %12.1f %8d%n", i == COMMANDS ? "unknown" : Protocol.commandName(i),
-                    n, b, seconds > 0 ? b / seconds / (1 << 20) : 0.0, errors[i].sum());
+    }
+
+    /**
+     * {@return a one-line summary for logs}: elapsed time, connections, requests with their errors, bytes read and
+     * written, requests in flight now and at most
+     */
+    @Override
+    public String toString() {
+        long requests = 0;
+        long failed = 0;
+        for (OperationCounter c : commands) {
+            requests += c.calls();
+            failed += c.errors();
         }
+        return String.format(Locale.ROOT, "ServerStats[elapsed=%.3fs connections=%d requests=%d errors=%d read=%d "
+                        + "written=%d inFlight=%d mostInFlight=%d]", elapsedSeconds(), connections(), requests, failed,
+                commands[Protocol.CMD_READ].bytes(), commands[Protocol.CMD_WRITE].bytes(), requestsInFlight(),
+                mostInFlight());
     }
 }

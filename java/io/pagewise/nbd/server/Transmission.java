@@ -159,7 +159,7 @@ final class Transmission {
         context.requestLog().warn(context.log(), () -> who + ": " + Protocol.commandName(r.type) + " "
                 + Long.toUnsignedString(r.offset) + "+" + r.length + " refused: " + r.refusal);
         logRequest(r, r.refusal);
-        context.stats().request(export, r.type, r.length, true, System.nanoTime() - r.started);
+        context.stats().request(export, r.type, r.offset, r.length, true, System.nanoTime() - r.started);
         replies.error(r, r.error, r.refusal);
     }
 
@@ -175,9 +175,10 @@ final class Transmission {
             String message = failed;
             context.requestLog().warn(context.log(), () -> who + ": " + Protocol.commandName(r.type) + " "
                     + Long.toUnsignedString(r.offset) + "+" + r.length + " failed: " + message);
-            replies.error(r, r.error, failed);
+            replies.error(r, r.error, RequestExecutor.replyMessage(r, e));
         } finally {
-            context.stats().request(export, r.type, r.length, failed != null, System.nanoTime() - r.started);
+            context.stats().request(export, r.type, r.offset, r.length, failed != null,
+                    System.nanoTime() - r.started);
             logRequest(r, failed);
         }
     }
@@ -268,7 +269,7 @@ final class Transmission {
         @Override
         public void failedAfterReplying(Request r, Exception e) {
             if (replies.chunked(r)) {
-                replies.error(r, RequestExecutor.errorOf(e), RequestExecutor.messageOf(e));
+                replies.error(r, RequestExecutor.errorOf(e), RequestExecutor.replyMessage(r, e));
                 sendPart(r);
                 return;
             }

@@ -203,7 +203,7 @@ class ServeCommandTest {
         String blocks = ExternalTools.run(10, "stat", "-c", "%b", file.toString()).assertOk("stat").stdout().strip();
         assertEquals("0", blocks, "blocks allocated to the file --create made");
         String text = Files.readString(stats);
-        assertTrue(text.contains("elapsed:") && text.contains("connections: 1 "), text);
+        assertTrue(text.contains("\nelapsed ") && text.contains("\nconnections: 1 "), text);
         assertEquals(io.pagewise.Native.isAvailable(), text.contains("page cache:"), text);
     }
 
@@ -359,7 +359,7 @@ class ServeCommandTest {
             assertEquals(0, server.exitValue(), Files.readString(dir.resolve("stderr.txt")));
             assertFalse(Files.exists(socket), "socket file left behind");
             String err = Files.readString(dir.resolve("stderr.txt"));
-            assertTrue(err.contains("elapsed:") && err.contains("WRITE"), err);
+            assertTrue(err.contains("\nelapsed ") && err.contains("\nwrite: calls=1 ") && err.contains("\nflush at shutdown: calls=1 "), err);
             assertTrue(err.contains("most requests in flight: 1\n"), err);
             assertEquals('k', Files.readAllBytes(file)[8192]);
         } finally {

@@ -243,19 +243,24 @@ class BufferConventionsTest {
 
             @Override public String toString() { return "absolute"; }
         };
+        io.pagewise.testing.RecordingLogger log = new io.pagewise.testing.RecordingLogger(null, System.Logger.Level.DEBUG);
         try (NbdServer server = NbdServer.builder().export("", absolute).export("memory", memory)
-                .maxInflightBytes(SIZE).unixSocket(dir.resolve("s.sock")).logger(new io.pagewise.testing.RecordingLogger(null, System.Logger.Level.INFO)).start();
+                .maxInflightBytes(SIZE).unixSocket(dir.resolve("s.sock")).logger(log).start();
              NbdClient nbd = NbdClient.connect(server.uri(""));
              NbdClient good = NbdClient.connect(server.uri("memory"))) {
             for (int length : new int[] {4096, 2 * SIZE}) {
                 NbdException read = assertThrows(NbdException.class, () -> nbd.read(ByteBuffer.allocate(length), 0),
                         "READ of " + length);
                 assertEquals(NbdException.EIO, read.error());
-                assertTrue(read.getMessage().contains("BlockDevice.readFully"), read.getMessage());
+                assertTrue(read.getMessage().contains("(read at 0 (+" + length + "): Input/output error (EIO))"),
+                        read.getMessage());
             }
             NbdException write = assertThrows(NbdException.class, () -> nbd.write(ByteBuffer.allocate(4096), 0, false));
             assertEquals(NbdException.EIO, write.error());
-            assertTrue(write.getMessage().contains("BlockDevice.write"), write.getMessage());
+            assertTrue(write.getMessage().contains("(write at 0 (+4096): Input/output error (EIO))"), write.getMessage());
+            // What the device left behind is the server's business: its log says it.
+            assertEquals(2, log.messages(System.Logger.Level.DEBUG, "BlockDevice.readFully").size(), log.entries().toString());
+            assertEquals(1, log.messages(System.Logger.Level.DEBUG, "BlockDevice.write").size(), log.entries().toString());
             assertEquals(4096, good.read(ByteBuffer.allocate(4096), 0), "the server still serves");
         }
     }

@@ -36,8 +36,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -65,13 +63,12 @@ class FaultsUnderLoadTest {
     private static final int MAX_SECTORS = 64; // 32 KiB requests at most
     private static final long SIZE = (long) CONNECTIONS * IN_FLIGHT * REGION; // 64 MiB
     private static final long BUDGET = 1 << 20; // small, so requests also wait for budget while others fail
-    private static final Pattern CALL = Pattern.compile("call #(\\d+)");
 
     @TempDir
     Path dir;
 
     /** A failed request as the client saw it. */
-    private record Observed(long call, String command, long offset, long length, int error) {}
+    private record Observed(String command, long offset, long length, int error) {}
 
     private final ConcurrentLinkedQueue<Observed> observed = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<String> problems = new ConcurrentLinkedQueue<>();
@@ -225,34 +222,72 @@ class FaultsUnderLoadTest {
     }
 
     /**
-     * Every failure a client saw names an injection of its command, range and error; every injection left over
-     * is the hole lookup of a READ. Returns the failures per command.
+     * Every failure a client saw is an injection of its command, range and error, each injection matched to one
+     * failure at most; every injection left over is the hole lookup of a READ. Returns the failures per command.
+     * Each slot has one request in flight in a region of its own, so only a region's injections can match its
+     * failures; a READ's matches any READ call within its range (a sparse range is read one data run at a time),
+     * so the matching looks for augmenting paths rather than taking the first that fits.
      */
     private Map<String, Long> matchFailuresToInjections(List<Injection> injections) {
-        Map<Long, Injection> byCall = new HashMap<>();
-        for (Injection injection : injections) byCall.put(injection.call(), injection);
-        Map<String, Long> perCommand = new HashMap<>();
-        for (Observed o : observed) {
-            Injection injection = byCall.remove(o.call);
-            if (injection == null) fail("a client saw a fault that was not injected, or twice: " + o);
-            assertEquals(injection.operation().command(), o.command, "the failed request is the one injected into: " + o);
-            assertEquals(injection.error(), o.error, "the failed request carries the error injected: " + o);
-            if (o.command.equals("READ")) {
-                // A READ of a sparse range reads each data run with a call of its own: one of them failed.
-                assertTrue(injection.offset() >= o.offset && injection.offset() + injection.length() <= o.offset + o.length,
-                        "the injected READ call " + injection + " lies within the failed request " + o);
-            } else {
-                assertEquals(injection.offset(), o.offset, "the failed request's offset: " + o);
-                assertEquals(injection.length(), o.length, "the failed request's length: " + o);
-            }
-            perCommand.merge(o.command, 1L, Long::sum);
+        List<Observed> failures = new ArrayList<>(observed);
+        Map<Long, List<Integer>> byRegion = new HashMap<>();
+        for (int i = 0; i < injections.size(); i++) {
+            byRegion.computeIfAbsent(injections.get(i).offset() / REGION, k -> new ArrayList<>()).add(i);
         }
-        for (Injection leftover : byCall.values()) {
+        List<List<Integer>> candidates = new ArrayList<>();
+        for (Observed o : failures) {
+            List<Integer> fitting = new ArrayList<>();
+            for (int i : byRegion.getOrDefault(o.offset / REGION, List.of())) {
+                if (fits(injections.get(i), o)) fitting.add(i);
+            }
+            if (fitting.isEmpty()) fail("a client saw a fault that was not injected: " + o);
+            candidates.add(fitting);
+        }
+        int[] failureOf = new int[injections.size()];
+        java.util.Arrays.fill(failureOf, -1);
+        for (int f = 0; f < failures.size(); f++) {
+            if (!assign(f, candidates, failureOf, new boolean[injections.size()])) {
+                fail("more failures than injections that fit them: " + failures.get(f));
+            }
+        }
+        Map<String, Long> perCommand = new HashMap<>();
+        for (Observed o : failures) perCommand.merge(o.command, 1L, Long::sum);
+        for (int i = 0; i < injections.size(); i++) {
+            if (failureOf[i] >= 0) continue;
+            Injection leftover = injections.get(i);
             boolean holeLookup = leftover.operation() == Operation.BLOCK_STATUS
                     && readRanges.contains(leftover.offset() + ":" + leftover.length());
             assertTrue(holeLookup, "an injected fault reached no client: " + leftover);
         }
         return perCommand;
+    }
+
+    /** Whether injection may be what failed the request o: its command and error, its range (within, for a READ). */
+    private static boolean fits(Injection injection, Observed o) {
+        if (!injection.operation().command().equals(o.command) || injection.error() != o.error) return false;
+        if (o.command.equals("READ")) {
+            return injection.offset() >= o.offset && injection.offset() + injection.length() <= o.offset + o.length;
+        }
+        return injection.offset() == o.offset && injection.length() == o.length;
+    }
+
+    /** Kuhn's augmenting path: gives failure f an injection, moving earlier failures to others where needed. */
+    private static boolean assign(int f, List<List<Integer>> candidates, int[] failureOf, boolean[] seen) {
+        for (int i : candidates.get(f)) {
+            if (failureOf[i] < 0) {
+                failureOf[i] = f;
+                return true;
+            }
+        }
+        for (int i : candidates.get(f)) {
+            if (seen[i]) continue;
+            seen[i] = true;
+            if (assign(failureOf[i], candidates, failureOf, seen)) {
+                failureOf[i] = f;
+                return true;
+            }
+        }
+        return false;
     }
 
     /** With nothing in flight, everything the server took for requests is back. */
@@ -386,12 +421,13 @@ class FaultsUnderLoadTest {
                 return;
             }
             NbdException e = (NbdException) cause;
-            Matcher call = CALL.matcher(String.valueOf(e.getMessage()));
-            if (!call.find()) {
-                problems.add(command + " failed with an error that was not injected: " + e.getMessage());
+            // The reply tells the operation, range and errno; the injection's own message stays in the server's log.
+            String message = String.valueOf(e.getMessage());
+            if (message.contains("injected") || !message.contains("(" + NbdException.errorName(e.error()) + "))")) {
+                problems.add(command + " failed with a message that is not the server's reply text: " + message);
                 return;
             }
-            observed.add(new Observed(Long.parseLong(call.group(1)), e.command(), e.offset(), e.length(), e.error()));
+            observed.add(new Observed(e.command(), e.offset(), e.length(), e.error()));
         }
 
         private void checkRead(ByteBuffer data, int first, int count) {

@@ -191,14 +191,19 @@ class InflightMemoryTest {
     @Test
     void aFailureInTheMiddleOfALargeRequestIsAnErrorAndTheConnectionGoesOn() throws Exception {
         FailingExport export = new FailingExport(20 * MiB);
+        io.pagewise.testing.RecordingLogger log = new io.pagewise.testing.RecordingLogger(null, System.Logger.Level.DEBUG);
         try (NbdServer server = NbdServer.builder().export("", export).unixSocket(dir.resolve("s.sock"))
-                .maxInflightBytes(BUDGET).start();
+                .maxInflightBytes(BUDGET).logger(log).start();
              NbdClient client = NbdClient.connect(server.uri())) {
             NbdException read = assertThrows(NbdException.class, () -> client.read(ByteBuffer.allocateDirect(REQUEST), 0));
-            assertTrue(read.getMessage().contains("medium error"), read.getMessage());
+            assertTrue(read.getMessage().contains("(read at 0 (+" + REQUEST + "): Input/output error (EIO))"),
+                    read.getMessage());
             NbdException write = assertThrows(NbdException.class,
                     () -> client.write(ByteBuffer.allocateDirect(REQUEST), 0, false));
-            assertTrue(write.getMessage().contains("medium error"), write.getMessage());
+            assertTrue(write.getMessage().contains("(write at 0 (+" + REQUEST + "): Input/output error (EIO))"),
+                    write.getMessage());
+            assertEquals(2, log.messages(System.Logger.Level.DEBUG, "medium error").size(),
+                    "the device's own message is in the server's log: " + log.entries());
             // The rest of the failed WRITE's payload was read, so the next request is understood.
             ByteBuffer small = ByteBuffer.allocateDirect(4096);
             client.read(small, 4096);
