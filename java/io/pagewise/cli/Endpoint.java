@@ -29,10 +29,9 @@ record Endpoint(Endpoint.Kind kind, String text, long size) {
     /** As {@link #parse(String, boolean)}, naming the argument role (SRC, DST, IMAGE) in the messages. */
     static Endpoint parse(String text, boolean source, String role) throws UsageException {
         if (text.equals("-")) return new Endpoint(Kind.STREAM, source ? "- (standard input)" : "- (standard output)", 0);
-        Matcher scheme = SCHEME.matcher(text);
         // A word that starts with a scheme is a URI, before anything makes it a Path (which turns // into /).
-        if (!scheme.lookingAt()) return file(text, source, role);
-        String name = scheme.group(1);
+        String name = scheme(text);
+        if (name == null) return file(text, source, role);
         if (name.equals("null")) {
             if (!text.equals("null:")) throw new UsageException(role + " " + text + ": null: takes nothing after the colon");
             if (source) throw new UsageException("null: can only be a destination (DST), not SRC");
@@ -56,17 +55,31 @@ record Endpoint(Endpoint.Kind kind, String text, long size) {
             }
             return new Endpoint(Kind.NBD, text, 0);
         }
+        throw unknownScheme(role, text, name, KNOWN_SCHEMES, "null", "pattern", "zero");
+    }
+
+    /** {@return the scheme a word starts with, so that it is a URI and never a file, or null when it has none} */
+    static String scheme(String text) {
+        Matcher scheme = SCHEME.matcher(text);
+        return scheme.lookingAt() ? scheme.group(1) : null;
+    }
+
+    /**
+     * The refusal of a URI whose scheme the command does not take: it names the ones it does, says when only the case
+     * was wrong, and, for a word without //, how to name a file whose name has a colon (a time, say).
+     *
+     * @param otherSchemes schemes the command takes besides NBD's
+     */
+    static UsageException unknownScheme(String role, String text, String name, String known, String... otherSchemes) {
         if (name.equals("nbd+vsock") || name.equals("nbds+vsock")) {
-            throw new UsageException(role + " " + text + ": NBD over vsock is not supported (the JDK has no AF_VSOCK"
+            return new UsageException(role + " " + text + ": NBD over vsock is not supported (the JDK has no AF_VSOCK"
                     + " sockets): give an nbd:// or nbd+unix:// URI");
         }
         String lowerCase = name.toLowerCase(Locale.ROOT);
-        boolean known = lowerCase.equals("null") || lowerCase.equals("pattern") || lowerCase.equals("zero")
-                || NbdUri.SCHEMES.contains(lowerCase);
-        throw new UsageException(role + " " + text + ": unknown URI scheme '" + name + "'"
-                + (known ? " (schemes are lower case: " + lowerCase + (lowerCase.startsWith("nbd") ? "://" : ":") + ")" : "")
-                + "; pagewise knows " + KNOWN_SCHEMES
-                // Without //, it may be a file whose name has a colon (a time, say): how to name one.
+        boolean wrongCase = NbdUri.SCHEMES.contains(lowerCase) || java.util.List.of(otherSchemes).contains(lowerCase);
+        return new UsageException(role + " " + text + ": unknown URI scheme '" + name + "'"
+                + (wrongCase ? " (schemes are lower case: " + lowerCase + (lowerCase.startsWith("nbd") ? "://" : ":") + ")" : "")
+                + "; pagewise knows " + known
                 + (text.startsWith(name + "://") ? "" : "; a file whose name has a colon is given as ./" + text));
     }
 

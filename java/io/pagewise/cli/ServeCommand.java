@@ -368,7 +368,7 @@ public final class ServeCommand {
 
     /** Whether a FILE or NAME=FILE operand names something that exists; an NBD-URI counts as existing. */
     private static boolean exists(String word) {
-        if (NbdUri.looksLikeUri(word)) return true;
+        if (Endpoint.scheme(word) != null) return true;
         int eq = word.indexOf('=');
         String file = eq >= 0 && word.lastIndexOf('/', eq) < 0 ? word.substring(eq + 1) : word;
         try {
@@ -386,7 +386,11 @@ public final class ServeCommand {
      * a file whose name has a = is given as ./a=b.img (or NAME=a=b.img).
      */
     private static void operand(Options o, String arg, boolean afterEnd) throws UsageException {
-        boolean uri = !afterEnd && NbdUri.looksLikeUri(arg);
+        String scheme = afterEnd ? null : Endpoint.scheme(arg);
+        if (scheme != null && !NbdUri.SCHEMES.contains(scheme)) {
+            throw Endpoint.unknownScheme("NBD-URI", arg, scheme, "nbd://, nbds://, nbd+unix:// and nbds+unix://");
+        }
+        boolean uri = scheme != null;
         if (o.upstream != null || (uri && !o.files.isEmpty())) {
             throw new UsageException("an NBD-URI is served alone, not with other FILEs or NBD-URIs ('"
                     + (o.upstream != null ? o.upstream : o.files.get(0).path()) + "' and '" + arg + "')");

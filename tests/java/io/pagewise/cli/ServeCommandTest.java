@@ -64,6 +64,12 @@ class ServeCommandTest {
             "--bind=|--bind",
             "--read-only=yes|--read-only",
             "a.img nbd://localhost/x|an NBD-URI is served alone",
+            // A word with a scheme is a URI, never a file: an unknown scheme is refused naming those serve takes.
+            "http://example.com/disk.img|NBD-URI http://example.com/disk.img: unknown URI scheme 'http'; pagewise knows nbd://",
+            "nbd:/127.0.0.1/|NBD URI nbd:/127.0.0.1/ must begin with nbd://",
+            "NBD://127.0.0.1/|schemes are lower case: nbd://",
+            "backup-12:00.img|a file whose name has a colon is given as ./backup-12:00.img",
+            "nbd+vsock:///x|NBD over vsock is not supported",
             "--create=1M|--create needs a FILE",
             "--tls=on|--tls=on needs --tls-certificates=DIR",
             "--tls=require|--tls=require needs --tls-certificates=DIR",
