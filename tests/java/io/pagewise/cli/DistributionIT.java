@@ -125,7 +125,7 @@ class DistributionIT {
         ExternalTools.require("setpriv", "systemd-socket-activate", "nbdinfo", "tar");
         Path path = servicePath();
         Path install = install(path);
-        for (String file : List.of("bin/pagewise", "lib/pagewise.jar", "LICENSE", "README.md", "docs/SERVER.md",
+        for (String file : List.of("bin/pagewise", "lib/pagewise.jar", "LICENSE", "README.md", "CHANGELOG.md", "docs/SERVER.md",
                 "docs/COPY.md", "docs/systemd/pagewise-nbd.service", "docs/systemd/pagewise-nbd.socket")) {
             assertTrue(Files.isRegularFile(install.resolve(file)), file + " is in the archive");
         }
