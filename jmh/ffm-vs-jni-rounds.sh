@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 20: the library's JNI read against FFM pread and preadv (FfmVsJniReadBenchmark), in interleaved rounds.
+# Whether FFM could replace JNI: the library's JNI read against FFM pread and preadv (FfmVsJniReadBenchmark), in interleaved rounds.
 # Each round runs, per read size, one JMH fork of each path in an order rotated every round, so that load from
 # other processes on a shared machine falls on all paths alike; summarize.sh prints the median score per path and
 # the median of the per-round ratios FFM / JNI. Prints CSV: round,size,method,load1,score_ns,error_ns (load1 is

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 14's flood: N connections (default 500) opened to a Unix socket and left silent before the handshake,
+# A flood of idle connections: N connections (default 500) opened to a Unix socket and left silent before the handshake,
 # then `nbdinfo --size`, timed, with the server's Threads and VmRSS (/proc/PID/status) before, during and after.
 # Runs it against pagewise serve (bin/pagewise, so PAGEWISE_JAR and PAGEWISE_JAVA_OPTS are honoured), nbdkit's
 # file plugin and qemu-nbd --shared=64, or only the servers named.

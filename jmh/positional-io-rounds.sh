@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 24, first point: StorageFile's positional read and write against FileChannel's (PositionalIoBenchmark),
+# 4 KiB I/O against the JDK's: StorageFile's positional read and write against FileChannel's (PositionalIoBenchmark),
 # in interleaved rounds. Each round runs one JMH fork per operation, buffer kind and API, the two APIs in an order
 # rotated every round, so that load from other processes falls on both alike; summarize.sh prints the median of the
 # per-round ratios pagewise / FileChannel. Prints CSV: round,threads,op,buffer,api,load1,ops_per_s,error (load1 is

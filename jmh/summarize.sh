@@ -3,8 +3,8 @@
 # there can be checked:  jmh/summarize.sh docs/bench/*
 # Each FILE is recognised by its content:
 #   round,test,config,seconds,...       compare-servers.sh results.csv: median/min/max seconds, median residency and
-#                                       the paired ratio per config, then targets R1, R2, W1, D1, issue 12's C1,
-#                                       and issue 24's: dontcache writes vs nbdkit cache=none (bookworm and 1.42),
+#                                       the paired ratio per config, then targets R1, R2, W1, D1, C1 (clean
+#                                       modes vs the best peer), dontcache writes vs nbdkit cache=none (bookworm and 1.42),
 #                                       clean modes vs the disk's limit (fio-direct, fio-buffered rows); given
 #                                       several runs of the same tests and configs, also all their rounds pooled
 #                                       (each paired within its own run)
@@ -13,10 +13,10 @@
 #                                       verdict: no slower and leaves <= 1 % of the files it reads or writes
 #   mode,op,sizeMiB,...                 CacheModeBenchmark's CSV (first row of each mode and op is the warm-up)
 #   JMH text output of PositionalIoBenchmark: target J1
-#   JMH text output of FfmVsJniReadBenchmark (JDK 22+): issue 20's JNI-or-FFM reads (no verdict: see the rounds)
+#   JMH text output of FfmVsJniReadBenchmark (JDK 22+): JNI-or-FFM reads (no verdict: see the rounds)
 #   round,threads,op,buffer,api,...   jmh/positional-io-rounds.sh: StorageFile vs FileChannel, paired per round
-#   JMH JSON output (-rf json) of PairedPositionalIoBenchmark: issue 24, both APIs timed call by call, per case
-#   JMH JSON output (-rf json) of PositionalIoBenchmark: issue 24, per thread count, op, buffer and cache mode;
+#   JMH JSON output (-rf json) of PairedPositionalIoBenchmark: both APIs timed call by call, per case
+#   JMH JSON output (-rf json) of PositionalIoBenchmark: per thread count, op, buffer and cache mode;
 #                                       given several, also every case over all of them, their forks pooled
 #   round,size,method,load1,...         jmh/ffm-vs-jni-rounds.sh: the same in interleaved rounds, medians and paired
 #   jmh/server-memory.sh output: target M1
@@ -26,7 +26,7 @@
 #   compare-tls.sh jit.csv: the TLS server's CPU and its JIT compilers' part; jmh/checksum.sh output: as it is
 #   jmh/extended-headers.sh output: per client row, median (min-max) seconds and BLOCK_STATUS requests per run
 #   jmh/sparse-open.sh output: per run kind, each run's seconds and the largest max RSS, then the system calls
-# copy.csv rows also get issue 12's target C3: file-file pagewise copy at most 0.7x nbdcopy.
+# copy.csv rows also get target C3: file-file pagewise copy at most 0.7x nbdcopy.
 # Rules: "paired" is the median over rounds of row / reference timed in the same round. A time target is met
 # only when both the ratio of the medians and the median paired ratio are <= 1.00; a residency target only when
 # every run left <= 1 % of the file cached. Reference rows for the server tables: READ_REF (default nbdkit) and
@@ -109,7 +109,7 @@ def servers(path, rows):
     compare("D1 direct reads ≤ qemu-nbd none", "read", "pagewise-direct", "qemu-none", False)
     compare("D1 direct writes ≤ qemu-nbd none", "write", "pagewise-direct", "qemu-none", False)
 
-    # Issue 12: every clean mode at or below the best peer of its kind, leaving <= 1 % cached.
+    # C1: every clean mode at or below the best peer of its kind, leaving <= 1 % cached.
     # nbdkit cache=none runs with and without fadvise=random; the faster configuration by median is the peer.
     read_peers = [c for c in ("nbdkit-none", "nbdkit-none-random", "qemu-none") if times("read", c)]
     write_peers = [c for c in ("nbdkit-none", "nbdkit-none-random") if times("write", c)]
@@ -126,7 +126,7 @@ def servers(path, rows):
         for mode in ("evict", "dontcache", "direct") if best_write else ():
             compare(f"C1 {mode} writes", "write", f"pagewise-{mode}", best_write, True)
 
-    # Issue 24: DONTCACHE writes against nbdkit cache=none, the bookworm one and the newest (1.42).
+    # DONTCACHE writes against nbdkit cache=none, the bookworm one and the newest (1.42).
     for peer in ("nbdkit-none", "nbdkit142-none"):
         if times("write", "pagewise-dontcache") and times("write", peer):
             print(f"\n{path}: issue 24 target 2, dontcache writes at or below {peer}")
@@ -134,7 +134,7 @@ def servers(path, rows):
             print("|---|---|---|")
             compare(f"dontcache writes ≤ {peer}", "write", "pagewise-dontcache", peer, True)
 
-    # Issue 24: the disk's own limit, the faster of fio-direct and fio-buffered by median, in the same run.
+    # Clean modes against the disk's own limit, the faster of fio-direct and fio-buffered by median, in the same run.
     def within(label, test, config, limit_config, limit):
         if not times(test, config):
             print(f"| {label} | row {config} missing | |")

@@ -12,7 +12,7 @@ static void *within(JNIEnv *env, jobject buffer, char *base, jint position, jint
     if (base == NULL)
         return NULL;
     /* The capacity as GetDirectBufferCapacity has it, without that call's class check: the caller has made it. A
-     * field read is the JVM's fast path, where the call was a transition into the VM and back (issue 24). */
+     * field read is the JVM's fast path, where the call was a transition into the VM and back. */
     jint capacity = (*env)->GetIntField(env, buffer, buffer_capacity);
     if (capacity < 0)
         return NULL;
@@ -34,7 +34,7 @@ void *pw_known_direct_range(JNIEnv *env, jobject buffer, jint position, jint len
     if (buffer == NULL || position < 0 || length < 0)
         return NULL;
     /* The address field without GetDirectBufferAddress's class check (IsInstanceOf, a transition into the VM: 1.5 %
-     * of a cached 4 KiB write, issue 24). The caller has checked isDirect(); the bounds are still checked here. */
+     * of a cached 4 KiB write). The caller has checked isDirect(); the bounds are still checked here. */
     jlong address = (*env)->GetLongField(env, buffer, buffer_address);
     /* A heap buffer's field holds an array offset, not an address; nothing can be mapped below Linux's default
      * mmap_min_addr (64 KiB), so the smallest of those are refused even if a caller forgot the check. */

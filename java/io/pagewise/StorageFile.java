@@ -237,7 +237,7 @@ public final class StorageFile implements Channel {
      */
     public int read(ByteBuffer dst, long offset) throws IOException {
         // The one-buffer path of read(ByteBuffer[], long), with its checks, without the array: small reads are
-        // mostly this overhead (issue 24).
+        // mostly this overhead, so a 4 KiB read would otherwise trail FileChannel's.
         if (dst.isReadOnly()) throw new IllegalArgumentException("read into a read-only buffer");
         int wanted = dst.remaining();
         checkRange(offset, wanted);

@@ -61,7 +61,8 @@ public final class ServeCommand {
                     (o, name, value) -> { o.exportName = nbdString(name, value); o.exportNameGiven = true; }),
             CliOption.value("-D, --description", "TEXT", "export description shown by clients",
                     (o, name, value) -> o.description = description(name, value)),
-            // Issue 22: several exports, running as a service, metrics, access control. One block, kept together.
+            // Several exports, running as a service, metrics, access control: the options an operator of nbdkit or
+            // qemu-nbd looks for, kept together in one block.
             CliOption.value("--dir", "DIR", "serve every regular file and block device of DIR, each named after its"
                     + " file; files added later appear", (o, name, value) -> o.dir = Path.of(nonEmpty(name, value))),
             CliOption.value("--default-export", "NAME", "the export a client that gives no name gets",
@@ -98,7 +99,7 @@ public final class ServeCommand {
                     + " open", (o, name, value) -> o.user = nonEmpty(name, value)),
             CliOption.value("-g, --group", "GROUP", "with --user: run as GROUP instead of USER's primary group",
                     (o, name, value) -> o.group = nonEmpty(name, value)),
-            // End of issue 22's block.
+            // End of the operators' block.
             CliOption.value("--run", "CMD", "run CMD with sh -c ($uri, $nbd, $exportname, and $unixsocket or $port set),"
                     + " stop when it exits and exit with its status; SIGINT, SIGTERM and SIGHUP are passed on to it", (o, name, value) -> o.run = nonEmpty(name, value)),
             CliOption.optionalValue("--stats", "FILE", "at exit, print request statistics and page-cache residency"
@@ -230,7 +231,7 @@ public final class ServeCommand {
         boolean clears(String name) {
             return bitmapClearAll || bitmapClear.contains(name);
         }
-        // Issue 22's options, kept together.
+        // The operators' options (several exports, service, metrics, access control), kept together.
         boolean exportNameGiven;
         /** The FILEs, each with its export name (null: from the file name, or "" for a lone FILE), in order. */
         final List<FileOperand> files = new ArrayList<>();

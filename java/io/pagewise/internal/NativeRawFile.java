@@ -213,7 +213,8 @@ public final class NativeRawFile implements RawFile {
 
     /**
      * One buffer, the common small request: no array, and for a direct buffer nothing allocated at all unless a
-     * flag is to be counted (issue 24). The same calls, checks and messages as the vector path.
+     * flag is to be counted: small reads and writes are mostly such overhead. The same calls, checks and messages as
+     * the vector path.
      */
     @Override
     public int read(ByteBuffer dst, long offset, int flags) throws IOException {

@@ -14,7 +14,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>An aligned write while no write with edges is in progress, the common case, only counts itself in and out
  * ({@link #unlisted}): no lock, no list, since it conflicts with nothing else (from 4 threads the gate's monitor,
- * taken twice per 4 KiB write, cost DIRECT writes 1-2.5 % against FileChannel's, issue 24). A write with edges
+ * taken twice per 4 KiB write, cost DIRECT writes 1-2.5 % against FileChannel's). A write with edges
  * first announces itself ({@link #edged}), then waits until no unlisted write is left; aligned writes that see the
  * announcement are listed and checked as before. Both sides write their counter before they read the other's, so
  * at least one of them sees the other.

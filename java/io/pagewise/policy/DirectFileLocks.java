@@ -21,7 +21,7 @@ final class DirectFileLocks {
     /**
      * Shared by writes and fallocate, exclusive for resizes: a write reads the size it decides by under it. Not
      * reentrant, and none of its holders takes it again; cheaper per write than a ReentrantReadWriteLock, which
-     * looks up each reader's hold count (issue 24).
+     * looks up each reader's hold count.
      */
     final StampedLock sizeLock = new StampedLock();
     /** Guarded by OPEN. */

@@ -53,7 +53,7 @@ final class DirectPolicy implements CachePolicy {
     private final DirectWriteResidue residue;
     /**
      * A range that held no hole at the last SEEK_HOLE, {start, end}: writes inside it skip the lseek (about a
-     * microsecond of each 4 KiB write over allocated data, issue 24). Forgotten at every fallocate and resize; a hole
+     * microsecond of each 4 KiB write over allocated data). Forgotten at every fallocate and resize; a hole
      * punched by another program is not seen, and only sends writes there the slower way (pwritev into a hole).
      */
     private volatile long[] allocated;
@@ -200,7 +200,7 @@ final class DirectPolicy implements CachePolicy {
      * Whether [offset, end) lies in allocated data (no hole up to end, by SEEK_HOLE): then the write goes by pwritev,
      * not io_submit. ext4 runs such an O_DIRECT overwrite under the shared inode lock, so synchronous writes from
      * many threads run at once anyway, and a submitted write costs more: its completion is handed to a kernel worker
-     * before the waiting thread wakes. Measured on ext4 (Linux 6.18, issue 24), 4 KiB O_DIRECT overwrites from one
+     * before the waiting thread wakes. Measured on ext4 (Linux 6.18), 4 KiB O_DIRECT overwrites from one
      * thread ran at 0.5x the rate of pwritev (10,300 against 19,700 a second). Writes into holes, unwritten
      * (fallocated) extents and past the end of the file still go by io_submit. One lseek, about a microsecond, for
      * a write outside the range the last one found allocated ({@link #allocated}); a race with a concurrent hole

@@ -82,7 +82,7 @@ final class EvictPolicy implements CachePolicy {
      * The latest touch of a window, as window * 2 + dirty, in a slot by window: a request in a window that was touched
      * as dirty (or clean, for a read) and has been active since skips the lock. A slot is kept for each of a few
      * windows at once, so threads working in windows of their own do not take the lock on every request (with one
-     * slot for the whole file, 4 threads' 4 KiB reads took it every time: 0.95-0.98x FileChannel, issue 24).
+     * slot for the whole file, 4 threads' 4 KiB reads took it every time: 0.95-0.98x FileChannel's rate).
      */
     private final java.util.concurrent.atomic.AtomicReferenceArray<Touch> recent = new java.util.concurrent.atomic.AtomicReferenceArray<>(RECENT);
     private static final int RECENT = 16;
@@ -204,7 +204,7 @@ final class EvictPolicy implements CachePolicy {
      * Whether tracking windows first to last would come to nothing: every page their retirement would drop or write
      * back (a clean window's with the readahead spill after it, a dirty one's itself) was cached before the file was
      * opened, and is never dropped or written back by us. Requests at random over a file cached whole took the
-     * tracker's lock nearly every time, since each meets a window not touched lately (issue 24).
+     * tracker's lock nearly every time, since each meets a window not touched lately.
      */
     private boolean othersOnly(long first, long last, boolean dirty) {
         long end = last + 1 + (dirty ? 0 : spillWindows);

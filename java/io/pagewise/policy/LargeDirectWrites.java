@@ -15,7 +15,7 @@ import java.nio.ByteBuffer;
  * EVICT's large aligned writes, sent straight to the disk through a second descriptor of the file opened with
  * O_DIRECT. A buffered write copies every byte into the page cache, and then the window tracker starts its
  * writeback, waits for it and drops it; an O_DIRECT write does none of that, and nothing it writes is cached, which
- * is what EVICT promises. Measured over NBD (nbdcopy writing 4 GiB, issue 24), the server's CPU per GiB went from
+ * is what EVICT promises. Measured over NBD (nbdcopy writing 4 GiB), the server's CPU per GiB went from
  * 1.0x nbdkit {@code cache=none}'s to 0.6x, nearly all of it system time no longer spent in the page cache.
  *
  * <p>A write goes this way only when it is at least {@link #MIN_LENGTH} long, its offset and length are whole pages

@@ -94,7 +94,8 @@ public final class PositionalIo {
 
     /**
      * One buffer without flags, the common small request, as {@link #transfer} would do it but without the arrays
-     * (the vector and the counts) it builds per call (issue 24); with flags, by transfer.
+     * (the vector and the counts) it builds per call, which small requests would mostly spend their time on; with
+     * flags, by transfer.
      */
     private static long transferSingle(int fd, ByteBuffer buffer, long offset, int flags, boolean writing,
                                        long[] asked) {

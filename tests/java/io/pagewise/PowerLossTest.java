@@ -158,7 +158,10 @@ class PowerLossTest {
         lazyfs.assertSurvived(name, fresh, BLOCK, mode + ": " + BLOCKS + " plain writes, no flush");
     }
 
-    /** Issue 19 point 5: written and flushed, then every other block zeroed without FUA or flush. */
+    /**
+     * In the modes that make every write durable, a zeroed range is durable too, without FUA or flush: written and
+     * flushed, then every other block zeroed, then the power cut.
+     */
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#everyWriteModes")
     void everyZeroSurvives(CacheMode mode) throws Exception {
@@ -197,7 +200,10 @@ class PowerLossTest {
         lazyfs.assertSurvived(name, before, BLOCK, mode + ": every other block trimmed, no flush");
     }
 
-    /** Issue 19 point 8: a durable write that grows the file to a size off a block boundary keeps that size. */
+    /**
+     * A durable write that grows the file to a size off a block boundary keeps that size: where the write was
+     * padded to a whole block (O_DIRECT), cutting the padding back must reach the disk before the write returns.
+     */
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#durableModes")
     void fuaAppendsOffABlockBoundaryKeepTheirSize(CacheMode mode) throws Exception {

@@ -25,7 +25,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * {@code pagewise serve} run as operators run nbdkit and qemu-nbd (issue 22): several exports and a directory of
+ * {@code pagewise serve} run as operators run nbdkit and qemu-nbd: several exports and a directory of
  * them, as a service (pid file, socket activation, exit with the parent, journal severities), live metrics, refused
  * container images, and who may connect. Each drives the real command: in-process through {@link Main#run} with
  * {@code --run}, or in a JVM of its own where the process itself matters.

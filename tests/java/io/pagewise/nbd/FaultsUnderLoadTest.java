@@ -44,7 +44,7 @@ import io.pagewise.nbd.server.ServerStats;
 import io.pagewise.nbd.client.NbdClient;
 
 /**
- * Issue 14, faults under load: an in-process server over a file export that fails 10 % of every operation's
+ * Faults under load: an in-process server over a file export that fails 10 % of every operation's
  * calls (EIO or ENOSPC), driven by 4 clients of one connection each, each keeping 64 mixed requests in flight, for
  * {@code -Dpagewise.faults.seconds} (default 60). Each of the 256 request slots owns a region of the export and
  * sends its next request when the last is answered, so it keeps an exact model of its region: a failed request

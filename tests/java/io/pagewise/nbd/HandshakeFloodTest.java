@@ -28,7 +28,7 @@ import io.pagewise.nbd.server.NbdServer;
 import io.pagewise.nbd.client.NbdClient;
 
 /**
- * Issue 14's flood: 500 connections opened and left silent before the handshake must not keep out a real client.
+ * A flood of idle connections: 500 opened and left silent before the handshake must not keep out a real client.
  * With the default limits (64 handshakes, 64 connections in transmission) nbdinfo and our NbdClient are served
  * while the 500 sockets are still open, and the server's connection threads stay within the handshake bound.
  */

@@ -191,7 +191,7 @@ class PowerLossNbdTest {
         lazyfs.assertSurvived(name, fresh, BLOCK, mode + ": " + BLOCKS + " plain NBD writes");
     }
 
-    /** Issue 19 point 5 over NBD: in these modes a WRITE_ZEROES without FUA is durable once acknowledged. */
+    /** Over NBD, in the modes that make every write durable, a WRITE_ZEROES without FUA is durable once answered. */
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#everyWriteModes")
     void everyWriteZeroesSurvives(CacheMode mode) throws Exception {

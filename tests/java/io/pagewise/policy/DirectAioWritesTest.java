@@ -84,7 +84,7 @@ class DirectAioWritesTest {
 
     /**
      * A write over allocated data goes by pwritev: ext4 runs that one under the shared inode lock, and a submitted
-     * one's completion passes through a kernel worker (4 KiB overwrites ran at half the rate, issue 24). A write
+     * one's completion passes through a kernel worker (4 KiB overwrites ran at half the rate). A write
      * that reaches into a hole still goes by io_submit.
      */
     @ParameterizedTest

@@ -29,7 +29,7 @@ import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.ThreadParams;
 
 /**
- * Issue 24, first point, measured in pairs: {@link PositionalIoBenchmark}'s cases with both APIs in one JVM at the same
+ * StorageFile against FileChannel at 4 KiB, measured in pairs: {@link PositionalIoBenchmark}'s cases with both APIs in one JVM at the same
  * moments. Each call of a benchmark method makes one request through {@code StorageFile} and one through
  * {@code FileChannel}, in an order that alternates from call to call, and times each with {@code System.nanoTime}; the
  * counters {@code pagewiseNanos} and {@code fileChannelNanos} sum each API's time over the iteration. Load from other

@@ -29,7 +29,7 @@ import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.ThreadParams;
 
 /**
- * J1 and issue 24: pagewise's positional read/write (JNI on JDK 17-21, FFM on 22+) against
+ * Target J1: pagewise's positional read/write (JNI on JDK 17-21, FFM on 22+) against
  * {@code FileChannel.read/write(ByteBuffer, long)} ({@code via}), walking a 256 MiB file in steps of {@code size}, into direct or
  * heap buffers ({@code buffer}), from one thread ({@code read}, {@code write}) or four ({@code read4}, {@code write4},
  * each thread with its own buffer and cursor, starting a quarter of the file apart). {@code mode} is the
@@ -38,8 +38,8 @@ import org.openjdk.jmh.infra.ThreadParams;
  *   <li>WRITEBACK, UNSAFE: both buffered, on a file held in the page cache: the same system calls.</li>
  *   <li>DIRECT: the FileChannel is opened with {@code ExtendedOpenOption.DIRECT} (O_DIRECT), and direct buffers are
  *       4 KiB aligned on both sides: both go to the disk, the same system calls.</li>
- *   <li>EVICT, DONTCACHE: the FileChannel has no such mode; it stays buffered on a cached file, the bar issue 24
- *       sets. pagewise reads and writes go to the disk there (the modes keep the file out of the cache), so these
+ *   <li>EVICT, DONTCACHE: the FileChannel has no such mode; it stays buffered on a cached file, the bar a user
+ *       compares against. pagewise reads and writes go to the disk there (the modes keep the file out of the cache), so these
  *       compare a cache-clean mode against cached I/O, not like for like.</li>
  * </ul>
  * Bytes per second are in the {@code bytes} counter.

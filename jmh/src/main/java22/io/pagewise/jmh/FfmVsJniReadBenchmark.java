@@ -28,7 +28,7 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * Issue 20: one positional read through the library's JNI call against the same read bound with FFM (JDK 22+),
+ * Whether FFM could replace JNI: one positional read through the library's JNI call against the same read bound with FFM (JDK 22+),
  * on one descriptor of one file, into the same direct buffer, walking a 256 MiB file in steps of {@code size}.
  * {@code direct=false}: the file is held in the page cache; {@code direct=true}: an O_DIRECT descriptor (the reads
  * go to the disk). {@code storageFile} is the public {@link StorageFile#read} path over the same file, and
