@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Prints the tables and the target verdicts of docs/BENCHMARKS.md from the raw results, so that every figure
-# there can be checked:  jmh/summarize.sh docs/bench/*
+# Prints the tables and the target verdicts of docs/BENCHMARKS.md and docs/bench/LOG.md from the raw results, so
+# that every figure there can be checked:  jmh/summarize.sh docs/bench/*
 # Each FILE is recognised by its content:
 #   round,test,config,seconds,...       compare-servers.sh results.csv: median/min/max seconds, median residency and
 #                                       the paired ratio per config, then targets R1, R2, W1, D1, C1 (clean
-#                                       modes vs the best peer), dontcache writes vs nbdkit cache=none (bookworm and 1.42),
+#                                       modes vs the best peer), dontcache writes vs nbdkit cache=none (bookworm
+#                                       and 1.42),
 #                                       clean modes vs the disk's limit (fio-direct, fio-buffered rows); given
 #                                       several runs of the same tests and configs, also all their rounds pooled
 #                                       (each paired within its own run)
@@ -525,6 +526,8 @@ def sparse_open(path, text):
 pooled = []
 pooled_servers = []
 for path in paths:
+    if path.endswith(".md"):
+        continue  # the write-ups beside the raw results (docs/bench/LOG.md), which quote their tables
     with open(path) as f:
         text = f.read()
     header = text.splitlines()[0] if text else ""

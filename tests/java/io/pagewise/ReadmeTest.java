@@ -8,7 +8,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -99,23 +104,60 @@ class ReadmeTest {
         return printed;
     }
 
-    /** Every relative link of the README, the changelog and docs/ names a file that exists. */
+    /**
+     * Every relative link of the README, the changelog, docs/ and docs/bench/ names a file that exists and, when it
+     * names a heading (#anchor) of a Markdown file, a heading that file has: headings get renamed and pages moved.
+     */
     @Test
     void everyRelativeLinkResolves() throws IOException {
         List<Path> pages = new ArrayList<>(List.of(PROJECT.resolve("README.md"), PROJECT.resolve("CHANGELOG.md")));
-        try (Stream<Path> docs = Files.list(PROJECT.resolve("docs"))) {
-            docs.filter(f -> f.toString().endsWith(".md")).sorted().forEach(pages::add);
+        for (String dir : List.of("docs", "docs/bench")) {
+            try (Stream<Path> docs = Files.list(PROJECT.resolve(dir))) {
+                docs.filter(f -> f.toString().endsWith(".md")).sorted().forEach(pages::add);
+            }
         }
-        Pattern link = Pattern.compile("\\]\\(([^)#\\s]+)(#[^)]*)?\\)");
+        Pattern link = Pattern.compile("\\]\\(([^)#\\s]*)(?:#([^)\\s]*))?\\)");
         List<String> broken = new ArrayList<>();
         for (Path page : pages) {
             Matcher m = link.matcher(Files.readString(page));
             while (m.find()) {
                 String target = m.group(1);
+                String anchor = m.group(2);
                 if (target.matches("[a-z]+:.*")) continue;
-                if (!Files.exists(page.getParent().resolve(target))) broken.add(PROJECT.relativize(page) + ": " + target);
+                Path file = target.isEmpty() ? page : page.getParent().resolve(target);
+                String where = PROJECT.relativize(page) + ": " + m.group().substring(1);
+                if ((target.isEmpty() && anchor == null) || !Files.exists(file)) broken.add(where);
+                else if (anchor != null && (target.isEmpty() || target.endsWith(".md")) && !anchors(file).contains(anchor)) {
+                    broken.add(where + " (no such heading)");
+                }
             }
         }
-        assertEquals(List.of(), broken, "links to files that do not exist");
+        assertEquals(List.of(), broken, "links to files or headings that do not exist");
+    }
+
+    private static final Pattern HEADING = Pattern.compile("#{1,6}\\s+(.*?)\\s*#*\\s*");
+
+    /**
+     * The anchors GitHub gives the headings of a Markdown file: lower case, everything but letters, digits, spaces,
+     * hyphens and underscores dropped, spaces as hyphens, a repeated one numbered from -1. Lines in fenced code blocks
+     * are not headings.
+     */
+    private static Set<String> anchors(Path file) throws IOException {
+        Set<String> anchors = new HashSet<>();
+        Map<String, Integer> seen = new HashMap<>();
+        boolean fenced = false;
+        for (String line : Files.readAllLines(file)) {
+            if (line.strip().startsWith("```")) {
+                fenced = !fenced;
+                continue;
+            }
+            Matcher heading = HEADING.matcher(line);
+            if (fenced || !heading.matches()) continue;
+            String slug = heading.group(1).toLowerCase(Locale.ROOT)
+                    .replaceAll("[^\\p{L}\\p{M}\\p{N}\\p{Pc} -]", "").replace(' ', '-');
+            int times = seen.merge(slug, 1, Integer::sum);
+            anchors.add(times == 1 ? slug : slug + "-" + (times - 1));
+        }
+        return anchors;
     }
 }
