@@ -4,6 +4,7 @@ import io.pagewise.Native;
 import io.pagewise.PageCache;
 import io.pagewise.Residency;
 import io.pagewise.internal.FileErrors;
+import io.pagewise.internal.OperationCounter;
 import java.io.FileDescriptor;
 import java.io.FileInputStream;
 import java.io.FileOutputStream;
@@ -243,14 +244,7 @@ public final class Main {
     }
 
     static String bytes(long n) {
-        String[] units = {"B", "KiB", "MiB", "GiB", "TiB"};
-        double value = n;
-        int unit = 0;
-        while (value >= 1024 && unit < units.length - 1) {
-            value /= 1024;
-            unit++;
-        }
-        return unit == 0 ? n + " B" : String.format(Locale.ROOT, "%.1f %s", value, units[unit]);
+        return OperationCounter.amount(n, 1);
     }
 
     static String version() {

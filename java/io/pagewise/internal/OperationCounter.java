@@ -128,7 +128,7 @@ public final class OperationCounter {
         for (int c : used) {
             long n = classCalls.get(c);
             StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "%s: %d calls (%.1f%%), %s",
-                    c == 64 ? "0 bytes" : power(c) + ".." + power(c + 1), n, 100.0 * n / total, amount(classBytes.get(c))));
+                    c == 64 ? "0 bytes" : power(c) + ".." + power(c + 1), n, 100.0 * n / total, amount(classBytes.get(c), 2)));
             if (c < 64) {
                 line.append("; aligned to");
                 for (int k = c; k < ALIGNMENTS && k <= c + ALIGNMENTS_SHOWN; k++) {
@@ -148,8 +148,8 @@ public final class OperationCounter {
         return length == 0 ? 64 : 63 - Long.numberOfLeadingZeros(length);
     }
 
-    /** A byte count in a binary unit with two decimals: 3.00 MiB. */
-    private static String amount(long n) {
+    /** A byte count in the largest binary unit it reaches, with that many decimals: 3.00 MiB with 2, 3.0 MiB with 1. */
+    public static String amount(long n, int decimals) {
         String[] units = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
         double value = n;
         int unit = 0;
@@ -157,7 +157,7 @@ public final class OperationCounter {
             value /= 1024;
             unit++;
         }
-        return unit == 0 ? n + " B" : String.format(Locale.ROOT, "%.2f %s", value, units[unit]);
+        return unit == 0 ? n + " B" : String.format(Locale.ROOT, "%." + decimals + "f %s", value, units[unit]);
     }
 
     /** 2 to the power bit, in the largest binary unit that keeps it whole: 512 B, 4 KiB, 1 GiB. */

@@ -161,6 +161,7 @@ class CliTest {
         assertEquals("1.5 KiB", Main.bytes(1536));
         assertEquals("8.0 MiB", Main.bytes(8L << 20));
         assertEquals("3.0 GiB", Main.bytes(3L << 30));
-        assertEquals("2048.0 TiB", Main.bytes(2L << 50));
+        assertEquals("2.0 PiB", Main.bytes(2L << 50));
+        assertEquals("8.0 EiB", Main.bytes(Long.MAX_VALUE));
     }
 }

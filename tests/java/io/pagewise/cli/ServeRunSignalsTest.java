@@ -129,6 +129,15 @@ class ServeRunSignalsTest {
         assertTrue(command.stream().anyMatch(pid -> "nbdcopy".equals(comm(pid)) && alive(pid)), "nbdcopy is still copying");
     }
 
+    /** Waits for the command's nbdcopy, lets it copy for a second, checks it still is, and sends the server SIGTERM. */
+    private List<Long> sigtermWhileCopying(Process server, long group) throws Exception {
+        List<Long> command = awaitUnder(group, "nbdcopy", server);
+        Thread.sleep(1000);
+        assertCopying(command);
+        signal(server, SIGTERM);
+        return command;
+    }
+
     /** Asserts that none of the command's processes is alive, nor any other of its process group. */
     private static void assertNoneLeft(List<Long> command, long group) throws Exception {
         List<Long> left = new ArrayList<>(liveInGroup(group));
@@ -211,10 +220,7 @@ class ServeRunSignalsTest {
         Process server = start("--filter=rate:rate=8M,burstiness=0.5", image.toString(), "--run",
                 "trap '' TERM; echo $$ > pid; nbdcopy \"$uri\" backup.img; status=$?; echo $status > status; exit $status");
         long group = awaitPid(dir.resolve("pid"), server);
-        List<Long> command = awaitUnder(group, "nbdcopy", server);
-        Thread.sleep(1000);
-        assertCopying(command);
-        signal(server, SIGTERM);
+        List<Long> command = sigtermWhileCopying(server, group);
         int status = exitStatus(server, 60);
         assertEquals(0, status, serverErr());
         assertEquals(status, Integer.parseInt(Files.readString(dir.resolve("status")).trim()), "nbdcopy's status");
@@ -234,10 +240,7 @@ class ServeRunSignalsTest {
         Process server = start("--filter=rate:rate=8M,burstiness=0.5", image.toString(), "--run",
                 "echo $$ > pid; nbdcopy \"$uri\" backup.img");
         long group = awaitPid(dir.resolve("pid"), server);
-        List<Long> command = awaitUnder(group, "nbdcopy", server);
-        Thread.sleep(1000);
-        assertCopying(command);
-        signal(server, SIGTERM);
+        List<Long> command = sigtermWhileCopying(server, group);
         assertEquals(128 + SIGTERM, exitStatus(server, 30), serverErr());
         assertNoneLeft(command, group);
     }
