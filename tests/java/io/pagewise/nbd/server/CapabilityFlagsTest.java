@@ -6,6 +6,8 @@ import io.pagewise.CacheMode;
 import io.pagewise.backup.DirtyBitmap;
 import io.pagewise.backup.DirtyBitmapFilter;
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.Capabilities;
+import io.pagewise.device.Capability;
 import io.pagewise.devices.FileDevice;
 import io.pagewise.devices.MemoryDevice;
 import io.pagewise.devices.NbdDevice;
@@ -180,7 +182,9 @@ class CapabilityFlagsTest {
         });
         List<String> contexts = new ArrayList<>();
         for (MetaContext context : MetaContext.offeredBy(device, false)) contexts.add(context.name());
-        return flags + " | " + contexts + " | holes=" + device.mayHaveHoles() + " zeroed=" + device.startsZeroed();
+        Capabilities can = device.capabilities();
+        return flags + " | " + contexts + " | holes=" + can.has(Capability.HOLES)
+                + " zeroed=" + can.has(Capability.STARTS_ZEROED);
     }
 
     @Test
