@@ -6,6 +6,7 @@ import io.pagewise.Residency;
 import io.pagewise.StorageFile;
 import io.pagewise.backup.DirtyBitmap;
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.Capability;
 import io.pagewise.devices.FileDevice;
 import io.pagewise.devices.NbdDevice;
 import io.pagewise.filters.ReadOnlyFilter;
@@ -351,7 +352,7 @@ final class Serving {
         String uri = uri();
         if (options.upstream != null) {
             out.println("pagewise: serving " + options.upstream + " (" + Main.bytes(proxied.size()) + ", proxied"
-                    + (proxied.canWrite() ? "" : ", read-only") + ") at " + uri);
+                    + (proxied.capabilities().has(Capability.WRITE) ? "" : ", read-only") + ") at " + uri);
         } else if (options.files.isEmpty() && options.dir == null) {
             out.println("pagewise: serving a 1 GiB scratch disk (sparse, deleted when the server stops) at");
             out.println("  " + uri);

@@ -2,6 +2,8 @@ package io.pagewise.copy;
 
 import io.pagewise.Extent;
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.Capabilities;
+import io.pagewise.device.Capability;
 import io.pagewise.device.ChangeTracker;
 import io.pagewise.device.ZeroFlag;
 import io.pagewise.internal.BufferPool;
@@ -166,7 +168,7 @@ public final class Copier {
             throw new CopyException("destination " + destination.name() + " (" + room + " bytes) is smaller than source "
                     + source.name() + " (" + total + " bytes)", -1, null);
         }
-        if (!destination.canWrite()) {
+        if (!destination.capabilities().has(Capability.WRITE)) {
             throw new CopyException("destination " + destination.name() + " is read-only", -1, null);
         }
         describe("source", source);
@@ -179,7 +181,8 @@ public final class Copier {
         tailStart = tailEnd < 0 ? -1 : total / block * block;
         long end = tailStart >= 0 ? tailStart : total;
         // allocated() promises every byte allocated, so zero ranges are written even where they already read as zeros.
-        boolean skipZeros = !options.allocated() && (options.destinationIsZero() || destination.startsZeroed());
+        boolean skipZeros = !options.allocated()
+                && (options.destinationIsZero() || destination.capabilities().has(Capability.STARTS_ZEROED));
         if (LOG.isLoggable(Level.DEBUG)) {
             LOG.log(Level.DEBUG, String.format(Locale.ROOT, "copying %s (%d bytes) to %s: %d requests of up to %d bytes,"
                     + " aligned to %d, zero ranges %s", source.name(), total, destination.name(), options.requests(),
@@ -522,7 +525,7 @@ public final class Copier {
 
         /** Zeroes through the device, or writes zeros as data where it cannot zero. */
         private void zeroOrWrite(long offset, long length) throws IOException {
-            if (destination.canZero()) {
+            if (destination.capabilities().has(Capability.ZERO)) {
                 destination.zero(offset, length, zeroFlags);
                 return;
             }
@@ -575,11 +578,12 @@ public final class Copier {
     private static void describe(String role, BlockDevice device) throws IOException {
         if (!LOG.isLoggable(Level.DEBUG)) return;
         boolean source = role.equals("source");
+        Capabilities can = device.capabilities();
         LOG.log(Level.DEBUG, role + " " + device + ": " + device.size() + " bytes, requests of "
                 + device.minimumBlockSize() + " to " + device.maximumBlockSize() + " bytes"
-                + (source && !device.canExtents() ? ", no map of holes: everything is read as data" : "")
-                + (!source && !device.canZero() ? ", cannot zero: zeros are written as data" : "")
-                + (!source && device.startsZeroed() ? ", reads as zeros already" : ""));
+                + (source && !can.has(Capability.EXTENTS) ? ", no map of holes: everything is read as data" : "")
+                + (!source && !can.has(Capability.ZERO) ? ", cannot zero: zeros are written as data" : "")
+                + (!source && can.has(Capability.STARTS_ZEROED) ? ", reads as zeros already" : ""));
     }
 
     /**

@@ -3,6 +3,7 @@ package io.pagewise.copy;
 import io.pagewise.Extent;
 import io.pagewise.StorageFile;
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.Capability;
 import io.pagewise.internal.BufferPool;
 import io.pagewise.internal.Buffers;
 import java.io.IOException;
@@ -137,7 +138,9 @@ public final class StreamCopier {
      * @throws IOException when the destination's size cannot be read
      */
     public CopyResult copy(ReadableByteChannel in, BlockDevice destination) throws IOException {
-        if (!destination.canWrite()) throw new CopyException("destination " + destination.name() + " is read-only", -1, null);
+        if (!destination.capabilities().has(Capability.WRITE)) {
+            throw new CopyException("destination " + destination.name() + " is read-only", -1, null);
+        }
         return fromStream(in, new StreamSink.DeviceSink(destination, options));
     }
 

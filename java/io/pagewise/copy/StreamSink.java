@@ -2,6 +2,7 @@ package io.pagewise.copy;
 
 import io.pagewise.StorageFile;
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.Capability;
 import io.pagewise.device.ZeroFlag;
 import io.pagewise.internal.BufferPool;
 import java.io.IOException;
@@ -49,7 +50,8 @@ abstract class StreamSink {
             this.device = device;
             this.options = options;
             this.size = device.size();
-            this.skipZeros = !options.allocated() && (options.destinationIsZero() || device.startsZeroed());
+            this.skipZeros = !options.allocated()
+                    && (options.destinationIsZero() || device.capabilities().has(Capability.STARTS_ZEROED));
         }
 
         @Override String name() { return device.name(); }
@@ -84,7 +86,7 @@ abstract class StreamSink {
         @Override
         long zero(long offset, long length) throws IOException {
             if (skipZeros) return 0;
-            if (device.canZero()) {
+            if (device.capabilities().has(Capability.ZERO)) {
                 device.zero(offset, length, options.allocated() ? ZeroFlag.NONE : ZeroFlag.TRIM);
             } else {
                 writeZeros(this, offset, length, options.requestSize());

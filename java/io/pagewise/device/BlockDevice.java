@@ -12,10 +12,10 @@ import java.util.Set;
  * holes) and prefetched. The NBD server serves one, the copier copies from one to another, and a
  * {@link FilterDevice} wraps one to change what it does.
  *
- * <p>Callers ask only for ranges within {@link #size()} and only for operations whose capability query
- * ({@link #canWrite()}, {@link #canZero()}, …) says yes; an operation the device cannot do throws a
- * {@link DeviceException} with {@link DeviceException#ENOTSUP} or, for a write to a read-only device,
- * {@link DeviceException#EPERM}. Implementations are thread-safe: the server and the copier call them from many
+ * <p>Callers ask only for ranges within {@link #size()} and only for operations that the device's
+ * {@link #capabilities()} name ({@link Capability#WRITE}, {@link Capability#ZERO}, …); an operation the device
+ * cannot do throws a {@link DeviceException} with {@link DeviceException#ENOTSUP} or, for a write to a read-only
+ * device, {@link DeviceException#EPERM}. Implementations are thread-safe: the server and the copier call them from many
  * threads at once.
  *
  * <p>Buffers follow {@link java.nio.channels.FileChannel}'s convention: {@link #readFully} and {@link #write} move
@@ -66,7 +66,7 @@ public interface BlockDevice extends Closeable {
 
     /**
      * Writes all of src's remaining bytes at offset and moves its position to its limit; called only when
-     * {@link #canWrite()} says yes. The default refuses with EPERM.
+     * {@link #capabilities()} name {@link Capability#WRITE}. The default refuses with EPERM.
      *
      * @param src    the bytes to write
      * @param offset where to write them; the range lies within {@link #size()}
@@ -79,9 +79,9 @@ public interface BlockDevice extends Closeable {
 
     /**
      * Writes the remaining bytes of srcs, in order, at offset and moves each position to its limit: one vectored
-     * write; called only when {@link #canWrite()} says yes. The default writes each buffer with
-     * {@link #write(ByteBuffer, long, boolean)}, passing fua to each; a device that writes a vector at once
-     * overrides it.
+     * write; called only when {@link #capabilities()} name {@link Capability#WRITE}. The default writes each
+     * buffer with {@link #write(ByteBuffer, long, boolean)}, passing fua to each; a device that writes a vector at
+     * once overrides it.
      *
      * @param srcs   the bytes to write, in order
      * @param offset where to write them; the range lies within {@link #size()}
@@ -98,10 +98,10 @@ public interface BlockDevice extends Closeable {
     }
 
     /**
-     * Makes [offset, offset + length) read as zeros; called only when {@link #canZero()} says yes. Without
-     * {@link ZeroFlag#MAY_TRIM} the range stays allocated; with {@link ZeroFlag#FAST} the device fails with
-     * {@link DeviceException#ENOTSUP} rather than be as slow as writing the zeros; with {@link ZeroFlag#FUA} the
-     * change is durable before this returns. The default refuses with ENOTSUP.
+     * Makes [offset, offset + length) read as zeros; called only when {@link #capabilities()} name
+     * {@link Capability#ZERO}. Without {@link ZeroFlag#MAY_TRIM} the range stays allocated; with {@link ZeroFlag#FAST}
+     * the device fails with {@link DeviceException#ENOTSUP} rather than be as slow as writing the zeros; with
+     * {@link ZeroFlag#FUA} the change is durable before this returns. The default refuses with ENOTSUP.
      *
      * @param offset the start of the range
      * @param length the length of the range
@@ -114,7 +114,7 @@ public interface BlockDevice extends Closeable {
 
     /**
      * Releases [offset, offset + length) if it can; the contents become unspecified. Called only when
-     * {@link #canTrim()} says yes. The default does nothing.
+     * {@link #capabilities()} name {@link Capability#TRIM}. The default does nothing.
      *
      * @param offset the start of the range
      * @param length the length of the range
@@ -166,44 +166,14 @@ public interface BlockDevice extends Closeable {
      */
     default void cache(long offset, long length) throws IOException {}
 
-    /** {@return true when the device takes writes}; false (the default) makes it read-only */
-    default boolean canWrite() { return false; }
-
-    /** {@return true when {@link #flush()} does something worth asking for} (default false) */
-    default boolean canFlush() { return false; }
-
-    /** {@return true when writes may ask for FUA} (default false) */
-    default boolean canFua() { return false; }
-
-    /** {@return true when {@link #trim} releases space} (default false) */
-    default boolean canTrim() { return false; }
-
-    /** {@return true when {@link #zero} works} (default false) */
-    default boolean canZero() { return false; }
-
-    /** {@return true when {@link #zero} with {@link ZeroFlag#FAST} can succeed} (default false) */
-    default boolean canFastZero() { return false; }
-
-    /** {@return true when {@link #extents} tells holes from data} (default false) */
-    default boolean canExtents() { return false; }
-
-    /** {@return true when {@link #cache} does something} (default false) */
-    default boolean canCache() { return false; }
-
-    /** {@return true when a flush or FUA through one user covers writes made through every other} (default false) */
-    default boolean canMultiConn() { return false; }
-
     /**
-     * {@return false when no range reads as a hole right now}, so that a reader need not look for holes (a lookup
-     * that costs system calls on the hot path). Defaults to {@link #canExtents()}.
+     * {@return what the device can do}: which operations callers may ask for, and what they may assume. Only
+     * {@link Capability#HOLES} may change while the device is open (a file gains it when a trim or zeroing punches a
+     * hole), so a caller that looks for holes on every read asks each time. A filter passes on its device's value,
+     * changed where it changes what the device does. The default, {@link Capabilities#NONE}, makes the device
+     * read-only and all data.
      */
-    default boolean mayHaveHoles() { return canExtents(); }
-
-    /**
-     * {@return true when the whole device is known to read as zeros as opened}, such as a newly created sparse file:
-     * a copy to it may skip zero runs. Default false.
-     */
-    default boolean startsZeroed() { return false; }
+    default Capabilities capabilities() { return Capabilities.NONE; }
 
     /** {@return the smallest request size and alignment that is efficient and safe}; 1 (the default) for any */
     default int minimumBlockSize() { return 1; }

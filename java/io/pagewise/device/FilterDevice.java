@@ -70,38 +70,9 @@ public abstract class FilterDevice implements BlockDevice {
     @Override
     public void cache(long offset, long length) throws IOException { device.cache(offset, length); }
 
+    /** {@inheritDoc} A filter passes on its device's; one that changes what the device can do overrides this. */
     @Override
-    public boolean canWrite() { return device.canWrite(); }
-
-    @Override
-    public boolean canFlush() { return device.canFlush(); }
-
-    @Override
-    public boolean canFua() { return device.canFua(); }
-
-    @Override
-    public boolean canTrim() { return device.canTrim(); }
-
-    @Override
-    public boolean canZero() { return device.canZero(); }
-
-    @Override
-    public boolean canFastZero() { return device.canFastZero(); }
-
-    @Override
-    public boolean canExtents() { return device.canExtents(); }
-
-    @Override
-    public boolean canCache() { return device.canCache(); }
-
-    @Override
-    public boolean canMultiConn() { return device.canMultiConn(); }
-
-    @Override
-    public boolean mayHaveHoles() { return device.mayHaveHoles(); }
-
-    @Override
-    public boolean startsZeroed() { return device.startsZeroed(); }
+    public Capabilities capabilities() { return device.capabilities(); }
 
     @Override
     public int minimumBlockSize() { return device.minimumBlockSize(); }

@@ -4,6 +4,8 @@ import io.pagewise.CacheMode;
 import io.pagewise.Extent;
 import io.pagewise.StorageFile;
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.Capabilities;
+import io.pagewise.device.Capability;
 import io.pagewise.device.DeviceException;
 import io.pagewise.device.ZeroFlag;
 import java.io.IOException;
@@ -19,7 +21,7 @@ import java.util.Set;
 /**
  * A file or block device through a {@link StorageFile}, so that its {@link CacheMode} applies to every request.
  * Every user shares the one StorageFile, and a flush is an fdatasync of the whole file, so the device is
- * {@linkplain #canMultiConn() multi-conn}. The size is the file's when the device was made; a file that shrinks
+ * {@linkplain Capability#MULTI_CONN multi-conn}. The size is the file's when the device was made; a file that shrinks
  * afterwards reads as zeros past its new end.
  *
  * <pre>{@code
@@ -33,6 +35,9 @@ public final class FileDevice implements BlockDevice {
     private final boolean ownsFile;
     private final boolean created;
     private final long size;
+    /** What the device can do while it has no hole, and once it may have one. */
+    private final Capabilities solid;
+    private final Capabilities holed;
     /** Whether any hole may exist; a fully allocated file stays hole-free until a trim or zeroing punches one. */
     private volatile boolean holes;
 
@@ -41,7 +46,24 @@ public final class FileDevice implements BlockDevice {
         this.ownsFile = ownsFile;
         this.created = created;
         this.size = file.size();
-        this.holes = canExtents() && hasHole(file, size);
+        this.solid = capabilities(file, created);
+        this.holed = solid.with(Capability.HOLES);
+        this.holes = solid.has(Capability.EXTENTS) && hasHole(file, size);
+    }
+
+    /**
+     * Writing where the file was opened for it. Fast zeroing and the map of holes where the native calls reach a
+     * regular file: fallocate zeroes or punches one in constant time on the file systems Linux commonly uses. NBD
+     * CACHE only where prefetching fills the page cache ({@link CacheMode#prefetches()}).
+     */
+    private static Capabilities capabilities(StorageFile file, boolean created) {
+        boolean mapped = file.isNative() && !file.isBlockDevice();
+        Capabilities writes = file.isWritable()
+                ? Capabilities.WRITES.with(Capability.FAST_ZERO, mapped) : Capabilities.NONE;
+        return writes.with(Capability.MULTI_CONN)
+                .with(Capability.EXTENTS, mapped)
+                .with(Capability.CACHE, file.canPrefetch())
+                .with(Capability.STARTS_ZEROED, created);
     }
 
     /** The first two runs tell: a hole, or data up to the first hole, or data to the end. */
@@ -82,8 +104,8 @@ public final class FileDevice implements BlockDevice {
     }
 
     /**
-     * Creates a new sparse file of size bytes, read-write; it {@linkplain #startsZeroed() starts zeroed}, so a copy
-     * to it skips zero runs. Closing the device closes the file.
+     * Creates a new sparse file of size bytes, read-write; it {@linkplain Capability#STARTS_ZEROED starts zeroed}, so a
+     * copy to it skips zero runs. Closing the device closes the file.
      *
      * @param path where to create it; nothing may be there yet
      * @param mode how it uses the page cache
@@ -182,7 +204,7 @@ public final class FileDevice implements BlockDevice {
 
     @Override
     public void zero(long offset, long length, Set<ZeroFlag> flags) throws IOException {
-        if (flags.contains(ZeroFlag.FAST) && !canFastZero()) {
+        if (flags.contains(ZeroFlag.FAST) && !solid.has(Capability.FAST_ZERO)) {
             throw new DeviceException(DeviceException.ENOTSUP, "zeroing " + name() + " would not be fast");
         }
         holes = true; // ZERO_RANGE may also leave unwritten extents that SEEK_HOLE reports as holes
@@ -203,39 +225,7 @@ public final class FileDevice implements BlockDevice {
     }
 
     @Override
-    public boolean canWrite() { return file.isWritable(); }
-
-    @Override
-    public boolean canFlush() { return file.isWritable(); }
-
-    @Override
-    public boolean canFua() { return file.isWritable(); }
-
-    @Override
-    public boolean canTrim() { return file.isWritable(); }
-
-    @Override
-    public boolean canZero() { return file.isWritable(); }
-
-    /** fallocate zeroes or punches a regular file in constant time on the file systems Linux commonly uses. */
-    @Override
-    public boolean canFastZero() { return file.isWritable() && file.isNative() && !file.isBlockDevice(); }
-
-    @Override
-    public boolean canExtents() { return file.isNative() && !file.isBlockDevice(); }
-
-    /** Only where prefetching fills the page cache ({@link CacheMode#prefetches()}). */
-    @Override
-    public boolean canCache() { return file.canPrefetch(); }
-
-    @Override
-    public boolean mayHaveHoles() { return holes; }
-
-    @Override
-    public boolean startsZeroed() { return created; }
-
-    @Override
-    public boolean canMultiConn() { return true; }
+    public Capabilities capabilities() { return holes ? holed : solid; }
 
     /**
      * The O_DIRECT alignment ({@link StorageFile#requestAlignment()}), or 1 when the file's size is no multiple of it:

@@ -1,6 +1,8 @@
 package io.pagewise.devices;
 
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.Capabilities;
+import io.pagewise.device.Capability;
 import io.pagewise.device.ZeroFlag;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
@@ -8,6 +10,8 @@ import java.util.Set;
 
 /** A volatile device held in memory (at most 2 GiB), writable, zero-filled when made; for tests and demos. */
 public final class MemoryDevice implements BlockDevice {
+    private static final Capabilities CAPABILITIES = Capabilities.WRITES.with(Capability.MULTI_CONN);
+
     private final byte[] data;
 
     /**
@@ -64,26 +68,9 @@ public final class MemoryDevice implements BlockDevice {
         zero(offset, length, ZeroFlag.TRIM);
     }
 
+    /** {@return everything but a map of holes}: one array serves every user, so a flush covers all their writes */
     @Override
-    public boolean canWrite() { return true; }
-
-    @Override
-    public boolean canFlush() { return true; }
-
-    @Override
-    public boolean canFua() { return true; }
-
-    @Override
-    public boolean canTrim() { return true; }
-
-    @Override
-    public boolean canZero() { return true; }
-
-    @Override
-    public boolean canFastZero() { return true; }
-
-    @Override
-    public boolean canMultiConn() { return true; }
+    public Capabilities capabilities() { return CAPABILITIES; }
 
     /** {@return "memory"}: messages that name a device give its size on their own */
     @Override

@@ -2,6 +2,8 @@ package io.pagewise.devices;
 
 import io.pagewise.Extent;
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.Capabilities;
+import io.pagewise.device.Capability;
 import io.pagewise.device.DeviceException;
 import io.pagewise.device.ZeroFlag;
 import io.pagewise.device.ChangeTracker;
@@ -33,6 +35,7 @@ public final class NbdDevice implements BlockDevice {
 
     private final NbdClient client;
     private final ExportInfo info;
+    private final Capabilities capabilities;
 
     /**
      * A device over a connected client; closing the device closes the client.
@@ -43,6 +46,7 @@ public final class NbdDevice implements BlockDevice {
         this.client = client;
         this.info = client.info();
         this.maxRange = info.extendedHeaders() ? Long.MAX_VALUE : MAX_RANGE;
+        this.capabilities = capabilities(info);
     }
 
     /**
@@ -183,30 +187,26 @@ public final class NbdDevice implements BlockDevice {
         return clipped.isEmpty() ? List.of(new Extent(offset, asked, false)) : clipped;
     }
 
-    @Override
-    public boolean canWrite() { return !info.isReadOnly(); }
+    /**
+     * What the server's transmission flags and metadata contexts offer. Zeroing also without WRITE_ZEROES on the
+     * server, by writing zeros, but fast only with it.
+     */
+    private static Capabilities capabilities(ExportInfo info) {
+        boolean writable = !info.isReadOnly();
+        return Capabilities.NONE
+                .with(Capability.WRITE, writable)
+                .with(Capability.FLUSH, info.canFlush())
+                .with(Capability.FUA, info.canFua())
+                .with(Capability.TRIM, info.canTrim())
+                .with(Capability.ZERO, writable)
+                .with(Capability.FAST_ZERO, info.canZero() && info.canFastZero())
+                .with(Capability.EXTENTS, info.canExtents())
+                .with(Capability.HOLES, info.canExtents())
+                .with(Capability.MULTI_CONN, info.canMultiConn());
+    }
 
     @Override
-    public boolean canFlush() { return info.canFlush(); }
-
-    @Override
-    public boolean canFua() { return info.canFua(); }
-
-    @Override
-    public boolean canTrim() { return info.canTrim(); }
-
-    /** Also without WRITE_ZEROES on the server, by writing zeros. */
-    @Override
-    public boolean canZero() { return !info.isReadOnly(); }
-
-    @Override
-    public boolean canFastZero() { return info.canZero() && info.canFastZero(); }
-
-    @Override
-    public boolean canExtents() { return info.canExtents(); }
-
-    @Override
-    public boolean canMultiConn() { return info.canMultiConn(); }
+    public Capabilities capabilities() { return capabilities; }
 
     @Override
     public int minimumBlockSize() { return info.minimumBlock(); }

@@ -2,6 +2,8 @@ package io.pagewise.devices;
 
 import io.pagewise.Extent;
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.Capabilities;
+import io.pagewise.device.Capability;
 import io.pagewise.device.ZeroFlag;
 import java.nio.ByteBuffer;
 import java.util.List;
@@ -22,7 +24,7 @@ public final class SyntheticDevices {
      * @return the device, named {@code pattern:SIZE}
      */
     public static BlockDevice pattern(long size) {
-        return new Synthetic("pattern:" + size, size) {
+        return new Synthetic("pattern:" + size, size, Capabilities.NONE) {
             @Override
             public void readFully(ByteBuffer dst, long offset) {
                 long at = offset;
@@ -53,17 +55,12 @@ public final class SyntheticDevices {
      * @return the device, named {@code zero:SIZE}
      */
     public static BlockDevice zero(long size) {
-        return new Synthetic("zero:" + size, size) {
+        return new Synthetic("zero:" + size, size,
+                Capabilities.of(Capability.EXTENTS, Capability.HOLES, Capability.STARTS_ZEROED)) {
             @Override
             public List<Extent> extents(long offset, long length, int maxExtents) {
                 return List.of(new Extent(offset, length, true));
             }
-
-            @Override
-            public boolean canExtents() { return true; }
-
-            @Override
-            public boolean startsZeroed() { return true; }
         };
     }
 
@@ -79,7 +76,7 @@ public final class SyntheticDevices {
      * @return the device, named {@code null:}
      */
     public static BlockDevice discard(long size) {
-        return new Synthetic("null:", size) {
+        return new Synthetic("null:", size, Capabilities.WRITES.with(Capability.STARTS_ZEROED)) {
             @Override
             public void write(ByteBuffer src, long offset, boolean fua) {
                 src.position(src.limit());
@@ -87,39 +84,23 @@ public final class SyntheticDevices {
 
             @Override
             public void zero(long offset, long length, Set<ZeroFlag> flags) {}
-
-            @Override
-            public boolean canWrite() { return true; }
-
-            @Override
-            public boolean canFlush() { return true; }
-
-            @Override
-            public boolean canFua() { return true; }
-
-            @Override
-            public boolean canTrim() { return true; }
-
-            @Override
-            public boolean canZero() { return true; }
-
-            @Override
-            public boolean canFastZero() { return true; }
-
-            @Override
-            public boolean startsZeroed() { return true; }
         };
     }
 
-    /** Reads zeros, refuses writes; the devices above override what they do differently. */
+    /**
+     * Reads zeros, refuses writes; the devices above override what they do differently and state what they can do.
+     * Each is one value every user shares, so multi-conn holds for all.
+     */
     private abstract static class Synthetic implements BlockDevice {
         private final String name;
         private final long size;
+        private final Capabilities capabilities;
 
-        Synthetic(String name, long size) {
+        Synthetic(String name, long size, Capabilities capabilities) {
             if (size < 0) throw new IllegalArgumentException("negative size: " + size);
             this.name = name;
             this.size = size;
+            this.capabilities = capabilities.with(Capability.MULTI_CONN);
         }
 
         @Override
@@ -134,7 +115,7 @@ public final class SyntheticDevices {
         }
 
         @Override
-        public boolean canMultiConn() { return true; }
+        public Capabilities capabilities() { return capabilities; }
 
         @Override
         public String toString() { return name; }

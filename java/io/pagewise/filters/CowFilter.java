@@ -4,6 +4,8 @@ import io.pagewise.CacheMode;
 import io.pagewise.Extent;
 import io.pagewise.StorageFile;
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.Capabilities;
+import io.pagewise.device.Capability;
 import io.pagewise.device.FilterDevice;
 import io.pagewise.device.LayeredDevice;
 import io.pagewise.device.ZeroFlag;
@@ -318,7 +320,8 @@ public final class CowFilter extends FilterDevice implements LayeredDevice {
                 at = runEnd;
                 continue;
             }
-            List<Extent> base = device.canExtents() ? device.extents(at, runEnd - at, maxExtents - out.size())
+            List<Extent> base = device.capabilities().has(Capability.EXTENTS)
+                    ? device.extents(at, runEnd - at, maxExtents - out.size())
                     : List.of();
             if (base.isEmpty()) base = List.of(new Extent(at, runEnd - at, false));
             for (Extent e : base) {
@@ -355,36 +358,18 @@ public final class CowFilter extends FilterDevice implements LayeredDevice {
         }
     }
 
+    /**
+     * Everything the overlay does, over whatever the base can do: writes of every kind and a map of holes. One
+     * overlay and one map serve every connection, so a flush through one covers the writes of all. The device reads
+     * as zeros as opened only when the base does and the overlay is new.
+     */
     @Override
-    public boolean canWrite() { return true; }
-
-    @Override
-    public boolean canFlush() { return true; }
-
-    @Override
-    public boolean canFua() { return true; }
-
-    @Override
-    public boolean canTrim() { return true; }
-
-    @Override
-    public boolean canZero() { return true; }
-
-    @Override
-    public boolean canFastZero() { return true; }
-
-    @Override
-    public boolean canExtents() { return true; }
-
-    /** One overlay and one map serve every connection, so a flush through one covers the writes of all. */
-    @Override
-    public boolean canMultiConn() { return true; }
-
-    @Override
-    public boolean mayHaveHoles() { return true; }
-
-    @Override
-    public boolean startsZeroed() { return fresh && device.startsZeroed(); }
+    public Capabilities capabilities() {
+        Capabilities base = device.capabilities();
+        return base.with(Capabilities.WRITES)
+                .with(Capability.EXTENTS, Capability.HOLES, Capability.MULTI_CONN)
+                .with(Capability.STARTS_ZEROED, fresh && base.has(Capability.STARTS_ZEROED));
+    }
 
     @Override
     public int preferredBlockSize() { return Math.max(blockSize, device.preferredBlockSize()); }

@@ -2,6 +2,8 @@ package io.pagewise.filters;
 
 import io.pagewise.Extent;
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.Capabilities;
+import io.pagewise.device.Capability;
 import io.pagewise.device.FilterDevice;
 import java.util.List;
 
@@ -29,11 +31,11 @@ public final class NoExtentsFilter extends FilterDevice {
         return List.of(new Extent(offset, length, false));
     }
 
+    /** {@return the device's capabilities without a map}: no hole shows through, so a reader need not look for one */
     @Override
-    public boolean canExtents() { return false; }
-
-    @Override
-    public boolean mayHaveHoles() { return false; }
+    public Capabilities capabilities() {
+        return device.capabilities().without(Capability.EXTENTS, Capability.HOLES);
+    }
 
     @Override
     public String toString() { return device + " (no extents)"; }

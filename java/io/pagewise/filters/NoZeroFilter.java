@@ -1,6 +1,8 @@
 package io.pagewise.filters;
 
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.Capabilities;
+import io.pagewise.device.Capability;
 import io.pagewise.device.DeviceException;
 import io.pagewise.device.FilterDevice;
 import io.pagewise.device.ZeroFlag;
@@ -16,7 +18,7 @@ import java.util.Set;
 public final class NoZeroFilter extends FilterDevice {
     /** What becomes of zeroing. */
     public enum Mode {
-        /** Not offered: {@link #canZero()} says no. */
+        /** Not offered: the capabilities lose {@link Capability#ZERO}. */
         NONE,
         /** Offered, and done by writing zeros in pieces of at most 1 MiB. */
         EMULATE
@@ -53,11 +55,13 @@ public final class NoZeroFilter extends FilterDevice {
         }
     }
 
+    /** Never fast zeroing; zeroing only when emulated, over a device that takes the writes. */
     @Override
-    public boolean canZero() { return mode == Mode.EMULATE && device.canWrite(); }
-
-    @Override
-    public boolean canFastZero() { return false; }
+    public Capabilities capabilities() {
+        Capabilities inner = device.capabilities();
+        return inner.without(Capability.FAST_ZERO)
+                .with(Capability.ZERO, mode == Mode.EMULATE && inner.has(Capability.WRITE));
+    }
 
     @Override
     public String toString() { return device + " (zeroing " + (mode == Mode.NONE ? "off" : "written") + ")"; }

@@ -1,6 +1,7 @@
 package io.pagewise.filters;
 
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.Capabilities;
 import io.pagewise.device.DeviceException;
 import io.pagewise.device.FilterDevice;
 import io.pagewise.device.ZeroFlag;
@@ -9,8 +10,9 @@ import java.nio.ByteBuffer;
 import java.util.Set;
 
 /**
- * Makes any device read-only, as nbdkit's readonly filter: every change is refused with EPERM and the capability
- * queries for changes say no, so the NBD server advertises the export read-only.
+ * Makes any device read-only, as nbdkit's readonly filter: every change is refused with EPERM and the capabilities
+ * lose {@linkplain Capabilities#WRITES writing and all that goes with it}, so the NBD server advertises the export
+ * read-only.
  */
 public final class ReadOnlyFilter extends FilterDevice {
     /**
@@ -43,22 +45,7 @@ public final class ReadOnlyFilter extends FilterDevice {
     }
 
     @Override
-    public boolean canWrite() { return false; }
-
-    @Override
-    public boolean canFlush() { return false; }
-
-    @Override
-    public boolean canFua() { return false; }
-
-    @Override
-    public boolean canTrim() { return false; }
-
-    @Override
-    public boolean canZero() { return false; }
-
-    @Override
-    public boolean canFastZero() { return false; }
+    public Capabilities capabilities() { return device.capabilities().without(Capabilities.WRITES); }
 
     @Override
     protected BlockDevice over(BlockDevice view) { return new ReadOnlyFilter(view); }

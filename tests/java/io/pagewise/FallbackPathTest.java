@@ -14,6 +14,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.Capabilities;
+import io.pagewise.device.Capability;
 import io.pagewise.device.DeviceException;
 import io.pagewise.devices.FileDevice;
 import io.pagewise.Fixtures.BufferKind;
@@ -345,7 +347,7 @@ class FallbackPathTest {
                 throw new DeviceException(DeviceException.ENOSPC, "full");
             }
 
-            @Override public boolean canWrite() { return true; }
+            @Override public Capabilities capabilities() { return Capabilities.of(Capability.WRITE); }
         };
         try (FileDevice file = FileDevice.open(path, CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.READ);
              NbdServer server = NbdServer.builder().export("", file).export("full", full)

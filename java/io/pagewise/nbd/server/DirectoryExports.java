@@ -1,6 +1,7 @@
 package io.pagewise.nbd.server;
 
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.Capability;
 import io.pagewise.internal.FileKinds;
 import java.io.Closeable;
 import java.io.IOException;
@@ -167,7 +168,7 @@ public final class DirectoryExports implements ExportSource, Closeable {
     /** Flushes and closes a device no client uses any more, so that a replaced or deleted file's space is freed. */
     private void closeRetired(ExportEntry entry) {
         try (BlockDevice device = entry.device()) {
-            if (device.canFlush()) device.flush();
+            if (device.capabilities().has(Capability.FLUSH)) device.flush();
         } catch (IOException e) {
             if (retiredFailure == null) retiredFailure = e;
         }

@@ -4,6 +4,8 @@ import static io.pagewise.nbd.wire.Protocol.*;
 
 import io.pagewise.nbd.tls.TlsSettings;
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.Capabilities;
+import io.pagewise.device.Capability;
 import io.pagewise.nbd.TlsMode;
 import io.pagewise.nbd.wire.SocketIo;
 import io.pagewise.nbd.tls.TlsChannel;
@@ -419,19 +421,20 @@ final class Handshake {
 
     /** The transmission flags an export earns from its capabilities. */
     public static int transmissionFlags(BlockDevice export, boolean structuredReplies) {
+        Capabilities can = export.capabilities();
         int flags = TF_HAS_FLAGS;
-        if (!export.canWrite()) {
+        if (!can.has(Capability.WRITE)) {
             flags |= TF_READ_ONLY;
         } else {
-            if (export.canFua()) flags |= TF_SEND_FUA;
-            if (export.canTrim()) flags |= TF_SEND_TRIM;
-            if (export.canZero()) flags |= TF_SEND_WRITE_ZEROES;
-            if (export.canZero() && export.canFastZero()) flags |= TF_SEND_FAST_ZERO;
+            if (can.has(Capability.FUA)) flags |= TF_SEND_FUA;
+            if (can.has(Capability.TRIM)) flags |= TF_SEND_TRIM;
+            if (can.has(Capability.ZERO)) flags |= TF_SEND_WRITE_ZEROES;
+            if (can.has(Capability.ZERO) && can.has(Capability.FAST_ZERO)) flags |= TF_SEND_FAST_ZERO;
         }
-        if (export.canFlush()) flags |= TF_SEND_FLUSH;
+        if (can.has(Capability.FLUSH)) flags |= TF_SEND_FLUSH;
         if (structuredReplies) flags |= TF_SEND_DF;
-        if (export.canMultiConn()) flags |= TF_CAN_MULTI_CONN;
-        if (export.canCache()) flags |= TF_SEND_CACHE;
+        if (can.has(Capability.MULTI_CONN)) flags |= TF_CAN_MULTI_CONN;
+        if (can.has(Capability.CACHE)) flags |= TF_SEND_CACHE;
         return flags;
     }
 

@@ -7,6 +7,7 @@ import static io.pagewise.nbd.wire.Protocol.STATE_ZERO;
 
 import io.pagewise.Extent;
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.Capability;
 import io.pagewise.device.ChangeTracker;
 import io.pagewise.device.FilterDevice;
 import io.pagewise.device.LayeredDevice;
@@ -55,7 +56,7 @@ record MetaContext(int id, String name, Kind kind, ChangeTracker tracker) {
      */
     static List<MetaContext> offeredBy(BlockDevice device, boolean allocationDepth) {
         List<MetaContext> offered = new ArrayList<>();
-        if (device.canExtents()) offered.add(ALLOCATION);
+        if (device.capabilities().has(Capability.EXTENTS)) offered.add(ALLOCATION);
         int id = BASE_ALLOCATION_ID + 1;
         for (ChangeTracker tracker : ChangeTracker.find(device)) {
             offered.add(new MetaContext(id++, DIRTY_BITMAP + tracker.bitmapName(), Kind.DIRTY_BITMAP, tracker));

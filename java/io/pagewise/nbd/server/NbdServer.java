@@ -1,6 +1,7 @@
 package io.pagewise.nbd.server;
 
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.Capability;
 import io.pagewise.internal.FileErrors;
 import io.pagewise.nbd.server.ByteBudget;
 import io.pagewise.nbd.server.Connections;
@@ -246,7 +247,7 @@ public final class NbdServer implements Closeable {
         } finally {
             IOException failure = null;
             for (ExportEntry entry : exports.handedOut()) {
-                if (!entry.device().canFlush()) continue;
+                if (!entry.device().capabilities().has(Capability.FLUSH)) continue;
                 long started = System.nanoTime();
                 try {
                     entry.device().flushAtShutdown();

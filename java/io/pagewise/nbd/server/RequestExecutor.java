@@ -6,6 +6,7 @@ import static io.pagewise.nbd.wire.Protocol.*;
 import io.pagewise.internal.Buffers;
 import io.pagewise.internal.Errno;
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.Capability;
 import io.pagewise.device.DeviceException;
 import io.pagewise.device.ZeroFlag;
 import java.io.IOException;
@@ -180,7 +181,8 @@ final class RequestExecutor {
 
     /** Holes are looked for only where the reply can send them and the device may have some. */
     private boolean holesAllowed(Request r) {
-        return session.structuredReplies() && (r.flags & CMD_FLAG_DF) == 0 && device.mayHaveHoles();
+        return session.structuredReplies() && (r.flags & CMD_FLAG_DF) == 0
+                && device.capabilities().has(Capability.HOLES);
     }
 
     /**

@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.Capabilities;
+import io.pagewise.device.Capability;
 import io.pagewise.devices.FileDevice;
 import io.pagewise.devices.MemoryDevice;
 import io.pagewise.devices.NbdDevice;
@@ -62,7 +64,7 @@ class DeviceConventionsTest {
                 assertEquals(4000, vector[1].position(), source.name() + ": a vectored read fills every buffer");
             }
             for (BlockDevice destination : List.of(file, nbd, memory, SyntheticDevices.discard())) {
-                assertTrue(destination.canWrite(), destination.name());
+                assertTrue(destination.capabilities().has(Capability.WRITE), destination.name());
                 ByteBuffer src = ByteBuffer.wrap(data, 10, 5000);
                 destination.write(src, 8192, false);
                 assertEquals(5010, src.position(), destination.name() + ": write moves the position to the limit");
@@ -81,7 +83,7 @@ class DeviceConventionsTest {
         Arrays.fill(ones, (byte) 0xff);
         memory.write(ByteBuffer.wrap(ones), 0, false);
         BlockDevice noZero = new io.pagewise.device.FilterDevice(memory) {
-            @Override public boolean canZero() { return false; }
+            @Override public Capabilities capabilities() { return super.capabilities().without(Capability.ZERO); }
 
             @Override public void zero(long offset, long length, java.util.Set<io.pagewise.device.ZeroFlag> flags)
                     throws java.io.IOException {
@@ -132,7 +134,7 @@ class DeviceConventionsTest {
             @Override public long size() { return SIZE; }
             @Override public void readFully(ByteBuffer dst, long offset) {}
             @Override public void write(ByteBuffer src, long offset, boolean fua) {}
-            @Override public boolean canWrite() { return true; }
+            @Override public Capabilities capabilities() { return Capabilities.of(Capability.WRITE); }
         };
         CopyException e = assertThrows(CopyException.class,
                 () -> new Copier(new CopyOptions()).copy(SyntheticDevices.pattern(SIZE), absolute));

@@ -86,7 +86,7 @@ class ContractTest {
         assertEquals(DeviceException.ENOTSUP, assertThrows(DeviceException.class,
                 () -> minimal.zero(0, 512, ZeroFlag.NONE)).errno());
         assertEquals(List.of(new Extent(0, 8192, false)), minimal.extents(0, 8192, 10));
-        assertTrue(!minimal.canWrite() && !minimal.canZero() && !minimal.canExtents() && !minimal.mayHaveHoles());
+        assertEquals(Capabilities.NONE, minimal.capabilities(), "read-only, and all data");
         assertEquals(1, minimal.minimumBlockSize());
         assertEquals(Integer.MAX_VALUE, minimal.maximumBlockSize());
     }

@@ -9,6 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.pagewise.CacheMode;
 import io.pagewise.Extent;
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.Capabilities;
+import io.pagewise.device.Capability;
 import io.pagewise.device.DeviceException;
 import io.pagewise.device.ZeroFlag;
 import io.pagewise.filters.ReadOnlyFilter;
@@ -17,6 +19,7 @@ import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -31,17 +34,20 @@ class DevicesTest {
     void aCreatedFileStartsZeroedAndAnOpenedOneDoesNot() throws Exception {
         Path path = dir.resolve("new.img");
         try (FileDevice created = FileDevice.create(path, CacheMode.WRITEBACK, 1 << 20)) {
-            assertTrue(created.created() && created.startsZeroed(), created.toString());
+            assertTrue(created.created() && created.capabilities().has(Capability.STARTS_ZEROED), created.toString());
             assertEquals(1 << 20, created.size());
-            assertTrue(created.canWrite() && created.canZero() && created.canFlush());
+            assertTrue(created.capabilities().asSet().containsAll(Set.of(Capability.WRITE, Capability.ZERO,
+                    Capability.FLUSH)), created.capabilities().toString());
         }
         assertThrows(FileAlreadyExistsException.class, () -> FileDevice.create(path, CacheMode.WRITEBACK, 4096));
         try (FileDevice opened = FileDevice.openOrCreate(path, CacheMode.WRITEBACK, 4096)) {
-            assertFalse(opened.created() || opened.startsZeroed(), "an existing file may hold anything");
+            assertFalse(opened.created() || opened.capabilities().has(Capability.STARTS_ZEROED),
+                    "an existing file may hold anything");
             assertEquals(1 << 20, opened.size(), "openOrCreate keeps an existing file's size");
         }
         try (FileDevice readOnly = FileDevice.open(path, CacheMode.WRITEBACK)) {
-            assertFalse(readOnly.canWrite() || readOnly.canZero() || readOnly.canTrim(), "no options means READ");
+            assertEquals(Capabilities.NONE, readOnly.capabilities().without(Capability.EXTENTS, Capability.HOLES,
+                    Capability.CACHE, Capability.MULTI_CONN), "no options means READ");
         }
         IllegalArgumentOrIo.check(() -> FileDevice.open(dir, CacheMode.WRITEBACK), "Is a directory (EISDIR)");
     }
@@ -58,11 +64,12 @@ class DevicesTest {
         pattern.readFully(odd, 13);
         assertArrayEquals(new byte[] {SyntheticDevices.patternByte(13), SyntheticDevices.patternByte(14),
                 SyntheticDevices.patternByte(15)}, odd.array());
-        assertFalse(pattern.canWrite());
+        assertFalse(pattern.capabilities().has(Capability.WRITE));
 
         BlockDevice zero = SyntheticDevices.zero(1 << 16);
         assertEquals(List.of(new Extent(0, 1 << 16, true)), zero.extents(0, 1 << 16, 4));
-        assertTrue(zero.startsZeroed() && zero.canExtents() && !zero.canWrite());
+        assertEquals(Capabilities.of(Capability.STARTS_ZEROED, Capability.EXTENTS, Capability.HOLES,
+                Capability.MULTI_CONN), zero.capabilities());
 
         BlockDevice discard = SyntheticDevices.discard();
         assertEquals(Long.MAX_VALUE, discard.size());
@@ -82,7 +89,7 @@ class DevicesTest {
         assertArrayEquals(new byte[] {1, 0, 0, 4}, back.array());
 
         BlockDevice readOnly = new ReadOnlyFilter(memory);
-        assertFalse(readOnly.canWrite() || readOnly.canZero() || readOnly.canTrim() || readOnly.canFua());
+        assertEquals(Capabilities.of(Capability.MULTI_CONN), readOnly.capabilities());
         assertEquals(DeviceException.EPERM, assertThrows(DeviceException.class,
                 () -> readOnly.write(ByteBuffer.allocate(1), 0, false)).errno());
         assertEquals(DeviceException.EPERM, assertThrows(DeviceException.class,

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.device.Capability;
 import io.pagewise.device.ZeroFlag;
 import io.pagewise.CacheMode;
 import io.pagewise.Native;
@@ -34,18 +35,18 @@ class FileDeviceTest {
         Path path = dir.resolve("full.raw");
         Files.write(path, new byte[1 << 20]);
         try (FileDevice export = FileDevice.open(path, CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE)) {
-            assertFalse(export.mayHaveHoles(), "a fully written file has no holes");
+            assertFalse(export.capabilities().has(Capability.HOLES), "a fully written file has no holes");
             export.trim(0, 65536, false);
-            assertTrue(export.mayHaveHoles(), "TRIM may punch a hole");
+            assertTrue(export.capabilities().has(Capability.HOLES), "TRIM may punch a hole");
         }
         try (FileDevice export = FileDevice.open(path, CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE)) {
-            assertTrue(export.mayHaveHoles(), "the punched hole is found at open");
+            assertTrue(export.capabilities().has(Capability.HOLES), "the punched hole is found at open");
         }
         Path other = dir.resolve("zeroed.raw");
         Files.write(other, new byte[1 << 20]);
         try (FileDevice export = FileDevice.open(other, CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE)) {
             export.zero(0, 65536, ZeroFlag.of(true, false, false));
-            assertTrue(export.mayHaveHoles(), "zeroing may punch a hole");
+            assertTrue(export.capabilities().has(Capability.HOLES), "zeroing may punch a hole");
         }
     }
 
@@ -59,7 +60,8 @@ class FileDeviceTest {
         Files.write(path, data);
         PageCache.evict(path);
         try (FileDevice export = FileDevice.open(path, mode, java.nio.file.StandardOpenOption.READ)) {
-            boolean advertised = export.canCache(); // the server sends SEND_CACHE exactly when this says yes
+            // the server sends SEND_CACHE exactly when this says yes
+            boolean advertised = export.capabilities().has(Capability.CACHE);
             assertEquals(export.file().cacheMode().prefetches(), advertised, "SEND_CACHE for " + export.file().cacheMode());
             long before = PageCache.residency(path).residentPages();
             export.cache(0, 4 << 20); // what NBD_CMD_CACHE runs
@@ -82,7 +84,7 @@ class FileDeviceTest {
             raf.write(1);
         }
         try (FileDevice export = FileDevice.open(path, CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.READ)) {
-            assertTrue(export.mayHaveHoles());
+            assertTrue(export.capabilities().has(Capability.HOLES));
         }
     }
 }

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.Extent;
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.Capability;
 import io.pagewise.device.DeviceException;
 import io.pagewise.device.ZeroFlag;
 import io.pagewise.filters.ReadOnlyFilter;
@@ -85,7 +86,7 @@ class NbdDeviceTest {
         try (NbdServer back = NbdServer.builder().export("", new ReadOnlyFilter(memory)).unixSocket(dir.resolve("b.sock"))
                      .logger(quiet()).start();
              NbdDevice upstream = NbdDevice.connect(back.uri(), 1)) {
-            assertFalse(upstream.canWrite(), "a read-only export is a read-only device");
+            assertFalse(upstream.capabilities().has(Capability.WRITE), "a read-only export is a read-only device");
             try (NbdServer front = NbdServer.builder().export("", upstream).unixSocket(dir.resolve("f.sock"))
                          .logger(quiet()).start();
                  NbdClient client = NbdClient.connect(front.uri())) {

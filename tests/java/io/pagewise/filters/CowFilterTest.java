@@ -9,6 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.Extent;
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.Capabilities;
+import io.pagewise.device.Capability;
 import io.pagewise.device.FilterDevice;
 import io.pagewise.device.ZeroFlag;
 import io.pagewise.devices.MemoryDevice;
@@ -43,7 +45,9 @@ class CowFilterTest {
         memory.write(ByteBuffer.wrap(content), 0, false);
         return new ReadOnlyFilter(new FilterDevice(memory) {
             @Override
-            public boolean canExtents() { return true; }
+            public Capabilities capabilities() {
+                return super.capabilities().with(Capability.EXTENTS, Capability.HOLES);
+            }
 
             @Override
             public List<Extent> extents(long offset, long length, int maxExtents) {
@@ -239,9 +243,9 @@ class CowFilterTest {
     @Test
     void capabilitiesAreAWritableDiskOverAReadOnlyBase() throws IOException {
         try (CowFilter cow = CowFilter.temporary(base(new byte[SIZE]), BLOCK)) {
-            assertTrue(cow.canWrite() && cow.canZero() && cow.canTrim() && cow.canFlush() && cow.canFua());
-            assertTrue(cow.canExtents() && cow.canMultiConn());
-            assertFalse(cow.startsZeroed(), "a memory base does not say it starts zeroed");
+            // a memory base does not say it starts zeroed
+            assertEquals(Capabilities.WRITES.with(Capability.EXTENTS, Capability.HOLES, Capability.MULTI_CONN),
+                    cow.capabilities());
             assertEquals(BLOCK, cow.preferredBlockSize());
         }
         IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,

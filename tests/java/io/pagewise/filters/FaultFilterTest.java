@@ -125,9 +125,7 @@ class FaultFilterTest {
     void queriesAreForwarded() {
         BlockDevice memory = new ReadOnlyFilter(new MemoryDevice(SIZE));
         FaultFilter faulty = FaultFilter.wrap(memory).fail(1.0).build();
-        assertEquals(memory.canWrite(), faulty.canWrite());
-        assertEquals(memory.canMultiConn(), faulty.canMultiConn());
-        assertEquals(memory.canExtents(), faulty.canExtents());
+        assertEquals(memory.capabilities(), faulty.capabilities());
         assertEquals(SIZE, assertDoesNotFail(faulty));
     }
 

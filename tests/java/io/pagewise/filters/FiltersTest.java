@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.Capabilities;
+import io.pagewise.device.Capability;
 import io.pagewise.device.DeviceException;
 import io.pagewise.device.FilterDevice;
 import io.pagewise.devices.MemoryDevice;
@@ -81,7 +83,9 @@ class FiltersTest {
         MemoryDevice memory = new MemoryDevice(1 << 20);
         BlockDevice holes = new FilterDevice(memory) {
             @Override
-            public boolean canExtents() { return true; }
+            public Capabilities capabilities() {
+                return super.capabilities().with(Capability.EXTENTS, Capability.HOLES);
+            }
 
             @Override
             public List<io.pagewise.Extent> extents(long offset, long length, int max) {
@@ -90,10 +94,10 @@ class FiltersTest {
         };
         BlockDevice hidden = Filters.apply(holes, List.of("noextents"));
         assertEquals(List.of(new io.pagewise.Extent(0, 4096, false)), hidden.extents(0, 4096, 10));
-        assertTrue(!hidden.canExtents() && !hidden.mayHaveHoles());
+        assertTrue(!hidden.capabilities().has(Capability.EXTENTS) && !hidden.capabilities().has(Capability.HOLES));
 
         BlockDevice none = Filters.apply(memory, List.of("nozero"));
-        assertTrue(!none.canZero() && !none.canFastZero());
+        assertTrue(!none.capabilities().has(Capability.ZERO) && !none.capabilities().has(Capability.FAST_ZERO));
         assertThrows(DeviceException.class, () -> none.zero(0, 10, io.pagewise.device.ZeroFlag.NONE));
 
         memory.write(ByteBuffer.wrap(new byte[] {1, 2, 3, 4}), 100, false);
@@ -111,7 +115,7 @@ class FiltersTest {
             }
         };
         BlockDevice emulated = Filters.apply(counted, List.of("nozero:mode=emulate"));
-        assertTrue(emulated.canZero() && !emulated.canFastZero());
+        assertTrue(emulated.capabilities().has(Capability.ZERO) && !emulated.capabilities().has(Capability.FAST_ZERO));
         emulated.zero(0, (1 << 20) + 0, io.pagewise.device.ZeroFlag.TRIM);
         ByteBuffer check = ByteBuffer.allocate(4);
         memory.readFully(check, 100);

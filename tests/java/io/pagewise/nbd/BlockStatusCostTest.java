@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.Capabilities;
+import io.pagewise.device.Capability;
 import io.pagewise.devices.FileDevice;
 import io.pagewise.CacheMode;
 import io.pagewise.Extent;
@@ -91,8 +93,8 @@ class BlockStatusCostTest {
         }
 
         @Override
-        public boolean canExtents() {
-            return true;
+        public Capabilities capabilities() {
+            return Capabilities.of(Capability.EXTENTS, Capability.HOLES);
         }
     }
 

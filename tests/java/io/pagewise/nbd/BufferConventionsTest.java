@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.Capabilities;
+import io.pagewise.device.Capability;
 import io.pagewise.device.DeviceException;
 import io.pagewise.device.ZeroFlag;
 import io.pagewise.devices.FileDevice;
@@ -168,7 +170,7 @@ class BufferConventionsTest {
                 throw new DeviceException(DeviceException.ENOSPC, "full");
             }
 
-            @Override public boolean canWrite() { return true; }
+            @Override public Capabilities capabilities() { return Capabilities.of(Capability.WRITE); }
         };
         try (NbdServer server = NbdServer.builder().export("", failing).unixSocket(dir.resolve("s.sock"))
                 .logger(new io.pagewise.testing.RecordingLogger(null, System.Logger.Level.INFO)).start();
@@ -239,7 +241,7 @@ class BufferConventionsTest {
                 memory.write(src.duplicate(), offset, fua);
             }
 
-            @Override public boolean canWrite() { return true; }
+            @Override public Capabilities capabilities() { return Capabilities.of(Capability.WRITE); }
 
             @Override public String toString() { return "absolute"; }
         };
@@ -294,6 +296,6 @@ class BufferConventionsTest {
             memory.write(src, offset, fua);
         }
 
-        @Override public boolean canWrite() { return true; }
+        @Override public Capabilities capabilities() { return Capabilities.of(Capability.WRITE); }
     }
 }

@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.pagewise.CacheMode;
 import io.pagewise.Extent;
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.Capabilities;
+import io.pagewise.device.Capability;
 import io.pagewise.device.ZeroFlag;
 import io.pagewise.devices.FileDevice;
 import io.pagewise.internal.Errno;
@@ -260,15 +262,11 @@ class ErrorReplyTextTest {
             throw Errno.exception(-Errno.EINVAL, "lseek", file, offset, length);
         }
 
-        @Override public boolean canWrite() { return true; }
-
-        @Override public boolean canFlush() { return true; }
-
-        @Override public boolean canTrim() { return true; }
-
-        @Override public boolean canZero() { return true; }
-
-        @Override public boolean canExtents() { return true; }
+        @Override
+        public Capabilities capabilities() {
+            return Capabilities.of(Capability.WRITE, Capability.FLUSH, Capability.TRIM, Capability.ZERO,
+                    Capability.EXTENTS, Capability.HOLES);
+        }
 
         @Override public String name() { return file.toString(); }
     }

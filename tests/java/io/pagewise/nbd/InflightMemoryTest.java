@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.Capabilities;
+import io.pagewise.device.Capability;
 import io.pagewise.devices.FileDevice;
 import io.pagewise.devices.MemoryDevice;
 import io.pagewise.CacheMode;
@@ -183,9 +185,8 @@ class InflightMemoryTest {
             memory.write(src, offset, fua);
         }
 
-        @Override public boolean canWrite() { return true; }
-
-        @Override public boolean canMultiConn() { return true; }
+        @Override
+        public Capabilities capabilities() { return Capabilities.of(Capability.WRITE, Capability.MULTI_CONN); }
     }
 
     @Test

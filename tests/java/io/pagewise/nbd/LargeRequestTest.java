@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.Capabilities;
+import io.pagewise.device.Capability;
 import io.pagewise.devices.FileDevice;
 import io.pagewise.CacheMode;
 import io.pagewise.nbd.wire.Protocol;
@@ -257,8 +259,8 @@ class LargeRequestTest {
         }
 
         @Override
-        public boolean canWrite() {
-            return true;
+        public Capabilities capabilities() {
+            return Capabilities.of(Capability.WRITE);
         }
 
         @Override

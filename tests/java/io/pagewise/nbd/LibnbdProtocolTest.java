@@ -1,6 +1,8 @@
 package io.pagewise.nbd;
 
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.Capabilities;
+import io.pagewise.device.Capability;
 import io.pagewise.devices.MemoryDevice;
 import io.pagewise.testing.ExternalTools;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -103,8 +105,8 @@ class LibnbdProtocolTest {
         }
 
         @Override
-        public boolean canWrite() {
-            return true;
+        public Capabilities capabilities() {
+            return Capabilities.of(Capability.WRITE);
         }
     }
 

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.device.BlockDevice;
+import io.pagewise.device.Capabilities;
+import io.pagewise.device.Capability;
 import io.pagewise.device.DeviceException;
 import io.pagewise.device.ZeroFlag;
 import java.io.IOException;
@@ -40,7 +42,7 @@ class NbdErrorTest {
             throw new DeviceException(DeviceException.ENOSPC, "quota reached");
         }
 
-        @Override public boolean canWrite() { return true; }
+        @Override public Capabilities capabilities() { return Capabilities.of(Capability.WRITE); }
     }
 
     /** Forwards reads and writes to another server; refuses zeroing with ENOTSUP as a fast-zero-only export would. */
@@ -68,9 +70,8 @@ class NbdErrorTest {
             throw new DeviceException(DeviceException.ENOTSUP, "this export only zeroes fast, and it cannot");
         }
 
-        @Override public boolean canWrite() { return true; }
-
-        @Override public boolean canZero() { return true; }
+        @Override
+        public Capabilities capabilities() { return Capabilities.of(Capability.WRITE, Capability.ZERO); }
     }
 
     @Test
