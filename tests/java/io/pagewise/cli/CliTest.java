@@ -20,11 +20,6 @@ class CliTest {
     @TempDir
     Path dir;
 
-
-    private static CommandRun run(String... args) {
-        return CommandRun.of(args);
-    }
-
     private Path file(String name, int size) throws Exception {
         Path path = dir.resolve(name);
         byte[] data = new byte[size];
@@ -36,7 +31,7 @@ class CliTest {
     @Test
     void helpPrintsUsageAndSucceeds() {
         for (String flag : new String[] {"--help", "-h", "help"}) {
-            CommandRun r = run(flag);
+            CommandRun r = CommandRun.of(flag);
             assertEquals(0, r.status(), flag);
             assertTrue(r.out().startsWith("usage: pagewise COMMAND"), r.out());
             assertTrue(r.out().contains("cachestats FILE") && r.out().contains("evict FILE"), r.out());
@@ -48,15 +43,15 @@ class CliTest {
     void fileCommandsTakeNoOptions() throws Exception {
         Path a = file("a.img", 4096);
         for (String command : new String[] {"cachestats", "evict"}) {
-            CommandRun unknown = run(command, "--frob", a.toString());
+            CommandRun unknown = CommandRun.of(command, "--frob", a.toString());
             assertEquals(2, unknown.status(), unknown.err());
             assertTrue(unknown.err().contains("unknown option '--frob'") && unknown.err().contains("usage: pagewise " + command),
                     unknown.err());
-            CommandRun help = run(command, "--help");
+            CommandRun help = CommandRun.of(command, "--help");
             assertEquals(0, help.status(), help.err());
             assertTrue(help.out().startsWith("usage: pagewise " + command), help.out());
         }
-        CommandRun r = run("cachestats", "--", a.toString());
+        CommandRun r = CommandRun.of("cachestats", "--", a.toString());
         assertEquals(0, r.status(), r.err());
         assertTrue(r.out().startsWith(a + ": "), r.out());
     }
@@ -71,7 +66,7 @@ class CliTest {
 
     @Test
     void noArgumentsIsAUsageError() {
-        CommandRun r = run();
+        CommandRun r = CommandRun.of();
         assertEquals(2, r.status());
         assertTrue(r.err().contains("usage: pagewise"), r.err());
         assertEquals("", r.out());
@@ -80,7 +75,7 @@ class CliTest {
     @Test
     void versionPrintsTheVersionAndNativeStatus() {
         for (String flag : new String[] {"--version", "-V"}) {
-            CommandRun r = run(flag);
+            CommandRun r = CommandRun.of(flag);
             assertEquals(0, r.status());
             String line = r.out().strip();
             assertTrue(line.matches("pagewise \\d+\\.\\d+\\.\\d+\\S* \\(native library: .*\\)"),
@@ -97,7 +92,7 @@ class CliTest {
         int page = PageCache.pageSize();
         PageCache.touch(a);
         PageCache.evict(b);
-        CommandRun r = run("cachestats", a.toString(), b.toString());
+        CommandRun r = CommandRun.of("cachestats", a.toString(), b.toString());
         assertEquals(0, r.status(), r.err());
         assertEquals("", r.err());
         String[] lines = r.out().split("\n");
@@ -113,11 +108,11 @@ class CliTest {
         Path a = file("evict.img", SIZE);
         PageCache.touch(a);
         assertEquals(100.0, PageCache.residency(a).percent(), "touched first");
-        CommandRun r = run("evict", a.toString());
+        CommandRun r = CommandRun.of("evict", a.toString());
         assertEquals(0, r.status(), r.err());
         assertEquals("evicted " + a, r.out().strip());
         assertEquals(0, PageCache.residency(a).residentPages());
-        CommandRun stats = run("cachestats", a.toString());
+        CommandRun stats = CommandRun.of("cachestats", a.toString());
         assertTrue(stats.out().contains(": 0/" + SIZE / PageCache.pageSize() + " pages resident (0.0%)"), stats.out());
     }
 
@@ -126,7 +121,7 @@ class CliTest {
         Path missing = dir.resolve("missing.img");
         Path present = file("present.img", 4096);
         for (String command : new String[] {"cachestats", "evict"}) {
-            CommandRun r = run(command, missing.toString(), present.toString());
+            CommandRun r = CommandRun.of(command, missing.toString(), present.toString());
             assertEquals(1, r.status(), command);
             assertTrue(r.err().startsWith("pagewise " + command + ": "), r.err());
             assertTrue(r.err().contains(missing.toString()) && r.err().contains("No such file"), r.err());
@@ -138,7 +133,7 @@ class CliTest {
     @Test
     void aCommandWithoutFilesIsAUsageError() {
         for (String command : new String[] {"cachestats", "evict"}) {
-            CommandRun r = run(command);
+            CommandRun r = CommandRun.of(command);
             assertEquals(2, r.status(), command);
             assertTrue(r.err().contains("no FILE given") && r.err().contains("usage: pagewise " + command), r.err());
         }
@@ -146,7 +141,7 @@ class CliTest {
 
     @Test
     void anUnknownCommandIsAUsageError() {
-        CommandRun r = run("frobnicate", "x");
+        CommandRun r = CommandRun.of("frobnicate", "x");
         assertEquals(2, r.status());
         assertTrue(r.err().startsWith("pagewise: unknown command 'frobnicate'"), r.err());
         assertTrue(r.err().contains("usage: pagewise"), r.err());

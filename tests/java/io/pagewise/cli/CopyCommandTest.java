@@ -41,14 +41,12 @@ class CopyCommandTest {
     @TempDir
     Path dir;
 
-
     private static CommandRun copy(String... args) {
         return CommandRun.command("copy", args);
     }
 
     private static void copyOk(String... args) {
-        CommandRun r = copy(args);
-        assertEquals(0, r.status(), "pagewise copy " + String.join(" ", args) + "\n" + r.err());
+        copy(args).assertOk();
     }
 
     /** A sparse image: random data islands, the rest holes. */
@@ -407,11 +405,8 @@ class CopyCommandTest {
                 && firstLine(destination).contains("--force-raw"), destination.err());
         assertTrue(java.util.Arrays.equals(before, Files.readAllBytes(qcow2)), "the refused copy changed " + qcow2);
         ExternalTools.run(30, "qemu-img", "check", qcow2.toString()).assertOk("qemu-img check after the refusal");
-        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
-        int fromInput = CopyCommand.run(List.of("-", qcow2.toString()), new java.io.ByteArrayInputStream(new byte[4096]),
-                java.io.OutputStream.nullOutputStream(), System.out, new java.io.PrintStream(err, true));
-        assertEquals(2, fromInput, err.toString());
-        assertTrue(err.toString().contains("DST " + qcow2 + " starts with a QCOW2 signature"), err.toString());
+        CommandRun fromInput = CommandRun.withInput(new byte[4096], "copy", "-", qcow2.toString()).assertStatus(2);
+        assertTrue(fromInput.err().contains("DST " + qcow2 + " starts with a QCOW2 signature"), fromInput.err());
         assertTrue(java.util.Arrays.equals(before, Files.readAllBytes(qcow2)), "standard input went into " + qcow2);
 
         copyOk("--force-raw", qcow2.toString(), raw.toString());

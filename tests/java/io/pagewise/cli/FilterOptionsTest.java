@@ -9,8 +9,6 @@ import io.pagewise.testing.ExternalTools;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -22,11 +20,6 @@ import org.junit.jupiter.api.io.TempDir;
 class FilterOptionsTest {
     @TempDir
     Path dir;
-
-
-    private static CommandRun pagewise(String... args) {
-        return CommandRun.of(args);
-    }
 
     private Path randomFile(String name, int size) throws IOException {
         byte[] data = new byte[size];
@@ -53,24 +46,24 @@ class FilterOptionsTest {
                 "except nbd.Error as e:",
                 "    assert e.errno in (errno.EPERM, 'EPERM'), e.errno",
                 ""));
-        CommandRun outcome = pagewise("serve", "--filter=readonly", "--run", python + " " + script, file.toString());
+        CommandRun outcome = CommandRun.of("serve", "--filter=readonly", "--run", python + " " + script, file.toString());
         assertEquals(0, outcome.status(), outcome.out() + outcome.err());
         assertArrayEquals(before, Files.readAllBytes(file));
 
-        CommandRun unfiltered = pagewise("serve", "--run", python + " " + script, file.toString());
+        CommandRun unfiltered = CommandRun.of("serve", "--run", python + " " + script, file.toString());
         assertTrue(unfiltered.status() != 0, "without the filter the write goes through: " + unfiltered.err());
     }
 
     @Test
     void serveRefusesAnUnknownFilterAndParametersAFilterDoesNotTake() {
         Path never = dir.resolve("never.img");
-        CommandRun unknown = pagewise("serve", "--filter=frob", "--create=1M", never.toString());
+        CommandRun unknown = CommandRun.of("serve", "--filter=frob", "--create=1M", never.toString());
         assertEquals(2, unknown.status(), unknown.err());
         assertTrue(unknown.err().contains("pagewise serve: --filter=frob: unknown filter 'frob': expected one of cow, error, delay"),
                 unknown.err());
         assertFalse(Files.exists(never), "a usage error must not create the file");
 
-        CommandRun parameters = pagewise("serve", "--filter=readonly:speed=1", "--run", "exit 7", "--create=1M",
+        CommandRun parameters = CommandRun.of("serve", "--filter=readonly:speed=1", "--run", "exit 7", "--create=1M",
                 never.toString());
         assertEquals(2, parameters.status(), parameters.err());
         assertTrue(parameters.err().contains("pagewise serve: --filter: filter readonly: unknown parameter speed=1 (it takes none)"),
@@ -79,9 +72,7 @@ class FilterOptionsTest {
     }
 
     private static CommandRun copy(String... args) {
-        List<String> all = new ArrayList<>(List.of("copy"));
-        all.addAll(List.of(args));
-        return pagewise(all.toArray(String[]::new));
+        return CommandRun.command("copy", args);
     }
 
     @Test

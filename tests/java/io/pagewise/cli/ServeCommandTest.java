@@ -13,7 +13,6 @@ import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import io.pagewise.CacheMode;
@@ -29,7 +28,6 @@ import org.junit.jupiter.params.provider.CsvSource;
 class ServeCommandTest {
     @TempDir
     Path dir;
-
 
     private static CommandRun serve(String... args) {
         return CommandRun.command("serve", args);
@@ -332,10 +330,7 @@ class ServeCommandTest {
 
     /** Starts {@code pagewise serve} in a JVM of its own, as bin/pagewise would. */
     private static Process child(Path workDir, String... args) throws IOException {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "-cp", Path.of(System.getProperty("user.dir"), "target", "classes").toString(), "io.pagewise.cli.Main", "serve"));
-        command.addAll(List.of(args));
-        return new ProcessBuilder(command).directory(workDir.toFile()).redirectError(workDir.resolve("stderr.txt").toFile()).start();
+        return new ProcessBuilder(CommandRun.inOwnJvm("serve", args)).directory(workDir.toFile()).redirectError(workDir.resolve("stderr.txt").toFile()).start();
     }
 
     private static void awaitFile(Path path, Process process) throws InterruptedException {

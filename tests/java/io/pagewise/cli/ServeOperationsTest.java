@@ -35,7 +35,6 @@ class ServeOperationsTest {
     @TempDir
     Path dir;
 
-
     private static CommandRun serve(String... args) {
         return CommandRun.command("serve", args);
     }
@@ -60,11 +59,7 @@ class ServeOperationsTest {
 
     /** The command that starts {@code pagewise serve} in a JVM of its own, as bin/pagewise would. */
     private static List<String> serveCommand(String... args) {
-        // As java -jar with the jar's manifest (Enable-Native-Access): no JVM warning on JDK 24+; JDK 17 takes it too.
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "-cp", Path.of(System.getProperty("user.dir"), "target", "classes").toString(), "io.pagewise.cli.Main", "serve"));
-        command.addAll(List.of(args));
-        return command;
+        return CommandRun.inOwnJvm("serve", args);
     }
 
     private Process start(List<String> command) throws IOException {
