@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertAll;
 
 import io.pagewise.Fixtures.BufferKind;
 import io.pagewise.testing.ExternalTools;
+import io.pagewise.testing.LazyFsExtension;
 import io.pagewise.testing.LazyFsMount;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -14,10 +15,8 @@ import java.nio.channels.FileChannel;
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -30,25 +29,12 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class PowerLossTest {
+    @RegisterExtension
+    static final LazyFsExtension LAZYFS = new LazyFsExtension();
+
     private static final int BLOCK = 64 << 10;
     private static final int BLOCKS = 16;
     private static final AtomicInteger FILES = new AtomicInteger();
-
-    @TempDir
-    static java.nio.file.Path dir;
-    private static LazyFsMount lazyfs;
-
-    @BeforeAll
-    static void mount() throws Exception {
-        lazyfs = LazyFsMount.mount(dir);
-    }
-
-    @AfterAll
-    static void unmount() {
-        if (lazyfs != null) lazyfs.close();
-    }
-
-
 
     /**
      * A new file on the mount holding old, durable data (written and fsynced through the mount, so LazyFS also has
@@ -57,7 +43,7 @@ class PowerLossTest {
      */
     private static String durableFile(byte[] old) throws IOException {
         String name = "file-" + FILES.incrementAndGet();
-        try (FileChannel channel = FileChannel.open(lazyfs.file(name), CREATE_NEW, WRITE)) {
+        try (FileChannel channel = FileChannel.open(LAZYFS.mount().file(name), CREATE_NEW, WRITE)) {
             channel.write(ByteBuffer.wrap(old), 0);
             channel.force(true);
         }
@@ -66,7 +52,7 @@ class PowerLossTest {
 
     private static StorageFile open(String name, CacheMode mode) throws IOException {
         if (mode.needsNative()) ExternalTools.requireNativeLibrary();
-        return StorageFile.open(lazyfs.file(name), mode, READ, WRITE);
+        return StorageFile.open(LAZYFS.mount().file(name), mode, READ, WRITE);
     }
 
     private static byte[] block(byte[] data, int b) {
@@ -76,6 +62,7 @@ class PowerLossTest {
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#durableModes")
     void fuaWritesSurvive(CacheMode mode) throws Exception {
+        LazyFsMount lazyfs = LAZYFS.mount();
         String name = durableFile(Fixtures.random(1, BLOCKS * BLOCK));
         byte[] fresh = Fixtures.random(2, BLOCKS * BLOCK);
         try (StorageFile file = open(name, mode)) {
@@ -88,6 +75,7 @@ class PowerLossTest {
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#durableModes")
     void writesBeforeAFlushSurvive(CacheMode mode) throws Exception {
+        LazyFsMount lazyfs = LAZYFS.mount();
         String name = durableFile(Fixtures.random(3, BLOCKS * BLOCK));
         byte[] fresh = Fixtures.random(4, BLOCKS * BLOCK);
         try (StorageFile file = open(name, mode)) {
@@ -101,6 +89,7 @@ class PowerLossTest {
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#durableModes")
     void zerosBeforeAFlushSurvive(CacheMode mode) throws Exception {
+        LazyFsMount lazyfs = LAZYFS.mount();
         byte[] expected = Fixtures.random(5, BLOCKS * BLOCK);
         String name = durableFile(expected);
         try (StorageFile file = open(name, mode)) {
@@ -131,6 +120,7 @@ class PowerLossTest {
     }
 
     private static void largeWrites(CacheMode mode, boolean fua) throws Exception {
+        LazyFsMount lazyfs = LAZYFS.mount();
         int large = 1 << 20;
         int blocks = 4;
         String name = durableFile(Fixtures.random(20, blocks * large));
@@ -149,6 +139,7 @@ class PowerLossTest {
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#everyWriteModes")
     void everyWriteSurvives(CacheMode mode) throws Exception {
+        LazyFsMount lazyfs = LAZYFS.mount();
         String name = durableFile(Fixtures.random(6, BLOCKS * BLOCK));
         byte[] fresh = Fixtures.random(7, BLOCKS * BLOCK);
         try (StorageFile file = open(name, mode)) {
@@ -162,6 +153,7 @@ class PowerLossTest {
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#everyWriteModes")
     void everyZeroSurvives(CacheMode mode) throws Exception {
+        LazyFsMount lazyfs = LAZYFS.mount();
         String name = durableFile(new byte[0]);
         byte[] expected = Fixtures.random(8, BLOCKS * BLOCK);
         try (StorageFile file = open(name, mode)) {
@@ -184,6 +176,7 @@ class PowerLossTest {
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#everyWriteModes")
     void everyTrimSurvives(CacheMode mode) throws Exception {
+        LazyFsMount lazyfs = LAZYFS.mount();
         String name = durableFile(new byte[0]);
         byte[] before;
         try (StorageFile file = open(name, mode)) {
@@ -211,6 +204,7 @@ class PowerLossTest {
     }
 
     private static void unalignedAppends(CacheMode mode, boolean fua) throws Exception {
+        LazyFsMount lazyfs = LAZYFS.mount();
         byte[] old = Fixtures.random(10, 8192);
         String atEnd = durableFile(old);
         String across = durableFile(old);

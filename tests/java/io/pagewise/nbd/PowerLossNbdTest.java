@@ -11,6 +11,7 @@ import io.pagewise.devices.FileDevice;
 import io.pagewise.CacheMode;
 import io.pagewise.nbd.client.RawConnection;
 import io.pagewise.testing.ExternalTools;
+import io.pagewise.testing.LazyFsExtension;
 import io.pagewise.testing.LazyFsMount;
 import io.pagewise.testing.RecordingLogger;
 import java.io.IOException;
@@ -19,15 +20,13 @@ import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.SocketChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -43,25 +42,15 @@ import io.pagewise.nbd.client.NbdClient;
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class PowerLossNbdTest {
+    @RegisterExtension
+    static final LazyFsExtension LAZYFS = new LazyFsExtension();
+
     private static final int BLOCK = 64 << 10;
     private static final int BLOCKS = 64;
     private static final AtomicInteger FILES = new AtomicInteger();
 
     @TempDir
     static Path dir;
-    private static LazyFsMount lazyfs;
-
-    @BeforeAll
-    static void mount() throws Exception {
-        lazyfs = LazyFsMount.mount(dir);
-    }
-
-    @AfterAll
-    static void unmount() {
-        if (lazyfs != null) lazyfs.close();
-    }
-
-
 
     private static byte[] random(long seed, int length) {
         byte[] data = new byte[length];
@@ -78,6 +67,7 @@ class PowerLossNbdTest {
         final NbdClient client;
 
         Served(CacheMode mode, byte[] old) throws IOException {
+            LazyFsMount lazyfs = LAZYFS.mount();
             if (mode.needsNative()) ExternalTools.requireNativeLibrary();
             try (FileChannel channel = FileChannel.open(lazyfs.file(name), CREATE_NEW, WRITE)) {
                 channel.write(ByteBuffer.wrap(old), 0);
@@ -136,6 +126,7 @@ class PowerLossNbdTest {
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#durableModes")
     void fuaWritesSurvive(CacheMode mode) throws Exception {
+        LazyFsMount lazyfs = LAZYFS.mount();
         byte[] fresh = random(2, BLOCKS * BLOCK);
         String name;
         try (Served served = new Served(mode, random(1, BLOCKS * BLOCK))) {
@@ -149,6 +140,7 @@ class PowerLossNbdTest {
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#durableModes")
     void writesBeforeAFlushSurvive(CacheMode mode) throws Exception {
+        LazyFsMount lazyfs = LAZYFS.mount();
         byte[] fresh = random(4, BLOCKS * BLOCK);
         String name;
         try (Served served = new Served(mode, random(3, BLOCKS * BLOCK))) {
@@ -163,6 +155,7 @@ class PowerLossNbdTest {
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#durableModes")
     void writeZeroesWithFuaSurvives(CacheMode mode) throws Exception {
+        LazyFsMount lazyfs = LAZYFS.mount();
         byte[] expected = random(5, BLOCKS * BLOCK);
         String name;
         try (Served served = new Served(mode, expected)) {
@@ -181,6 +174,7 @@ class PowerLossNbdTest {
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#everyWriteModes")
     void everyWriteSurvives(CacheMode mode) throws Exception {
+        LazyFsMount lazyfs = LAZYFS.mount();
         byte[] fresh = random(7, BLOCKS * BLOCK);
         String name;
         try (Served served = new Served(mode, random(6, BLOCKS * BLOCK))) {
@@ -195,6 +189,7 @@ class PowerLossNbdTest {
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#everyWriteModes")
     void everyWriteZeroesSurvives(CacheMode mode) throws Exception {
+        LazyFsMount lazyfs = LAZYFS.mount();
         byte[] expected = random(8, BLOCKS * BLOCK);
         String name;
         try (Served served = new Served(mode, expected)) {
