@@ -2,6 +2,7 @@ package io.pagewise.nbd;
 
 import static io.pagewise.nbd.wire.Protocol.CMD_FLAG_FUA;
 import static io.pagewise.nbd.wire.Protocol.CMD_WRITE_ZEROES;
+import static io.pagewise.testing.TestData.random;
 import static java.nio.file.StandardOpenOption.CREATE_NEW;
 import static java.nio.file.StandardOpenOption.WRITE;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -22,7 +23,6 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Path;
 import java.util.Arrays;
-import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Timeout;
@@ -51,12 +51,6 @@ class PowerLossNbdTest {
 
     @TempDir
     static Path dir;
-
-    private static byte[] random(long seed, int length) {
-        byte[] data = new byte[length];
-        new Random(seed).nextBytes(data);
-        return data;
-    }
 
     /** A served file on the mount, its old data durable (written and fsynced), and a client connected to it. */
     private static final class Served implements AutoCloseable {

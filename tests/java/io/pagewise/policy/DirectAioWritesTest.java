@@ -1,5 +1,6 @@
 package io.pagewise.policy;
 
+import static io.pagewise.testing.TestData.random;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -19,7 +20,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Random;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -246,9 +246,4 @@ class DirectAioWritesTest {
         return got.array();
     }
 
-    private static byte[] random(long seed, int length) {
-        byte[] bytes = new byte[length];
-        new Random(seed).nextBytes(bytes);
-        return bytes;
-    }
 }

@@ -1,5 +1,6 @@
 package io.pagewise.testing;
 
+import static io.pagewise.testing.TestData.random;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -14,7 +15,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
-import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -36,12 +36,6 @@ class LazyFsMountTest {
 
     @TempDir
     static Path dir;
-
-    private static byte[] random(long seed, int length) {
-        byte[] data = new byte[length];
-        new Random(seed).nextBytes(data);
-        return data;
-    }
 
     @Test
     void aCutLosesUnsyncedWritesAndKeepsSyncedOnes() throws Exception {
