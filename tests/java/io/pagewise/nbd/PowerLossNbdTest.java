@@ -117,83 +117,77 @@ class PowerLossNbdTest {
         }
     }
 
+    /** What a test sends to the served file before the power is cut. */
+    private interface Requests {
+        void to(Served served) throws Exception;
+    }
+
+    /**
+     * Serves a file holding old, sends the requests, cuts the power with the server still up, and checks that
+     * expected survived.
+     */
+    private static void assertCutKeeps(CacheMode mode, byte[] old, Requests requests, byte[] expected, String what)
+            throws Exception {
+        LazyFsMount lazyfs = LAZYFS.mount();
+        String name;
+        try (Served served = new Served(mode, old)) {
+            name = served.name;
+            requests.to(served);
+            lazyfs.powerCut();
+        }
+        lazyfs.assertSurvived(name, expected, BLOCK, mode + ": " + what);
+    }
+
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#durableModes")
     void fuaWritesSurvive(CacheMode mode) throws Exception {
-        LazyFsMount lazyfs = LAZYFS.mount();
         byte[] fresh = random(2, BLOCKS * BLOCK);
-        String name;
-        try (Served served = new Served(mode, random(1, BLOCKS * BLOCK))) {
-            name = served.name;
-            served.writeBlocks(fresh, true);
-            lazyfs.powerCut();
-        }
-        lazyfs.assertSurvived(name, fresh, BLOCK, mode + ": " + BLOCKS + " NBD writes with FUA");
+        assertCutKeeps(mode, random(1, BLOCKS * BLOCK), served -> served.writeBlocks(fresh, true), fresh,
+                BLOCKS + " NBD writes with FUA");
     }
 
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#durableModes")
     void writesBeforeAFlushSurvive(CacheMode mode) throws Exception {
-        LazyFsMount lazyfs = LAZYFS.mount();
         byte[] fresh = random(4, BLOCKS * BLOCK);
-        String name;
-        try (Served served = new Served(mode, random(3, BLOCKS * BLOCK))) {
-            name = served.name;
+        assertCutKeeps(mode, random(3, BLOCKS * BLOCK), served -> {
             served.writeBlocks(fresh, false);
             served.client.flush();
-            lazyfs.powerCut();
-        }
-        lazyfs.assertSurvived(name, fresh, BLOCK, mode + ": " + BLOCKS + " NBD writes, then FLUSH");
+        }, fresh, BLOCKS + " NBD writes, then FLUSH");
     }
 
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#durableModes")
     void writeZeroesWithFuaSurvives(CacheMode mode) throws Exception {
-        LazyFsMount lazyfs = LAZYFS.mount();
         byte[] expected = random(5, BLOCKS * BLOCK);
-        String name;
-        try (Served served = new Served(mode, expected)) {
-            name = served.name;
+        assertCutKeeps(mode, expected, served -> {
             long[][] zeroed = new long[BLOCKS / 2][];
             for (int b = 0; b < BLOCKS; b += 2) {
                 zeroed[b / 2] = new long[] {(long) b * BLOCK, BLOCK};
                 Arrays.fill(expected, b * BLOCK, (b + 1) * BLOCK, (byte) 0);
             }
             served.writeZeroesFua(zeroed);
-            lazyfs.powerCut();
-        }
-        lazyfs.assertSurvived(name, expected, BLOCK, mode + ": every other block WRITE_ZEROES with FUA");
+        }, expected, "every other block WRITE_ZEROES with FUA");
     }
 
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#everyWriteModes")
     void everyWriteSurvives(CacheMode mode) throws Exception {
-        LazyFsMount lazyfs = LAZYFS.mount();
         byte[] fresh = random(7, BLOCKS * BLOCK);
-        String name;
-        try (Served served = new Served(mode, random(6, BLOCKS * BLOCK))) {
-            name = served.name;
-            served.writeBlocks(fresh, false);
-            lazyfs.powerCut();
-        }
-        lazyfs.assertSurvived(name, fresh, BLOCK, mode + ": " + BLOCKS + " plain NBD writes");
+        assertCutKeeps(mode, random(6, BLOCKS * BLOCK), served -> served.writeBlocks(fresh, false), fresh,
+                BLOCKS + " plain NBD writes");
     }
 
     /** Issue 19 point 5 over NBD: in these modes a WRITE_ZEROES without FUA is durable once acknowledged. */
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#everyWriteModes")
     void everyWriteZeroesSurvives(CacheMode mode) throws Exception {
-        LazyFsMount lazyfs = LAZYFS.mount();
         byte[] expected = random(8, BLOCKS * BLOCK);
-        String name;
-        try (Served served = new Served(mode, expected)) {
-            name = served.name;
+        assertCutKeeps(mode, expected, served -> {
             for (int b = 0; b < BLOCKS; b += 2) {
                 served.client.zero((long) b * BLOCK, BLOCK, b % 4 == 0 ? ZeroFlag.NONE : ZeroFlag.TRIM);
                 Arrays.fill(expected, b * BLOCK, (b + 1) * BLOCK, (byte) 0);
             }
-            lazyfs.powerCut();
-        }
-        lazyfs.assertSurvived(name, expected, BLOCK, mode + ": every other block WRITE_ZEROES without FUA");
+        }, expected, "every other block WRITE_ZEROES without FUA");
     }
 }
