@@ -47,10 +47,7 @@ class DirectAioWritesTest {
     @EnumSource(value = CacheMode.class, names = {"DIRECT", "DIRECTSYNC"})
     void writesIntoHolesGoByIoSubmitAndKeepTheGuarantees(CacheMode mode) throws IOException {
         ExternalTools.requireNativeLibrary();
-        Path path = dir.resolve("sparse");
-        try (RandomAccessFile sparse = new RandomAccessFile(path.toFile(), "rw")) {
-            sparse.setLength(64L * MIB);
-        }
+        Path path = sparseFile("sparse", 64L * MIB);
         try (RawFile file = open(path, mode)) {
             CachePolicy policy = CachePolicy.create(mode, file);
             IoCounters counters = file.counters();
@@ -91,10 +88,7 @@ class DirectAioWritesTest {
     @EnumSource(value = CacheMode.class, names = {"DIRECT", "DIRECTSYNC"})
     void overwritesOfAllocatedDataGoByPwritev(CacheMode mode) throws IOException {
         ExternalTools.requireNativeLibrary();
-        Path path = dir.resolve("sparse");
-        try (RandomAccessFile sparse = new RandomAccessFile(path.toFile(), "rw")) {
-            sparse.setLength(64L * MIB);
-        }
+        Path path = sparseFile("sparse", 64L * MIB);
         try (RawFile file = open(path, mode)) {
             CachePolicy policy = CachePolicy.create(mode, file);
             IoCounters counters = file.counters();
@@ -147,10 +141,7 @@ class DirectAioWritesTest {
         int threads = 16;
         int writesEach = 24;
         int slot = 256 * 1024;
-        Path path = dir.resolve("concurrent");
-        try (RandomAccessFile sparse = new RandomAccessFile(path.toFile(), "rw")) {
-            sparse.setLength((long) threads * writesEach * slot);
-        }
+        Path path = sparseFile("concurrent", (long) threads * writesEach * slot);
         try (RawFile file = open(path, mode)) {
             CachePolicy policy = CachePolicy.create(mode, file);
             CyclicBarrier start = new CyclicBarrier(threads);
@@ -198,11 +189,7 @@ class DirectAioWritesTest {
     @EnumSource(value = CacheMode.class, names = {"DIRECT", "DIRECTSYNC"})
     void writesAreSynchronousWhereASubmittedWriteMayCompleteUnsynced(CacheMode mode) throws IOException {
         ExternalTools.requireNativeLibrary();
-        Path shm = Path.of("/dev/shm");
-        if (!java.nio.file.Files.isDirectory(shm) || !"tmpfs".equals(java.nio.file.Files.getFileStore(shm).type())) {
-            ExternalTools.unavailable("/dev/shm is not a tmpfs", "CI's machine mounts a tmpfs on /dev/shm");
-        }
-        Path path = java.nio.file.Files.createTempFile(shm, "pagewise-aio", ".img");
+        Path path = java.nio.file.Files.createTempFile(ExternalTools.tmpfs(), "pagewise-aio", ".img");
         try (RawFile file = open(path, mode)) {
             CachePolicy policy = CachePolicy.create(mode, file);
             assertEquals(false, ((NativeRawFile) file).takesAio(), "tmpfs is not a file system known to sync at completion");
@@ -224,6 +211,15 @@ class DirectAioWritesTest {
         assertEquals(false, NativeRawFile.asyncWritesDurable(0x65735546L), "FUSE");
         assertEquals(false, NativeRawFile.asyncWritesDurable(0x01021994L), "tmpfs");
         assertEquals(false, NativeRawFile.asyncWritesDurable(0x6969L), "NFS");
+    }
+
+    /** A new file of size bytes in dir with nothing allocated. */
+    private Path sparseFile(String name, long size) throws IOException {
+        Path path = dir.resolve(name);
+        try (RandomAccessFile sparse = new RandomAccessFile(path.toFile(), "rw")) {
+            sparse.setLength(size);
+        }
+        return path;
     }
 
     private RawFile open(Path path, CacheMode mode) throws IOException {
