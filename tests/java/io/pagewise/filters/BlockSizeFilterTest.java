@@ -1,6 +1,7 @@
 package io.pagewise.filters;
 
 import static io.pagewise.testing.TestData.random;
+import static io.pagewise.testing.TestData.readAll;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -77,12 +78,6 @@ class BlockSizeFilterTest {
             check("trim", offset, length, MAXLEN);
             super.trim(offset, length, fua);
         }
-    }
-
-    private static byte[] readAll(BlockDevice d) throws IOException {
-        ByteBuffer all = ByteBuffer.allocate((int) d.size());
-        d.readFully(all, 0);
-        return all.array();
     }
 
     @Test

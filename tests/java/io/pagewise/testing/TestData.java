@@ -1,5 +1,8 @@
 package io.pagewise.testing;
 
+import io.pagewise.device.BlockDevice;
+import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.util.Random;
 
 /** Data for tests to write and compare: the same seed gives the same bytes, so an expectation can be made again. */
@@ -11,5 +14,12 @@ public final class TestData {
         byte[] data = new byte[length];
         new Random(seed).nextBytes(data);
         return data;
+    }
+
+    /** {@return every byte of device, read in one request} */
+    public static byte[] readAll(BlockDevice device) throws IOException {
+        ByteBuffer all = ByteBuffer.allocate((int) device.size());
+        device.readFully(all, 0);
+        return all.array();
     }
 }
