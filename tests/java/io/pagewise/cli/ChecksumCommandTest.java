@@ -31,9 +31,9 @@ class ChecksumCommandTest {
     void copyToNullNamesTheSourceItsChecksumDescribes() throws IOException {
         Path image = sparseImage("image.raw", 1 << 20, 9);
         CommandRun alone = CommandRun.of("checksum", image.toString());
-        assertEquals(0, alone.status(), alone.err());
+        alone.assertOk();
         CommandRun copied = CommandRun.of("copy", "--checksum", image.toString(), "null:");
-        assertEquals(0, copied.status(), copied.err());
+        copied.assertOk();
         assertEquals(alone.out(), copied.out(), "the same line as pagewise checksum SRC");
         // A larger DST keeps its bytes past SRC's size, which the checksum does not cover: the line names SRC.
         Path larger = dir.resolve("larger.raw");
@@ -41,7 +41,7 @@ class ChecksumCommandTest {
             raf.setLength((1 << 20) + 65536);
         }
         CommandRun intoLarger = CommandRun.of("copy", "--checksum", image.toString(), larger.toString());
-        assertEquals(0, intoLarger.status(), intoLarger.err());
+        intoLarger.assertOk();
         assertEquals(alone.out(), intoLarger.out(), "the checksum of SRC's bytes, named SRC");
         Path same = dir.resolve("same.raw");
         CommandRun intoSame = CommandRun.of("copy", "--checksum", image.toString(), same.toString());
@@ -79,11 +79,11 @@ class ChecksumCommandTest {
         Path a = sparseImage("a.raw", 48L << 20, 1);
         Path b = sparseImage("b.raw", (3L << 20) + 512, 2);
         CommandRun run = CommandRun.of("checksum", a.toString(), b.toString());
-        assertEquals(0, run.status(), run.err());
+        run.assertOk();
         assertEquals(blksum(a.toString()) + "\n" + blksum(b.toString()) + "\n", run.out());
 
         CommandRun sha1 = CommandRun.of("checksum", "-d", "sha1", "-t", "1", "--cache=writeback", a.toString());
-        assertEquals(0, sha1.status(), sha1.err());
+        sha1.assertOk();
         assertEquals(blksum("--digest=sha1", a.toString()) + "\n", sha1.out());
     }
 
@@ -93,7 +93,7 @@ class ChecksumCommandTest {
         try (FileDevice device = FileDevice.open(image, CacheMode.EVICT);
              NbdServer server = NbdServer.builder().export("", device).unixSocket(dir.resolve("nbd.sock")).start()) {
             CommandRun run = CommandRun.of("checksum", "-C", "2", server.uri());
-            assertEquals(0, run.status(), run.err());
+            run.assertOk();
             assertEquals(blksum(server.uri()) + "\n", run.out());
         }
     }
@@ -105,7 +105,7 @@ class ChecksumCommandTest {
         Path source = sparseImage("source.raw", 40L << 20, 4);
         Path copy = dir.resolve("copy.raw");
         CommandRun run = CommandRun.of("copy", "--checksum", source.toString(), copy.toString());
-        assertEquals(0, run.status(), run.err());
+        run.assertOk();
         String expected = blksum(source.toString()).split("\\s+")[0];
         assertEquals(expected + "  " + copy + "\n", run.out());
         assertEquals(expected + "  " + copy + "\n", CommandRun.of("checksum", copy.toString()).out());
@@ -113,7 +113,7 @@ class ChecksumCommandTest {
         Path sha512 = dir.resolve("sha512.raw");
         CommandRun other = CommandRun.of("copy", "--checksum=sha512", "-R", "3", "--request-size=64K", source.toString(),
                 sha512.toString());
-        assertEquals(0, other.status(), other.err());
+        other.assertOk();
         assertEquals(blksum("--digest=sha512", source.toString()).split("\\s+")[0] + "  " + sha512 + "\n", other.out());
     }
 
@@ -125,14 +125,14 @@ class ChecksumCommandTest {
             file.write(new byte[] {'Q', 'F', 'I', (byte) 0xfb, 0, 0, 0, 3});
         }
         CommandRun refused = CommandRun.of("checksum", raw.toString(), qcow2.toString());
-        assertEquals(2, refused.status(), refused.err());
+        refused.assertStatus(2);
         assertEquals("", refused.out(), "nothing is hashed when an IMAGE is refused");
         String line = refused.err().lines().findFirst().orElse("");
         assertTrue(line.startsWith("pagewise checksum: IMAGE " + qcow2 + " starts with a QCOW2 signature")
                 && line.contains("qemu-img convert -f qcow2 -O raw") && line.contains("--force-raw"), refused.err());
 
         CommandRun forced = CommandRun.of("checksum", "--force-raw", qcow2.toString());
-        assertEquals(0, forced.status(), forced.err());
+        forced.assertOk();
         String expected;
         try (FileDevice device = FileDevice.open(qcow2, CacheMode.WRITEBACK)) {
             expected = io.pagewise.copy.BlockHash.hex(io.pagewise.copy.Checksums.of(device,
@@ -152,11 +152,11 @@ class ChecksumCommandTest {
         io.pagewise.PageCache.evict(existing);
         // The header is read as the command reads the file: with O_DIRECT by checksum, nothing at all is cached.
         CommandRun checksum = CommandRun.of("checksum", image.toString());
-        assertEquals(0, checksum.status(), checksum.err());
+        checksum.assertOk();
         assertEquals(0, io.pagewise.PageCache.residency(image).residentPages(), "checksum left pages of " + image);
         // copy's default (evict) drops what it read of SRC and of a DST that existed, header included.
         CommandRun copy = CommandRun.of("copy", image.toString(), existing.toString());
-        assertEquals(0, copy.status(), copy.err());
+        copy.assertOk();
         io.pagewise.testing.ResidencyCheck.assertAtMostOnePercent(image, "source");
         io.pagewise.testing.ResidencyCheck.assertAtMostOnePercent(existing, "destination");
     }
@@ -167,7 +167,7 @@ class ChecksumCommandTest {
         Path qcow2 = dir.resolve("vm.qcow2");
         ExternalTools.run(30, "qemu-img", "create", "-f", "qcow2", qcow2.toString(), "16M").assertOk("qemu-img create");
         CommandRun refused = CommandRun.of("checksum", qcow2.toString());
-        assertEquals(2, refused.status(), refused.err());
+        refused.assertStatus(2);
         assertTrue(refused.err().startsWith("pagewise checksum: IMAGE " + qcow2 + " starts with a QCOW2 signature"),
                 refused.err());
         assertEquals(0, CommandRun.of("checksum", "--force-raw", qcow2.toString()).status());
@@ -176,11 +176,11 @@ class ChecksumCommandTest {
     @Test
     void aUriIsRecognisedBeforeAnyPath() {
         CommandRun http = CommandRun.of("checksum", "http://example.com/disk.img");
-        assertEquals(2, http.status(), http.err());
+        http.assertStatus(2);
         assertTrue(http.err().startsWith("pagewise checksum: IMAGE http://example.com/disk.img: unknown URI scheme 'http'")
                 && http.err().contains("nbd+unix://"), http.err());
         CommandRun nbd = CommandRun.of("checksum", "nbd:/127.0.0.1/");
-        assertEquals(2, nbd.status(), nbd.err());
+        nbd.assertStatus(2);
         assertTrue(nbd.err().startsWith("pagewise checksum: IMAGE: NBD URI nbd:/127.0.0.1/ must begin with nbd://"), nbd.err());
     }
 
@@ -198,7 +198,7 @@ class ChecksumCommandTest {
 
         CommandRun blockSize = CommandRun.of("checksum", "--block-size=1000", image.toString());
         assertEquals(2, blockSize.status());
-        assertTrue(blockSize.err().contains("--block-size=1000: expected a multiple of 512"), blockSize.err());
+        blockSize.assertErrContains("--block-size=1000: expected a multiple of 512");
 
         // A missing file fails on its own line; the others are still printed.
         Path missing = dir.resolve("missing.raw");
@@ -211,13 +211,13 @@ class ChecksumCommandTest {
 
         CommandRun stream = CommandRun.of("copy", "--checksum", image.toString(), "-");
         assertEquals(2, stream.status());
-        assertTrue(stream.err().contains("--checksum needs SRC and DST that are files"), stream.err());
+        stream.assertErrContains("--checksum needs SRC and DST that are files");
         CommandRun withChanged = CommandRun.of("copy", "--checksum", "--changed=b", "nbd+unix:///?socket=/nonexistent", image.toString());
         assertEquals(2, withChanged.status());
-        assertTrue(withChanged.err().contains("--changed cannot be combined with --checksum"), withChanged.err());
+        withChanged.assertErrContains("--changed cannot be combined with --checksum");
         CommandRun badCopyDigest = CommandRun.of("copy", "--checksum=nope", image.toString(), dir.resolve("x").toString());
         assertEquals(2, badCopyDigest.status());
-        assertTrue(badCopyDigest.err().contains("--checksum=nope: unknown digest 'nope'"), badCopyDigest.err());
+        badCopyDigest.assertErrContains("--checksum=nope: unknown digest 'nope'");
         assertTrue(Files.notExists(dir.resolve("x")), "a usage mistake creates nothing");
     }
 }

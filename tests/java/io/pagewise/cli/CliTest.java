@@ -44,15 +44,15 @@ class CliTest {
         Path a = file("a.img", 4096);
         for (String command : new String[] {"cachestats", "evict"}) {
             CommandRun unknown = CommandRun.of(command, "--frob", a.toString());
-            assertEquals(2, unknown.status(), unknown.err());
+            unknown.assertStatus(2);
             assertTrue(unknown.err().contains("unknown option '--frob'") && unknown.err().contains("usage: pagewise " + command),
                     unknown.err());
             CommandRun help = CommandRun.of(command, "--help");
-            assertEquals(0, help.status(), help.err());
+            help.assertOk();
             assertTrue(help.out().startsWith("usage: pagewise " + command), help.out());
         }
         CommandRun r = CommandRun.of("cachestats", "--", a.toString());
-        assertEquals(0, r.status(), r.err());
+        r.assertOk();
         assertTrue(r.out().startsWith(a + ": "), r.out());
     }
 
@@ -68,7 +68,7 @@ class CliTest {
     void noArgumentsIsAUsageError() {
         CommandRun r = CommandRun.of();
         assertEquals(2, r.status());
-        assertTrue(r.err().contains("usage: pagewise"), r.err());
+        r.assertErrContains("usage: pagewise");
         assertEquals("", r.out());
     }
 
@@ -93,7 +93,7 @@ class CliTest {
         PageCache.touch(a);
         PageCache.evict(b);
         CommandRun r = CommandRun.of("cachestats", a.toString(), b.toString());
-        assertEquals(0, r.status(), r.err());
+        r.assertOk();
         assertEquals("", r.err());
         String[] lines = r.out().split("\n");
         assertEquals(2, lines.length, r.out());
@@ -109,7 +109,7 @@ class CliTest {
         PageCache.touch(a);
         assertEquals(100.0, PageCache.residency(a).percent(), "touched first");
         CommandRun r = CommandRun.of("evict", a.toString());
-        assertEquals(0, r.status(), r.err());
+        r.assertOk();
         assertEquals("evicted " + a, r.out().strip());
         assertEquals(0, PageCache.residency(a).residentPages());
         CommandRun stats = CommandRun.of("cachestats", a.toString());
@@ -144,7 +144,7 @@ class CliTest {
         CommandRun r = CommandRun.of("frobnicate", "x");
         assertEquals(2, r.status());
         assertTrue(r.err().startsWith("pagewise: unknown command 'frobnicate'"), r.err());
-        assertTrue(r.err().contains("usage: pagewise"), r.err());
+        r.assertErrContains("usage: pagewise");
         assertEquals("", r.out());
     }
 

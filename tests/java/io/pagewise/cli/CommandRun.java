@@ -1,6 +1,7 @@
 package io.pagewise.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -57,6 +58,12 @@ public record CommandRun(String commandLine, int status, String out, String err)
     /** Fails unless the command succeeded; returns this run. */
     public CommandRun assertOk() {
         return assertStatus(0);
+    }
+
+    /** Fails, showing the messages, unless they contain part; returns this run. */
+    public CommandRun assertErrContains(String part) {
+        assertTrue(err.contains(part), "pagewise " + commandLine + ": no \"" + part + "\" in\n" + err);
+        return this;
     }
 
     /**

@@ -79,8 +79,8 @@ class ServeCommandTest {
     })
     void badCommandLinesExitTwoNamingTheOption(String args, String named) {
         CommandRun outcome = serve(args.split(" "));
-        assertEquals(2, outcome.status(), outcome.err());
-        assertTrue(outcome.err().contains(named), outcome.err());
+        outcome.assertStatus(2);
+        outcome.assertErrContains(named);
     }
 
     @Test
@@ -88,8 +88,8 @@ class ServeCommandTest {
         String tooLong = "x".repeat(4097);
         for (String option : new String[] {"--export-name", "--description"}) {
             CommandRun outcome = serve(option + "=" + tooLong, "--create=1M", dir.resolve("never.img").toString());
-            assertEquals(2, outcome.status(), outcome.err());
-            assertTrue(outcome.err().contains(option + " is 4097 bytes long"), outcome.err());
+            outcome.assertStatus(2);
+            outcome.assertErrContains(option + " is 4097 bytes long");
             assertFalse(Files.exists(dir.resolve("never.img")), "a usage error must not create the file");
         }
     }
@@ -100,12 +100,12 @@ class ServeCommandTest {
         Files.writeString(certs.resolve("server-cert.pem"), "not a certificate\n");
         Path never = dir.resolve("never.img");
         CommandRun outcome = serve("--tls=require", "--tls-certificates=" + certs, "--create=1M", never.toString());
-        assertEquals(1, outcome.status(), outcome.err());
-        assertTrue(outcome.err().contains(certs.resolve("server-cert.pem") + ": no PEM certificate"), outcome.err());
+        outcome.assertStatus(1);
+        outcome.assertErrContains(certs.resolve("server-cert.pem") + ": no PEM certificate");
         assertFalse(Files.exists(never), "a bad certificates directory must not create the file");
         Files.delete(certs.resolve("server-cert.pem"));
         outcome = serve("--tls=on", "--tls-certificates=" + certs, "--create=1M", never.toString());
-        assertTrue(outcome.err().contains(certs.resolve("server-cert.pem") + ": missing"), outcome.err());
+        outcome.assertErrContains(certs.resolve("server-cert.pem") + ": missing");
     }
 
     @Test
@@ -117,7 +117,7 @@ class ServeCommandTest {
             CommandRun outcome = serve("--tls=require", "--tls-certificates=" + certs.all, "--tls-verify-peer", listen, "--run",
                     "case \"$uri\" in nbds*tls-certificates=" + certs.all + ") nbdinfo --size \"$uri\";; *) echo \"$uri\"; exit 9;; esac",
                     file.toString());
-            assertEquals(0, outcome.status(), outcome.err());
+            outcome.assertOk();
         }
     }
 
@@ -137,15 +137,15 @@ class ServeCommandTest {
                      .unixSocket(dir.resolve("back.sock"))
                      .logger(new io.pagewise.testing.RecordingLogger(null, System.Logger.Level.ERROR)).start()) {
             CommandRun copied = serve("--run", "nbdcopy " + source + " \"$uri\"", upstream.uri());
-            assertEquals(0, copied.status(), copied.err());
+            copied.assertOk();
             assertTrue(java.util.Arrays.equals(data, Files.readAllBytes(back)), "the copy reached the back server's file");
 
             CommandRun refused = serve("-r", "--run", "nbdcopy " + source + " \"$uri\"", upstream.uri());
             assertTrue(refused.status() != 0, "-r makes the proxy read-only: " + refused.err());
 
             CommandRun usage = serve("--create=1M", upstream.uri());
-            assertEquals(2, usage.status(), usage.err());
-            assertTrue(usage.err().contains("apply to a FILE"), usage.err());
+            usage.assertStatus(2);
+            usage.assertErrContains("apply to a FILE");
         }
     }
 
@@ -177,7 +177,7 @@ class ServeCommandTest {
                 "test -S \"$unixsocket\" && test \"$uri\" = \"$nbd\" && case \"$uri\" in "
                         + "\"nbd+unix:///foo?socket=$unixsocket\") exit 0;; *) echo \"$uri\"; exit 9;; esac",
                 file.toString());
-        assertEquals(0, env.status(), env.err());
+        env.assertOk();
     }
 
     @Test
@@ -186,13 +186,13 @@ class ServeCommandTest {
         Path file = disk(1 << 20);
         CommandRun tcp = serve("--port=0", "--run", "test \"$port\" -gt 0 && nbdinfo --size \"$uri\" | grep -qx 1048576",
                 file.toString());
-        assertEquals(0, tcp.status(), tcp.err());
+        tcp.assertOk();
         CommandRun v6 = serve("--bind=::1", "--port=0", "--run",
                 "case \"$uri\" in nbd://\\[::1\\]:*) nbdinfo --size \"$uri\";; *) exit 9;; esac", file.toString());
         if (v6.err().contains("Cannot assign requested address")) {
             ExternalTools.unavailable("no IPv6 loopback (::1) here: " + v6.err().strip(), "serving on ::1 must be tested");
         }
-        assertEquals(0, v6.status(), v6.err());
+        v6.assertOk();
     }
 
     @Test
@@ -202,7 +202,7 @@ class ServeCommandTest {
         Path stats = dir.resolve("stats.txt");
         CommandRun outcome = serve("--create=8M", "--stats=" + stats, "--run",
                 "nbdinfo --size \"$uri\"", file.toString());
-        assertEquals(0, outcome.status(), outcome.err());
+        outcome.assertOk();
         assertEquals(8 << 20, Files.size(file));
         String blocks = ExternalTools.run(10, "stat", "-c", "%b", file.toString()).assertOk("stat").stdout().strip();
         assertEquals("0", blocks, "blocks allocated to the file --create made");
@@ -226,7 +226,7 @@ class ServeCommandTest {
         Path stats = dir.resolve("stats.txt");
         // EVICT holds its last 8 windows (16 MiB) until the export is closed: 25 % of this file.
         CommandRun outcome = serve("--cache=evict", "--stats=" + stats, "--run", "nbdcopy \"$uri\" null:", file.toString());
-        assertEquals(0, outcome.status(), outcome.err());
+        outcome.assertOk();
         String text = Files.readString(stats);
         java.util.regex.Matcher printed = java.util.regex.Pattern.compile("page cache: (\\d+)/(\\d+) pages").matcher(text);
         assertTrue(printed.find(), text);
@@ -259,8 +259,8 @@ class ServeCommandTest {
                 "assert len(s.recv(18, socket.MSG_WAITALL)) == 18",
                 "sys.exit(0 if s.recv(1) == b'' else 9)");
         CommandRun outcome = serve("--handshake-timeout=1", "--run", script, file.toString());
-        assertEquals(0, outcome.status(), outcome.err());
-        assertTrue(outcome.err().contains("handshake not finished within 1 s"), outcome.err());
+        outcome.assertOk();
+        outcome.assertErrContains("handshake not finished within 1 s");
     }
 
     @Test
@@ -278,8 +278,8 @@ class ServeCommandTest {
                 "    sys.exit(0)",
                 "sys.exit(9)");
         CommandRun outcome = serve("--idle-timeout=1", "--run", script, file.toString());
-        assertEquals(0, outcome.status(), outcome.err());
-        assertTrue(outcome.err().contains("closed after 1 s without requests (--idle-timeout)"), outcome.err());
+        outcome.assertOk();
+        outcome.assertErrContains("closed after 1 s without requests (--idle-timeout)");
     }
 
     /**
@@ -296,11 +296,11 @@ class ServeCommandTest {
                 "assert h.pread(512, 4096) == bytes(512)",
                 "h.shutdown()");
         CommandRun quiet = serve("--run", script, file.toString());
-        assertEquals(0, quiet.status(), quiet.err());
+        quiet.assertOk();
         assertEquals("", quiet.err());
 
         CommandRun verbose = serve("-v", "--run", script, file.toString());
-        assertEquals(0, verbose.status(), verbose.err());
+        verbose.assertOk();
         List<String> lines = verbose.err().lines().collect(java.util.stream.Collectors.toList());
         assertEquals("pagewise serve: connection 1: serving '' (" + file + " (writeback)), structured replies",
                 lines.get(0), verbose.err());
@@ -405,7 +405,7 @@ class ServeCommandTest {
         Path file = unflushable();
         CommandRun clean = serve("--run", "true", FAILING_FLUSH, file.toString());
         assertEquals(1, clean.status(), clean.out() + clean.err());
-        assertTrue(clean.err().contains(file + " could not be flushed at exit: "), clean.err());
+        clean.assertErrContains(file + " could not be flushed at exit: ");
         CommandRun failed = serve("--run", "exit 3", FAILING_FLUSH, file.toString());
         assertEquals(3, failed.status(), "the command's own status comes first: " + failed.err());
     }
