@@ -1,5 +1,6 @@
 package io.pagewise.backup;
 
+import static io.pagewise.testing.TestData.sparseFile;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -10,7 +11,6 @@ import io.pagewise.testing.LazyFsMount;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -121,10 +121,7 @@ class DirtyBitmapCrashTest {
     }
 
     private static Path sparseImage(Path path) throws IOException {
-        try (RandomAccessFile file = new RandomAccessFile(path.toFile(), "rw")) {
-            file.setLength(SIZE);
-        }
-        return path;
+        return sparseFile(path, SIZE);
     }
 
     private static Process startWriter(Path image, Path bitmap, boolean fua) throws IOException {

@@ -1,13 +1,12 @@
 package io.pagewise.cli;
 
+import static io.pagewise.testing.TestData.randomFile;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.Native;
 import io.pagewise.PageCache;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -21,11 +20,7 @@ class CliTest {
     Path dir;
 
     private Path file(String name, int size) throws Exception {
-        Path path = dir.resolve(name);
-        byte[] data = new byte[size];
-        new Random(size).nextBytes(data);
-        Files.write(path, data);
-        return path;
+        return randomFile(dir.resolve(name), size, size);
     }
 
     @Test

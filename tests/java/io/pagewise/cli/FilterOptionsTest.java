@@ -6,10 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.testing.ExternalTools;
+import io.pagewise.testing.TestData;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -22,9 +22,7 @@ class FilterOptionsTest {
     Path dir;
 
     private Path randomFile(String name, int size) throws IOException {
-        byte[] data = new byte[size];
-        new Random(size).nextBytes(data);
-        return Files.write(dir.resolve(name), data);
+        return TestData.randomFile(dir.resolve(name), size, size);
     }
 
     /** A client's write through {@code serve --filter=readonly} is refused with EPERM and the file is unchanged. */

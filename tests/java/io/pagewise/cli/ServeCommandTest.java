@@ -1,5 +1,6 @@
 package io.pagewise.cli;
 
+import static io.pagewise.testing.TestData.sparseFile;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -9,7 +10,6 @@ import static org.junit.jupiter.api.Assertions.fail;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -34,11 +34,7 @@ class ServeCommandTest {
     }
 
     private Path disk(long size) throws IOException {
-        Path file = dir.resolve("disk.img");
-        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
-            raf.setLength(size);
-        }
-        return file;
+        return sparseFile(dir.resolve("disk.img"), size);
     }
 
     private static void requireTool(String tool) {

@@ -1,5 +1,6 @@
 package io.pagewise.cli;
 
+import static io.pagewise.testing.TestData.sparseFile;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -42,10 +43,7 @@ class ServeOperationsTest {
     private Path image(String name, long size) throws IOException {
         Path file = dir.resolve(name);
         Files.createDirectories(file.getParent());
-        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
-            raf.setLength(size);
-        }
-        return file;
+        return sparseFile(file, size);
     }
 
     /** A file that starts with a qcow2 header's magic and version. */

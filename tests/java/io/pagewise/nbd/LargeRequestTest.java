@@ -1,6 +1,7 @@
 package io.pagewise.nbd;
 
 import static io.pagewise.testing.TestData.random;
+import static io.pagewise.testing.TestData.sparseFile;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -132,11 +133,7 @@ class LargeRequestTest {
     }
 
     private Path image() throws IOException {
-        Path file = dir.resolve("image.raw");
-        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
-            raf.setLength(SIZE);
-        }
-        return file;
+        return sparseFile(dir.resolve("image.raw"), SIZE);
     }
 
     /** A server with the small budget; perConnection 0 keeps the default share (a quarter of it). */

@@ -1,6 +1,7 @@
 package io.pagewise.policy;
 
 import static io.pagewise.testing.TestData.random;
+import static io.pagewise.testing.TestData.sparseFile;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -14,7 +15,6 @@ import io.pagewise.internal.Space;
 import io.pagewise.testing.ExternalTools;
 import io.pagewise.testing.ResidencyCheck;
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -47,7 +47,7 @@ class DirectAioWritesTest {
     @EnumSource(value = CacheMode.class, names = {"DIRECT", "DIRECTSYNC"})
     void writesIntoHolesGoByIoSubmitAndKeepTheGuarantees(CacheMode mode) throws IOException {
         ExternalTools.requireNativeLibrary();
-        Path path = sparseFile("sparse", 64L * MIB);
+        Path path = sparseFile(dir.resolve("sparse"), 64L * MIB);
         try (RawFile file = open(path, mode)) {
             CachePolicy policy = CachePolicy.create(mode, file);
             IoCounters counters = file.counters();
@@ -88,7 +88,7 @@ class DirectAioWritesTest {
     @EnumSource(value = CacheMode.class, names = {"DIRECT", "DIRECTSYNC"})
     void overwritesOfAllocatedDataGoByPwritev(CacheMode mode) throws IOException {
         ExternalTools.requireNativeLibrary();
-        Path path = sparseFile("sparse", 64L * MIB);
+        Path path = sparseFile(dir.resolve("sparse"), 64L * MIB);
         try (RawFile file = open(path, mode)) {
             CachePolicy policy = CachePolicy.create(mode, file);
             IoCounters counters = file.counters();
@@ -141,7 +141,7 @@ class DirectAioWritesTest {
         int threads = 16;
         int writesEach = 24;
         int slot = 256 * 1024;
-        Path path = sparseFile("concurrent", (long) threads * writesEach * slot);
+        Path path = sparseFile(dir.resolve("concurrent"), (long) threads * writesEach * slot);
         try (RawFile file = open(path, mode)) {
             CachePolicy policy = CachePolicy.create(mode, file);
             CyclicBarrier start = new CyclicBarrier(threads);
@@ -211,15 +211,6 @@ class DirectAioWritesTest {
         assertEquals(false, NativeRawFile.asyncWritesDurable(0x65735546L), "FUSE");
         assertEquals(false, NativeRawFile.asyncWritesDurable(0x01021994L), "tmpfs");
         assertEquals(false, NativeRawFile.asyncWritesDurable(0x6969L), "NFS");
-    }
-
-    /** A new file of size bytes in dir with nothing allocated. */
-    private Path sparseFile(String name, long size) throws IOException {
-        Path path = dir.resolve(name);
-        try (RandomAccessFile sparse = new RandomAccessFile(path.toFile(), "rw")) {
-            sparse.setLength(size);
-        }
-        return path;
     }
 
     private RawFile open(Path path, CacheMode mode) throws IOException {
