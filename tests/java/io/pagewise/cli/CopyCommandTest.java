@@ -609,8 +609,7 @@ class CopyCommandTest {
         try (NbdChildServer nbdkit = NbdChildServer.nbdkit(dir, "--filter=blocksize-policy", "memory",
                 Long.toString(SIZE), "blocksize-maximum=64K")) {
             CommandRun r = copy("-v", "--connections=3", "--request-size=1M", src.toString(), nbdkit.uri());
-            r.assertOk();
-            r.assertErrContains(" -> " + nbdkit.uri() + " (3 connections), 24.0 MiB, 16 requests of 64.0 KiB");
+            r.assertOk().assertErrContains(" -> " + nbdkit.uri() + " (3 connections), 24.0 MiB, 16 requests of 64.0 KiB");
         }
         try (NbdChildServer single = NbdChildServer.nbdkit(dir, "--filter=multi-conn", "memory", Long.toString(SIZE),
                 "multi-conn-mode=disable")) {
@@ -627,8 +626,7 @@ class CopyCommandTest {
         Path src = image("src.img");
         try (NbdChildServer nbdkit = NbdChildServer.nbdkit(dir, "-r", "memory", Long.toString(SIZE))) {
             CommandRun r = copy(src.toString(), nbdkit.uri());
-            r.assertStatus(1);
-            r.assertErrContains("destination " + nbdkit.uri() + " is read-only");
+            r.assertStatus(1).assertErrContains("destination " + nbdkit.uri() + " is read-only");
         }
     }
 
@@ -638,8 +636,7 @@ class CopyCommandTest {
         try (NbdChildServer nbdkit = NbdChildServer.nbdkit(dir, "--filter=error", "memory", Long.toString(SIZE),
                 "error-pwrite=ENOSPC", "error-pwrite-rate=1")) {
             CommandRun r = copy("--requests=1", src.toString(), nbdkit.uri());
-            r.assertStatus(1);
-            r.assertErrContains("writing " + nbdkit.uri() + " at offset 0 (+262144) failed: NBD WRITE at 0 (+262144) failed: ENOSPC");
+            r.assertStatus(1).assertErrContains("writing " + nbdkit.uri() + " at offset 0 (+262144) failed: NBD WRITE at 0 (+262144) failed: ENOSPC");
         }
     }
 
@@ -650,8 +647,7 @@ class CopyCommandTest {
                 "error-pread=EIO", "error-pread-rate=10%")) {
             Path created = dir.resolve("new.img");
             CommandRun r = copy(nbdkit.uri(), created.toString());
-            r.assertStatus(1);
-            r.assertErrContains("EIO");
+            r.assertStatus(1).assertErrContains("EIO");
             assertFalse(Files.exists(created), "a failed copy left " + created + ", which looks like a finished image");
             r.assertErrContains("removed " + created + ", which this copy had created");
 

@@ -78,8 +78,7 @@ class FilterOptionsTest {
         Path src = randomFile("src.img", 1 << 20);
         Path created = dir.resolve("new.img");
         CommandRun toNew = copy("--dst-filter=readonly", src.toString(), created.toString());
-        toNew.assertStatus(1);
-        toNew.assertErrContains("pagewise copy: destination " + created + " is read-only");
+        toNew.assertStatus(1).assertErrContains("pagewise copy: destination " + created + " is read-only");
         assertFalse(Files.exists(created), "the file the refused copy created is removed: " + toNew.err());
 
         Path existing = dir.resolve("old.img");
@@ -100,8 +99,7 @@ class FilterOptionsTest {
         Path src = randomFile("src.img", 4096);
         Path dst = dir.resolve("dst.img");
         CommandRun unknown = copy("--dst-filter=frob", src.toString(), dst.toString());
-        unknown.assertStatus(2);
-        unknown.assertErrContains("--dst-filter=frob: unknown filter 'frob'");
+        unknown.assertStatus(2).assertErrContains("--dst-filter=frob: unknown filter 'frob'");
         CommandRun parameters = copy("--filter=readonly:x=1", src.toString(), dst.toString());
         parameters.assertStatus(2);
         assertTrue(parameters.err().contains("pagewise copy: --filter: filter readonly: unknown parameter x=1 (it takes none)"),

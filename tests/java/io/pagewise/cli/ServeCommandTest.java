@@ -74,9 +74,7 @@ class ServeCommandTest {
             "--tls=require --tls-psk=keys.psk|--tls-psk is not supported: the JDK's TLS has no pre-shared keys",
     })
     void badCommandLinesExitTwoNamingTheOption(String args, String named) {
-        CommandRun outcome = serve(args.split(" "));
-        outcome.assertStatus(2);
-        outcome.assertErrContains(named);
+        serve(args.split(" ")).assertStatus(2).assertErrContains(named);
     }
 
     @Test
@@ -84,8 +82,7 @@ class ServeCommandTest {
         String tooLong = "x".repeat(4097);
         for (String option : new String[] {"--export-name", "--description"}) {
             CommandRun outcome = serve(option + "=" + tooLong, "--create=1M", dir.resolve("never.img").toString());
-            outcome.assertStatus(2);
-            outcome.assertErrContains(option + " is 4097 bytes long");
+            outcome.assertStatus(2).assertErrContains(option + " is 4097 bytes long");
             assertFalse(Files.exists(dir.resolve("never.img")), "a usage error must not create the file");
         }
     }
@@ -96,8 +93,7 @@ class ServeCommandTest {
         Files.writeString(certs.resolve("server-cert.pem"), "not a certificate\n");
         Path never = dir.resolve("never.img");
         CommandRun outcome = serve("--tls=require", "--tls-certificates=" + certs, "--create=1M", never.toString());
-        outcome.assertStatus(1);
-        outcome.assertErrContains(certs.resolve("server-cert.pem") + ": no PEM certificate");
+        outcome.assertStatus(1).assertErrContains(certs.resolve("server-cert.pem") + ": no PEM certificate");
         assertFalse(Files.exists(never), "a bad certificates directory must not create the file");
         Files.delete(certs.resolve("server-cert.pem"));
         outcome = serve("--tls=on", "--tls-certificates=" + certs, "--create=1M", never.toString());
@@ -140,8 +136,7 @@ class ServeCommandTest {
             assertTrue(refused.status() != 0, "-r makes the proxy read-only: " + refused.err());
 
             CommandRun usage = serve("--create=1M", upstream.uri());
-            usage.assertStatus(2);
-            usage.assertErrContains("apply to a FILE");
+            usage.assertStatus(2).assertErrContains("apply to a FILE");
         }
     }
 
@@ -255,8 +250,7 @@ class ServeCommandTest {
                 "assert len(s.recv(18, socket.MSG_WAITALL)) == 18",
                 "sys.exit(0 if s.recv(1) == b'' else 9)");
         CommandRun outcome = serve("--handshake-timeout=1", "--run", script, file.toString());
-        outcome.assertOk();
-        outcome.assertErrContains("handshake not finished within 1 s");
+        outcome.assertOk().assertErrContains("handshake not finished within 1 s");
     }
 
     @Test
@@ -274,8 +268,7 @@ class ServeCommandTest {
                 "    sys.exit(0)",
                 "sys.exit(9)");
         CommandRun outcome = serve("--idle-timeout=1", "--run", script, file.toString());
-        outcome.assertOk();
-        outcome.assertErrContains("closed after 1 s without requests (--idle-timeout)");
+        outcome.assertOk().assertErrContains("closed after 1 s without requests (--idle-timeout)");
     }
 
     /**

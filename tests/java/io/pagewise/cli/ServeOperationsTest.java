@@ -186,8 +186,7 @@ class ServeOperationsTest {
         String python = ExternalTools.python();
         Path a = image("a.img", 1 << 20);
         CommandRun first = serve("--bitmap=daily", "--bitmap=weekly", a.toString(), "--run", python + " " + writer() + " ''");
-        first.assertOk();
-        first.assertErrContains("dirty bitmap daily (" + a + ".daily.bitmap): new: it records writes from now on");
+        first.assertOk().assertErrContains("dirty bitmap daily (" + a + ".daily.bitmap): new: it records writes from now on");
         Path dirty = dir.resolve("dirty.txt");
         Path check = dirtyCounter();
         CommandRun cleared = serve("--bitmap=daily", "--bitmap=weekly", "--bitmap-clear=daily", a.toString(), "--run",
@@ -226,9 +225,7 @@ class ServeOperationsTest {
             "--bitmap=b --bitmap-clear=c a.img|--bitmap-clear=c: no --bitmap is named c (given: b)",
     })
     void badCommandLinesExitTwoNamingTheOptionAndValue(String args, String named) {
-        CommandRun outcome = serve(args.split(" "));
-        outcome.assertStatus(2);
-        outcome.assertErrContains(named);
+        serve(args.split(" ")).assertStatus(2).assertErrContains(named);
     }
 
     @Test
@@ -350,8 +347,7 @@ class ServeOperationsTest {
         Path disk = image("disk.img", 1 << 20);
         CommandRun refused = serve("--port=0", "--allow=10.0.0.0/8,192.0.2.1", "--run", "! nbdinfo --size \"$uri\" 2>/dev/null",
                 disk.toString());
-        refused.assertOk();
-        refused.assertErrContains("is not in the allowed addresses [10.0.0.0/8, 192.0.2.1");
+        refused.assertOk().assertErrContains("is not in the allowed addresses [10.0.0.0/8, 192.0.2.1");
         CommandRun allowed = serve("--port=0", "--allow=10.0.0.0/8", "--allow=127.0.0.1", "--run", "nbdinfo --size \"$uri\"",
                 disk.toString());
         allowed.assertOk();
@@ -359,8 +355,7 @@ class ServeOperationsTest {
         String me = System.getProperty("user.name");
         CommandRun otherUser = serve("--socket=" + dir.resolve("s.sock"), "--allow-user=65534", "--run",
                 "! nbdinfo --size \"$uri\" 2>/dev/null", disk.toString());
-        otherUser.assertOk();
-        otherUser.assertErrContains("user " + me + " is not an allowed user");
+        otherUser.assertOk().assertErrContains("user " + me + " is not an allowed user");
         CommandRun sameUser = serve("--socket=" + dir.resolve("s.sock"), "--allow-user=65534," + me, "--run",
                 "nbdinfo --size \"$uri\"", disk.toString());
         sameUser.assertOk();
@@ -398,8 +393,7 @@ class ServeOperationsTest {
         Files.writeString(authz, "not a distinguished name\n");
         CommandRun bad = serve("--tls=require", "--tls-certificates=" + certs.all, "--tls-authz=" + authz, "--create=1M",
                 dir.resolve("never.img").toString());
-        bad.assertStatus(1);
-        bad.assertErrContains("--tls-authz=" + authz + ": " + authz + " line 1");
+        bad.assertStatus(1).assertErrContains("--tls-authz=" + authz + ": " + authz + " line 1");
         assertFalse(Files.exists(dir.resolve("never.img")), "a bad allow-list is reported before FILE is created");
     }
 
@@ -726,8 +720,7 @@ class ServeOperationsTest {
                     + " process runs as uid 65534"), r.stderr());
         } else {
             CommandRun outcome = serve("--user=root", "disk.img");
-            outcome.assertStatus(2);
-            outcome.assertErrContains("--user=root needs root");
+            outcome.assertStatus(2).assertErrContains("--user=root needs root");
         }
     }
 }
