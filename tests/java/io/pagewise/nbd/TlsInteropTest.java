@@ -39,8 +39,6 @@ import io.pagewise.nbd.server.NbdServer;
 class TlsInteropTest {
     private static final int SIZE = 24 << 20;
 
-    @TempDir
-    static Path certRoot;
     static TestCertificates certs;
 
     @TempDir
@@ -55,7 +53,7 @@ class TlsInteropTest {
 
     @BeforeAll
     static void makeCertificates() throws IOException {
-        certs = TestCertificates.make(certRoot);
+        certs = TestCertificates.shared();
     }
 
     /** Our server of a file of random data, TLS required. */
