@@ -13,6 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.cli.CommandRun;
 import io.pagewise.device.BlockDevice;
 import io.pagewise.device.Capabilities;
 import io.pagewise.device.Capability;
@@ -20,15 +21,11 @@ import io.pagewise.device.DeviceException;
 import io.pagewise.devices.FileDevice;
 import io.pagewise.Fixtures.BufferKind;
 import io.pagewise.Fixtures.Model;
-import io.pagewise.cli.Main;
 import io.pagewise.nbd.client.NbdClient;
 import io.pagewise.nbd.NbdException;
 import io.pagewise.nbd.server.NbdServer;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
-import java.nio.charset.StandardCharsets;
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileAlreadyExistsException;
@@ -368,20 +365,12 @@ class FallbackPathTest {
 
     @Test
     void theCliReportsTheMissingLibrary() throws Exception {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        assertEquals(0, Main.run(new String[] {"--version"}, print(out), print(err)));
-        String version = out.toString(StandardCharsets.UTF_8);
+        String version = CommandRun.of("--version").assertOk().out();
         assertTrue(version.contains("not loaded") && version.contains("pagewise.native"), version);
         Path path = dir.resolve("cli");
         Files.write(path, new byte[4096]);
-        out.reset();
-        assertEquals(1, Main.run(new String[] {"cachestats", path.toString()}, print(out), print(err)));
-        assertTrue(err.toString(StandardCharsets.UTF_8).contains("native library"), err.toString(StandardCharsets.UTF_8));
-        assertArrayEquals(new byte[0], out.toByteArray());
-    }
-
-    private static PrintStream print(ByteArrayOutputStream bytes) {
-        return new PrintStream(bytes, true, StandardCharsets.UTF_8);
+        CommandRun cachestats = CommandRun.command("cachestats", path.toString()).assertStatus(1);
+        assertTrue(cachestats.err().contains("native library"), cachestats.err());
+        assertEquals("", cachestats.out());
     }
 }

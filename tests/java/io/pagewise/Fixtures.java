@@ -39,9 +39,7 @@ final class Fixtures {
     }
 
     static byte[] random(long seed, int length) {
-        byte[] data = new byte[length];
-        new Random(seed).nextBytes(data);
-        return data;
+        return io.pagewise.testing.TestData.random(seed, length);
     }
 
     /** A buffer of the given kind whose remaining bytes are exactly data. */

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertAll;
 
 import io.pagewise.Fixtures.BufferKind;
 import io.pagewise.testing.ExternalTools;
+import io.pagewise.testing.LazyFsExtension;
 import io.pagewise.testing.LazyFsMount;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -14,10 +15,8 @@ import java.nio.channels.FileChannel;
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -30,25 +29,12 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class PowerLossTest {
+    @RegisterExtension
+    static final LazyFsExtension LAZYFS = new LazyFsExtension();
+
     private static final int BLOCK = 64 << 10;
     private static final int BLOCKS = 16;
     private static final AtomicInteger FILES = new AtomicInteger();
-
-    @TempDir
-    static java.nio.file.Path dir;
-    private static LazyFsMount lazyfs;
-
-    @BeforeAll
-    static void mount() throws Exception {
-        lazyfs = LazyFsMount.mount(dir);
-    }
-
-    @AfterAll
-    static void unmount() {
-        if (lazyfs != null) lazyfs.close();
-    }
-
-
 
     /**
      * A new file on the mount holding old, durable data (written and fsynced through the mount, so LazyFS also has
@@ -57,7 +43,7 @@ class PowerLossTest {
      */
     private static String durableFile(byte[] old) throws IOException {
         String name = "file-" + FILES.incrementAndGet();
-        try (FileChannel channel = FileChannel.open(lazyfs.file(name), CREATE_NEW, WRITE)) {
+        try (FileChannel channel = FileChannel.open(LAZYFS.mount().file(name), CREATE_NEW, WRITE)) {
             channel.write(ByteBuffer.wrap(old), 0);
             channel.force(true);
         }
@@ -66,52 +52,67 @@ class PowerLossTest {
 
     private static StorageFile open(String name, CacheMode mode) throws IOException {
         if (mode.needsNative()) ExternalTools.requireNativeLibrary();
-        return StorageFile.open(lazyfs.file(name), mode, READ, WRITE);
+        return StorageFile.open(LAZYFS.mount().file(name), mode, READ, WRITE);
     }
 
     private static byte[] block(byte[] data, int b) {
         return Arrays.copyOfRange(data, b * BLOCK, (b + 1) * BLOCK);
     }
 
+    /** What a test does to the open file before the power is cut. */
+    private interface Writes {
+        void to(StorageFile file) throws IOException;
+    }
+
+    /** Opens name in mode, runs writes, cuts the power with the file still open, and checks that expected survived. */
+    private static void assertCutKeeps(String name, CacheMode mode, Writes writes, byte[] expected, int blockSize,
+                                       String what) throws Exception {
+        LazyFsMount lazyfs = LAZYFS.mount();
+        try (StorageFile file = open(name, mode)) {
+            writes.to(file);
+            lazyfs.powerCut();
+        }
+        lazyfs.assertSurvived(name, expected, blockSize, mode + ": " + what);
+    }
+
+    private static void writeBlocks(StorageFile file, byte[] data, boolean fua) throws IOException {
+        for (int b = 0; b < BLOCKS; b++) Fixtures.write(file, (long) b * BLOCK, block(data, b), BufferKind.DIRECT, fua);
+    }
+
+    /** Zeroes every other block (half of them with may-trim) and the same blocks of expected. */
+    private static void zeroEveryOtherBlock(StorageFile file, byte[] expected) throws IOException {
+        for (int b = 0; b < BLOCKS; b += 2) {
+            file.zero((long) b * BLOCK, BLOCK, b % 4 == 0);
+            Arrays.fill(expected, b * BLOCK, (b + 1) * BLOCK, (byte) 0);
+        }
+    }
+
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#durableModes")
     void fuaWritesSurvive(CacheMode mode) throws Exception {
-        String name = durableFile(Fixtures.random(1, BLOCKS * BLOCK));
         byte[] fresh = Fixtures.random(2, BLOCKS * BLOCK);
-        try (StorageFile file = open(name, mode)) {
-            for (int b = 0; b < BLOCKS; b++) Fixtures.write(file, (long) b * BLOCK, block(fresh, b), BufferKind.DIRECT, true);
-            lazyfs.powerCut();
-        }
-        lazyfs.assertSurvived(name, fresh, BLOCK, mode + ": " + BLOCKS + " FUA writes");
+        assertCutKeeps(durableFile(Fixtures.random(1, BLOCKS * BLOCK)), mode, file -> writeBlocks(file, fresh, true),
+                fresh, BLOCK, BLOCKS + " FUA writes");
     }
 
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#durableModes")
     void writesBeforeAFlushSurvive(CacheMode mode) throws Exception {
-        String name = durableFile(Fixtures.random(3, BLOCKS * BLOCK));
         byte[] fresh = Fixtures.random(4, BLOCKS * BLOCK);
-        try (StorageFile file = open(name, mode)) {
-            for (int b = 0; b < BLOCKS; b++) Fixtures.write(file, (long) b * BLOCK, block(fresh, b), BufferKind.DIRECT, false);
+        assertCutKeeps(durableFile(Fixtures.random(3, BLOCKS * BLOCK)), mode, file -> {
+            writeBlocks(file, fresh, false);
             file.flush();
-            lazyfs.powerCut();
-        }
-        lazyfs.assertSurvived(name, fresh, BLOCK, mode + ": " + BLOCKS + " writes, then flush");
+        }, fresh, BLOCK, BLOCKS + " writes, then flush");
     }
 
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#durableModes")
     void zerosBeforeAFlushSurvive(CacheMode mode) throws Exception {
         byte[] expected = Fixtures.random(5, BLOCKS * BLOCK);
-        String name = durableFile(expected);
-        try (StorageFile file = open(name, mode)) {
-            for (int b = 0; b < BLOCKS; b += 2) {
-                file.zero((long) b * BLOCK, BLOCK, b % 4 == 0);
-                Arrays.fill(expected, b * BLOCK, (b + 1) * BLOCK, (byte) 0);
-            }
+        assertCutKeeps(durableFile(expected), mode, file -> {
+            zeroEveryOtherBlock(file, expected);
             file.flush();
-            lazyfs.powerCut();
-        }
-        lazyfs.assertSurvived(name, expected, BLOCK, mode + ": every other block zeroed, then flush");
+        }, expected, BLOCK, "every other block zeroed, then flush");
     }
 
     /**
@@ -133,29 +134,22 @@ class PowerLossTest {
     private static void largeWrites(CacheMode mode, boolean fua) throws Exception {
         int large = 1 << 20;
         int blocks = 4;
-        String name = durableFile(Fixtures.random(20, blocks * large));
         byte[] fresh = Fixtures.random(21, blocks * large);
-        try (StorageFile file = open(name, mode)) {
+        assertCutKeeps(durableFile(Fixtures.random(20, blocks * large)), mode, file -> {
             for (int b = 0; b < blocks; b++) {
                 Fixtures.write(file, (long) b * large, Arrays.copyOfRange(fresh, b * large, (b + 1) * large),
                         BufferKind.DIRECT, fua);
             }
             if (!fua) file.flush();
-            lazyfs.powerCut();
-        }
-        lazyfs.assertSurvived(name, fresh, large, mode + ": 1 MiB writes" + (fua ? " with FUA" : ", then flush"));
+        }, fresh, large, "1 MiB writes" + (fua ? " with FUA" : ", then flush"));
     }
 
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#everyWriteModes")
     void everyWriteSurvives(CacheMode mode) throws Exception {
-        String name = durableFile(Fixtures.random(6, BLOCKS * BLOCK));
         byte[] fresh = Fixtures.random(7, BLOCKS * BLOCK);
-        try (StorageFile file = open(name, mode)) {
-            for (int b = 0; b < BLOCKS; b++) Fixtures.write(file, (long) b * BLOCK, block(fresh, b), BufferKind.DIRECT, false);
-            lazyfs.powerCut();
-        }
-        lazyfs.assertSurvived(name, fresh, BLOCK, mode + ": " + BLOCKS + " plain writes, no flush");
+        assertCutKeeps(durableFile(Fixtures.random(6, BLOCKS * BLOCK)), mode, file -> writeBlocks(file, fresh, false),
+                fresh, BLOCK, BLOCKS + " plain writes, no flush");
     }
 
     /**
@@ -165,18 +159,12 @@ class PowerLossTest {
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#everyWriteModes")
     void everyZeroSurvives(CacheMode mode) throws Exception {
-        String name = durableFile(new byte[0]);
         byte[] expected = Fixtures.random(8, BLOCKS * BLOCK);
-        try (StorageFile file = open(name, mode)) {
-            for (int b = 0; b < BLOCKS; b++) Fixtures.write(file, (long) b * BLOCK, block(expected, b), BufferKind.DIRECT, false);
+        assertCutKeeps(durableFile(new byte[0]), mode, file -> {
+            writeBlocks(file, expected, false);
             file.flush();
-            for (int b = 0; b < BLOCKS; b += 2) {
-                file.zero((long) b * BLOCK, BLOCK, b % 4 == 0);
-                Arrays.fill(expected, b * BLOCK, (b + 1) * BLOCK, (byte) 0);
-            }
-            lazyfs.powerCut();
-        }
-        lazyfs.assertSurvived(name, expected, BLOCK, mode + ": every other block zeroed, no flush");
+            zeroEveryOtherBlock(file, expected);
+        }, expected, BLOCK, "every other block zeroed, no flush");
     }
 
     /**
@@ -187,11 +175,12 @@ class PowerLossTest {
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#everyWriteModes")
     void everyTrimSurvives(CacheMode mode) throws Exception {
+        LazyFsMount lazyfs = LAZYFS.mount();
         String name = durableFile(new byte[0]);
         byte[] before;
         try (StorageFile file = open(name, mode)) {
             byte[] data = Fixtures.random(9, BLOCKS * BLOCK);
-            for (int b = 0; b < BLOCKS; b++) Fixtures.write(file, (long) b * BLOCK, block(data, b), BufferKind.DIRECT, false);
+            writeBlocks(file, data, false);
             file.flush();
             for (int b = 1; b < BLOCKS; b += 2) file.trim((long) b * BLOCK, BLOCK);
             before = Fixtures.readFully(file, 0, BLOCKS * BLOCK);
@@ -217,6 +206,7 @@ class PowerLossTest {
     }
 
     private static void unalignedAppends(CacheMode mode, boolean fua) throws Exception {
+        LazyFsMount lazyfs = LAZYFS.mount();
         byte[] old = Fixtures.random(10, 8192);
         String atEnd = durableFile(old);
         String across = durableFile(old);

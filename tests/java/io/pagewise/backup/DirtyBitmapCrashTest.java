@@ -1,15 +1,16 @@
 package io.pagewise.backup;
 
+import static io.pagewise.testing.TestData.sparseFile;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.testing.ExternalTools;
+import io.pagewise.testing.LazyFsExtension;
 import io.pagewise.testing.LazyFsMount;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -23,6 +24,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -34,6 +36,9 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 class DirtyBitmapCrashTest {
+    @RegisterExtension
+    static final LazyFsExtension LAZYFS = new LazyFsExtension();
+
     /** Sparse, so that unchanged chunks read as zeros; large, so that most writes dirty a new chunk. */
     private static final long SIZE = 1L << 30;
     private static final long G = DirtyBitmap.DEFAULT_GRANULARITY;
@@ -59,24 +64,23 @@ class DirtyBitmapCrashTest {
 
     @Test
     void aPowerCutWhileWritingDurablyMissesNothing() throws Exception {
-        try (LazyFsMount lazyfs = LazyFsMount.mount(dir)) {
-            // Made in the backing directory, not through the mount: LazyFS would cache the whole truncated gigabyte,
-            // and with its cache full it writes through, so that nothing would be lost at the cut.
-            sparseImage(lazyfs.backing("disk.img"));
-            DirtyBitmap.open(lazyfs.file("disk.bitmap"), "crash", lazyfs.file("disk.img"), SIZE, G).close();
-            Process writer = startWriter(lazyfs.file("disk.img"), lazyfs.file("disk.bitmap"), true);
-            try {
-                awaitWrites(writer);
-                signal(writer, "STOP");
-                lazyfs.powerCut();
-            } finally {
-                writer.destroyForcibly();
-                assertTrue(writer.waitFor(30, TimeUnit.SECONDS), "the writer ended");
-            }
-            Path survivedBitmap = dir.resolve("survived.bitmap");
-            Files.copy(lazyfs.backing("disk.bitmap"), survivedBitmap, StandardCopyOption.REPLACE_EXISTING);
-            assertNoChangeMissed(lazyfs.backing("disk.img"), survivedBitmap, null, "after a power cut");
+        LazyFsMount lazyfs = LAZYFS.mount();
+        // Made in the backing directory, not through the mount: LazyFS would cache the whole truncated gigabyte,
+        // and with its cache full it writes through, so that nothing would be lost at the cut.
+        sparseImage(lazyfs.backing("disk.img"));
+        DirtyBitmap.open(lazyfs.file("disk.bitmap"), "crash", lazyfs.file("disk.img"), SIZE, G).close();
+        Process writer = startWriter(lazyfs.file("disk.img"), lazyfs.file("disk.bitmap"), true);
+        try {
+            awaitWrites(writer);
+            signal(writer, "STOP");
+            lazyfs.powerCut();
+        } finally {
+            writer.destroyForcibly();
+            assertTrue(writer.waitFor(30, TimeUnit.SECONDS), "the writer ended");
         }
+        Path survivedBitmap = dir.resolve("survived.bitmap");
+        Files.copy(lazyfs.backing("disk.bitmap"), survivedBitmap, StandardCopyOption.REPLACE_EXISTING);
+        assertNoChangeMissed(lazyfs.backing("disk.img"), survivedBitmap, null, "after a power cut");
     }
 
     /**
@@ -117,10 +121,7 @@ class DirtyBitmapCrashTest {
     }
 
     private static Path sparseImage(Path path) throws IOException {
-        try (RandomAccessFile file = new RandomAccessFile(path.toFile(), "rw")) {
-            file.setLength(SIZE);
-        }
-        return path;
+        return sparseFile(path, SIZE);
     }
 
     private static Process startWriter(Path image, Path bitmap, boolean fua) throws IOException {

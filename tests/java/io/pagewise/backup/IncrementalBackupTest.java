@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.CacheMode;
 import io.pagewise.Extent;
-import io.pagewise.cli.CopyCommand;
+import io.pagewise.cli.CommandRun;
 import io.pagewise.device.BlockDevice;
 import io.pagewise.device.FilterDevice;
 import io.pagewise.device.ZeroFlag;
@@ -15,11 +15,8 @@ import io.pagewise.nbd.client.BlockStatus;
 import io.pagewise.nbd.client.NbdClient;
 import io.pagewise.nbd.server.NbdServer;
 import io.pagewise.testing.ExternalTools;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PrintStream;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -180,18 +177,15 @@ class IncrementalBackupTest {
 
     @Test
     void changedNeedsAnExistingDestinationAndTheBitmap() throws IOException {
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        assertEquals(1, copy(err, "--changed=b1", uri(), dir.resolve("none.img").toString()));
-        assertTrue(err.toString(StandardCharsets.UTF_8).contains("no such file"), err.toString(StandardCharsets.UTF_8));
+        String noDestination = copyRun("--changed=b1", uri(), dir.resolve("none.img").toString()).assertStatus(1).err();
+        assertTrue(noDestination.contains("no such file"), noDestination);
         assertTrue(Files.notExists(dir.resolve("none.img")));
         Path backup = dir.resolve("backup.img");
         assertEquals(0, copy(uri(), backup.toString()));
-        err.reset();
-        assertEquals(1, copy(err, "--changed=nope", uri(), backup.toString()));
-        assertTrue(err.toString(StandardCharsets.UTF_8).contains("qemu:dirty-bitmap:nope"), err.toString(StandardCharsets.UTF_8));
-        err.reset();
-        assertEquals(2, copy(err, "--changed=b1", image.toString(), backup.toString()));
-        assertTrue(err.toString(StandardCharsets.UTF_8).contains("SRC must be an NBD URI"), err.toString(StandardCharsets.UTF_8));
+        String noBitmap = copyRun("--changed=nope", uri(), backup.toString()).assertStatus(1).err();
+        assertTrue(noBitmap.contains("qemu:dirty-bitmap:nope"), noBitmap);
+        String fileSource = copyRun("--changed=b1", image.toString(), backup.toString()).assertStatus(2).err();
+        assertTrue(fileSource.contains("SRC must be an NBD URI"), fileSource);
     }
 
     @Test
@@ -301,11 +295,10 @@ class IncrementalBackupTest {
     }
 
     private static int copy(String... args) {
-        return copy(new ByteArrayOutputStream(), args);
+        return copyRun(args).status();
     }
 
-    private static int copy(ByteArrayOutputStream err, String... args) {
-        PrintStream errors = new PrintStream(err, true, StandardCharsets.UTF_8);
-        return CopyCommand.run(List.of(args), System.in, new ByteArrayOutputStream(), System.out, errors);
+    private static CommandRun copyRun(String... args) {
+        return CommandRun.command("copy", args);
     }
 }

@@ -119,13 +119,13 @@ class BadPathsTest {
     void aFailedStartLeavesNoFileThatCreateMade() throws Exception {
         Path huge = dir.resolve("huge.img");
         CommandRun tooLarge = CommandRun.command("serve", "--port=0", "--create=9000T", "--run", "true", huge.toString());
-        assertEquals(1, tooLarge.status(), tooLarge.err());
+        tooLarge.assertStatus(1);
         assertFalse(Files.exists(huge), "left behind: " + huge + "; " + tooLarge.err());
         Path first = dir.resolve("first.img");
         Path second = dir.resolve("no-such-dir").resolve("second.img");
         CommandRun partly = CommandRun.command("serve", "--port=0", "--create=1M", "--run", "true", first.toString(),
                 second.toString());
-        assertEquals(1, partly.status(), partly.err());
+        partly.assertStatus(1);
         assertFalse(Files.exists(first), "left behind: " + first + "; " + partly.err());
         assertTrue(Files.exists(image), "a FILE that existed before stays");
     }

@@ -27,31 +27,26 @@ class ChecksumCommandTest {
     @TempDir
     Path dir;
 
-
-    private static CommandRun pagewise(String... args) {
-        return CommandRun.of(args);
-    }
-
     @Test
     void copyToNullNamesTheSourceItsChecksumDescribes() throws IOException {
         Path image = sparseImage("image.raw", 1 << 20, 9);
-        CommandRun alone = pagewise("checksum", image.toString());
-        assertEquals(0, alone.status(), alone.err());
-        CommandRun copied = pagewise("copy", "--checksum", image.toString(), "null:");
-        assertEquals(0, copied.status(), copied.err());
+        CommandRun alone = CommandRun.of("checksum", image.toString());
+        alone.assertOk();
+        CommandRun copied = CommandRun.of("copy", "--checksum", image.toString(), "null:");
+        copied.assertOk();
         assertEquals(alone.out(), copied.out(), "the same line as pagewise checksum SRC");
         // A larger DST keeps its bytes past SRC's size, which the checksum does not cover: the line names SRC.
         Path larger = dir.resolve("larger.raw");
         try (java.io.RandomAccessFile raf = new java.io.RandomAccessFile(larger.toFile(), "rw")) {
             raf.setLength((1 << 20) + 65536);
         }
-        CommandRun intoLarger = pagewise("copy", "--checksum", image.toString(), larger.toString());
-        assertEquals(0, intoLarger.status(), intoLarger.err());
+        CommandRun intoLarger = CommandRun.of("copy", "--checksum", image.toString(), larger.toString());
+        intoLarger.assertOk();
         assertEquals(alone.out(), intoLarger.out(), "the checksum of SRC's bytes, named SRC");
         Path same = dir.resolve("same.raw");
-        CommandRun intoSame = pagewise("copy", "--checksum", image.toString(), same.toString());
+        CommandRun intoSame = CommandRun.of("copy", "--checksum", image.toString(), same.toString());
         assertEquals(alone.out().replace(image.toString(), same.toString()), intoSame.out(), "a DST of SRC's size is named");
-        assertEquals(pagewise("checksum", same.toString()).out(), intoSame.out());
+        assertEquals(CommandRun.of("checksum", same.toString()).out(), intoSame.out());
     }
 
     /** Random data runs, zeros written as data and holes. */
@@ -83,12 +78,12 @@ class ChecksumCommandTest {
         ExternalTools.require("qemu-nbd"); // blksum reads files through qemu-nbd
         Path a = sparseImage("a.raw", 48L << 20, 1);
         Path b = sparseImage("b.raw", (3L << 20) + 512, 2);
-        CommandRun run = pagewise("checksum", a.toString(), b.toString());
-        assertEquals(0, run.status(), run.err());
+        CommandRun run = CommandRun.of("checksum", a.toString(), b.toString());
+        run.assertOk();
         assertEquals(blksum(a.toString()) + "\n" + blksum(b.toString()) + "\n", run.out());
 
-        CommandRun sha1 = pagewise("checksum", "-d", "sha1", "-t", "1", "--cache=writeback", a.toString());
-        assertEquals(0, sha1.status(), sha1.err());
+        CommandRun sha1 = CommandRun.of("checksum", "-d", "sha1", "-t", "1", "--cache=writeback", a.toString());
+        sha1.assertOk();
         assertEquals(blksum("--digest=sha1", a.toString()) + "\n", sha1.out());
     }
 
@@ -97,8 +92,8 @@ class ChecksumCommandTest {
         Path image = sparseImage("export.raw", 32L << 20, 3);
         try (FileDevice device = FileDevice.open(image, CacheMode.EVICT);
              NbdServer server = NbdServer.builder().export("", device).unixSocket(dir.resolve("nbd.sock")).start()) {
-            CommandRun run = pagewise("checksum", "-C", "2", server.uri());
-            assertEquals(0, run.status(), run.err());
+            CommandRun run = CommandRun.of("checksum", "-C", "2", server.uri());
+            run.assertOk();
             assertEquals(blksum(server.uri()) + "\n", run.out());
         }
     }
@@ -109,16 +104,16 @@ class ChecksumCommandTest {
         ExternalTools.require("qemu-nbd");
         Path source = sparseImage("source.raw", 40L << 20, 4);
         Path copy = dir.resolve("copy.raw");
-        CommandRun run = pagewise("copy", "--checksum", source.toString(), copy.toString());
-        assertEquals(0, run.status(), run.err());
+        CommandRun run = CommandRun.of("copy", "--checksum", source.toString(), copy.toString());
+        run.assertOk();
         String expected = blksum(source.toString()).split("\\s+")[0];
         assertEquals(expected + "  " + copy + "\n", run.out());
-        assertEquals(expected + "  " + copy + "\n", pagewise("checksum", copy.toString()).out());
+        assertEquals(expected + "  " + copy + "\n", CommandRun.of("checksum", copy.toString()).out());
 
         Path sha512 = dir.resolve("sha512.raw");
-        CommandRun other = pagewise("copy", "--checksum=sha512", "-R", "3", "--request-size=64K", source.toString(),
+        CommandRun other = CommandRun.of("copy", "--checksum=sha512", "-R", "3", "--request-size=64K", source.toString(),
                 sha512.toString());
-        assertEquals(0, other.status(), other.err());
+        other.assertOk();
         assertEquals(blksum("--digest=sha512", source.toString()).split("\\s+")[0] + "  " + sha512 + "\n", other.out());
     }
 
@@ -129,15 +124,15 @@ class ChecksumCommandTest {
         try (RandomAccessFile file = new RandomAccessFile(qcow2.toFile(), "rw")) {
             file.write(new byte[] {'Q', 'F', 'I', (byte) 0xfb, 0, 0, 0, 3});
         }
-        CommandRun refused = pagewise("checksum", raw.toString(), qcow2.toString());
-        assertEquals(2, refused.status(), refused.err());
+        CommandRun refused = CommandRun.of("checksum", raw.toString(), qcow2.toString());
+        refused.assertStatus(2);
         assertEquals("", refused.out(), "nothing is hashed when an IMAGE is refused");
         String line = refused.err().lines().findFirst().orElse("");
         assertTrue(line.startsWith("pagewise checksum: IMAGE " + qcow2 + " starts with a QCOW2 signature")
                 && line.contains("qemu-img convert -f qcow2 -O raw") && line.contains("--force-raw"), refused.err());
 
-        CommandRun forced = pagewise("checksum", "--force-raw", qcow2.toString());
-        assertEquals(0, forced.status(), forced.err());
+        CommandRun forced = CommandRun.of("checksum", "--force-raw", qcow2.toString());
+        forced.assertOk();
         String expected;
         try (FileDevice device = FileDevice.open(qcow2, CacheMode.WRITEBACK)) {
             expected = io.pagewise.copy.BlockHash.hex(io.pagewise.copy.Checksums.of(device,
@@ -156,12 +151,12 @@ class ChecksumCommandTest {
         io.pagewise.PageCache.evict(image);
         io.pagewise.PageCache.evict(existing);
         // The header is read as the command reads the file: with O_DIRECT by checksum, nothing at all is cached.
-        CommandRun checksum = pagewise("checksum", image.toString());
-        assertEquals(0, checksum.status(), checksum.err());
+        CommandRun checksum = CommandRun.of("checksum", image.toString());
+        checksum.assertOk();
         assertEquals(0, io.pagewise.PageCache.residency(image).residentPages(), "checksum left pages of " + image);
         // copy's default (evict) drops what it read of SRC and of a DST that existed, header included.
-        CommandRun copy = pagewise("copy", image.toString(), existing.toString());
-        assertEquals(0, copy.status(), copy.err());
+        CommandRun copy = CommandRun.of("copy", image.toString(), existing.toString());
+        copy.assertOk();
         io.pagewise.testing.ResidencyCheck.assertAtMostOnePercent(image, "source");
         io.pagewise.testing.ResidencyCheck.assertAtMostOnePercent(existing, "destination");
     }
@@ -171,58 +166,58 @@ class ChecksumCommandTest {
         ExternalTools.require("qemu-img");
         Path qcow2 = dir.resolve("vm.qcow2");
         ExternalTools.run(30, "qemu-img", "create", "-f", "qcow2", qcow2.toString(), "16M").assertOk("qemu-img create");
-        CommandRun refused = pagewise("checksum", qcow2.toString());
-        assertEquals(2, refused.status(), refused.err());
+        CommandRun refused = CommandRun.of("checksum", qcow2.toString());
+        refused.assertStatus(2);
         assertTrue(refused.err().startsWith("pagewise checksum: IMAGE " + qcow2 + " starts with a QCOW2 signature"),
                 refused.err());
-        assertEquals(0, pagewise("checksum", "--force-raw", qcow2.toString()).status());
+        assertEquals(0, CommandRun.of("checksum", "--force-raw", qcow2.toString()).status());
     }
 
     @Test
     void aUriIsRecognisedBeforeAnyPath() {
-        CommandRun http = pagewise("checksum", "http://example.com/disk.img");
-        assertEquals(2, http.status(), http.err());
+        CommandRun http = CommandRun.of("checksum", "http://example.com/disk.img");
+        http.assertStatus(2);
         assertTrue(http.err().startsWith("pagewise checksum: IMAGE http://example.com/disk.img: unknown URI scheme 'http'")
                 && http.err().contains("nbd+unix://"), http.err());
-        CommandRun nbd = pagewise("checksum", "nbd:/127.0.0.1/");
-        assertEquals(2, nbd.status(), nbd.err());
+        CommandRun nbd = CommandRun.of("checksum", "nbd:/127.0.0.1/");
+        nbd.assertStatus(2);
         assertTrue(nbd.err().startsWith("pagewise checksum: IMAGE: NBD URI nbd:/127.0.0.1/ must begin with nbd://"), nbd.err());
     }
 
     @Test
     void mistakesAreNamed() throws IOException {
         Path image = sparseImage("image.raw", 1 << 20, 5);
-        CommandRun digest = pagewise("checksum", "--digest=sha999", image.toString());
+        CommandRun digest = CommandRun.of("checksum", "--digest=sha999", image.toString());
         assertEquals(2, digest.status());
         assertTrue(digest.err().startsWith("pagewise checksum: --digest=sha999: unknown digest 'sha999'"), digest.err());
         assertEquals("", digest.out());
 
-        CommandRun none = pagewise("checksum");
+        CommandRun none = CommandRun.of("checksum");
         assertEquals(2, none.status());
         assertTrue(none.err().startsWith("pagewise checksum: no IMAGE given"), none.err());
 
-        CommandRun blockSize = pagewise("checksum", "--block-size=1000", image.toString());
+        CommandRun blockSize = CommandRun.of("checksum", "--block-size=1000", image.toString());
         assertEquals(2, blockSize.status());
-        assertTrue(blockSize.err().contains("--block-size=1000: expected a multiple of 512"), blockSize.err());
+        blockSize.assertErrContains("--block-size=1000: expected a multiple of 512");
 
         // A missing file fails on its own line; the others are still printed.
         Path missing = dir.resolve("missing.raw");
-        CommandRun partly = pagewise("checksum", missing.toString(), image.toString());
+        CommandRun partly = CommandRun.of("checksum", missing.toString(), image.toString());
         assertEquals(1, partly.status());
         assertTrue(partly.err().startsWith("pagewise checksum: " + missing + ": "), partly.err());
         assertTrue(partly.err().contains("no such file") || partly.err().contains("No such file"), partly.err());
         assertTrue(partly.out().matches("[0-9a-f]{64}  " + java.util.regex.Pattern.quote(image.toString()) + "\n"),
                 partly.out());
 
-        CommandRun stream = pagewise("copy", "--checksum", image.toString(), "-");
+        CommandRun stream = CommandRun.of("copy", "--checksum", image.toString(), "-");
         assertEquals(2, stream.status());
-        assertTrue(stream.err().contains("--checksum needs SRC and DST that are files"), stream.err());
-        CommandRun withChanged = pagewise("copy", "--checksum", "--changed=b", "nbd+unix:///?socket=/nonexistent", image.toString());
+        stream.assertErrContains("--checksum needs SRC and DST that are files");
+        CommandRun withChanged = CommandRun.of("copy", "--checksum", "--changed=b", "nbd+unix:///?socket=/nonexistent", image.toString());
         assertEquals(2, withChanged.status());
-        assertTrue(withChanged.err().contains("--changed cannot be combined with --checksum"), withChanged.err());
-        CommandRun badCopyDigest = pagewise("copy", "--checksum=nope", image.toString(), dir.resolve("x").toString());
+        withChanged.assertErrContains("--changed cannot be combined with --checksum");
+        CommandRun badCopyDigest = CommandRun.of("copy", "--checksum=nope", image.toString(), dir.resolve("x").toString());
         assertEquals(2, badCopyDigest.status());
-        assertTrue(badCopyDigest.err().contains("--checksum=nope: unknown digest 'nope'"), badCopyDigest.err());
+        badCopyDigest.assertErrContains("--checksum=nope: unknown digest 'nope'");
         assertTrue(Files.notExists(dir.resolve("x")), "a usage mistake creates nothing");
     }
 }

@@ -1,13 +1,12 @@
 package io.pagewise.cli;
 
+import static io.pagewise.testing.TestData.randomFile;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.Native;
 import io.pagewise.PageCache;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -20,23 +19,14 @@ class CliTest {
     @TempDir
     Path dir;
 
-
-    private static CommandRun run(String... args) {
-        return CommandRun.of(args);
-    }
-
     private Path file(String name, int size) throws Exception {
-        Path path = dir.resolve(name);
-        byte[] data = new byte[size];
-        new Random(size).nextBytes(data);
-        Files.write(path, data);
-        return path;
+        return randomFile(dir.resolve(name), size, size);
     }
 
     @Test
     void helpPrintsUsageAndSucceeds() {
         for (String flag : new String[] {"--help", "-h", "help"}) {
-            CommandRun r = run(flag);
+            CommandRun r = CommandRun.of(flag);
             assertEquals(0, r.status(), flag);
             assertTrue(r.out().startsWith("usage: pagewise COMMAND"), r.out());
             assertTrue(r.out().contains("cachestats FILE") && r.out().contains("evict FILE"), r.out());
@@ -48,16 +38,16 @@ class CliTest {
     void fileCommandsTakeNoOptions() throws Exception {
         Path a = file("a.img", 4096);
         for (String command : new String[] {"cachestats", "evict"}) {
-            CommandRun unknown = run(command, "--frob", a.toString());
-            assertEquals(2, unknown.status(), unknown.err());
+            CommandRun unknown = CommandRun.of(command, "--frob", a.toString());
+            unknown.assertStatus(2);
             assertTrue(unknown.err().contains("unknown option '--frob'") && unknown.err().contains("usage: pagewise " + command),
                     unknown.err());
-            CommandRun help = run(command, "--help");
-            assertEquals(0, help.status(), help.err());
+            CommandRun help = CommandRun.of(command, "--help");
+            help.assertOk();
             assertTrue(help.out().startsWith("usage: pagewise " + command), help.out());
         }
-        CommandRun r = run("cachestats", "--", a.toString());
-        assertEquals(0, r.status(), r.err());
+        CommandRun r = CommandRun.of("cachestats", "--", a.toString());
+        r.assertOk();
         assertTrue(r.out().startsWith(a + ": "), r.out());
     }
 
@@ -71,16 +61,16 @@ class CliTest {
 
     @Test
     void noArgumentsIsAUsageError() {
-        CommandRun r = run();
+        CommandRun r = CommandRun.of();
         assertEquals(2, r.status());
-        assertTrue(r.err().contains("usage: pagewise"), r.err());
+        r.assertErrContains("usage: pagewise");
         assertEquals("", r.out());
     }
 
     @Test
     void versionPrintsTheVersionAndNativeStatus() {
         for (String flag : new String[] {"--version", "-V"}) {
-            CommandRun r = run(flag);
+            CommandRun r = CommandRun.of(flag);
             assertEquals(0, r.status());
             String line = r.out().strip();
             assertTrue(line.matches("pagewise \\d+\\.\\d+\\.\\d+\\S* \\(native library: .*\\)"),
@@ -97,8 +87,8 @@ class CliTest {
         int page = PageCache.pageSize();
         PageCache.touch(a);
         PageCache.evict(b);
-        CommandRun r = run("cachestats", a.toString(), b.toString());
-        assertEquals(0, r.status(), r.err());
+        CommandRun r = CommandRun.of("cachestats", a.toString(), b.toString());
+        r.assertOk();
         assertEquals("", r.err());
         String[] lines = r.out().split("\n");
         assertEquals(2, lines.length, r.out());
@@ -113,11 +103,11 @@ class CliTest {
         Path a = file("evict.img", SIZE);
         PageCache.touch(a);
         assertEquals(100.0, PageCache.residency(a).percent(), "touched first");
-        CommandRun r = run("evict", a.toString());
-        assertEquals(0, r.status(), r.err());
+        CommandRun r = CommandRun.of("evict", a.toString());
+        r.assertOk();
         assertEquals("evicted " + a, r.out().strip());
         assertEquals(0, PageCache.residency(a).residentPages());
-        CommandRun stats = run("cachestats", a.toString());
+        CommandRun stats = CommandRun.of("cachestats", a.toString());
         assertTrue(stats.out().contains(": 0/" + SIZE / PageCache.pageSize() + " pages resident (0.0%)"), stats.out());
     }
 
@@ -126,7 +116,7 @@ class CliTest {
         Path missing = dir.resolve("missing.img");
         Path present = file("present.img", 4096);
         for (String command : new String[] {"cachestats", "evict"}) {
-            CommandRun r = run(command, missing.toString(), present.toString());
+            CommandRun r = CommandRun.of(command, missing.toString(), present.toString());
             assertEquals(1, r.status(), command);
             assertTrue(r.err().startsWith("pagewise " + command + ": "), r.err());
             assertTrue(r.err().contains(missing.toString()) && r.err().contains("No such file"), r.err());
@@ -138,7 +128,7 @@ class CliTest {
     @Test
     void aCommandWithoutFilesIsAUsageError() {
         for (String command : new String[] {"cachestats", "evict"}) {
-            CommandRun r = run(command);
+            CommandRun r = CommandRun.of(command);
             assertEquals(2, r.status(), command);
             assertTrue(r.err().contains("no FILE given") && r.err().contains("usage: pagewise " + command), r.err());
         }
@@ -146,10 +136,10 @@ class CliTest {
 
     @Test
     void anUnknownCommandIsAUsageError() {
-        CommandRun r = run("frobnicate", "x");
+        CommandRun r = CommandRun.of("frobnicate", "x");
         assertEquals(2, r.status());
         assertTrue(r.err().startsWith("pagewise: unknown command 'frobnicate'"), r.err());
-        assertTrue(r.err().contains("usage: pagewise"), r.err());
+        r.assertErrContains("usage: pagewise");
         assertEquals("", r.out());
     }
 

@@ -41,14 +41,12 @@ class CopyCommandTest {
     @TempDir
     Path dir;
 
-
     private static CommandRun copy(String... args) {
         return CommandRun.command("copy", args);
     }
 
     private static void copyOk(String... args) {
-        CommandRun r = copy(args);
-        assertEquals(0, r.status(), "pagewise copy " + String.join(" ", args) + "\n" + r.err());
+        copy(args).assertOk();
     }
 
     /** A sparse image: random data islands, the rest holes. */
@@ -268,7 +266,7 @@ class CopyCommandTest {
         try (NbdChildServer nbdkit = NbdChildServer.nbdkit(dir, "memory", "1M")) {
             r = copy(src.toString(), nbdkit.uri());
             assertEquals(1, r.status());
-            assertTrue(r.err().contains("is smaller than source"), r.err());
+            r.assertErrContains("is smaller than source");
         }
     }
 
@@ -286,7 +284,7 @@ class CopyCommandTest {
         for (String[] args : mistakes) {
             CommandRun r = copy(args);
             assertEquals(2, r.status(), String.join(" ", args) + ": " + r.err());
-            assertTrue(r.err().contains("usage: pagewise copy"), r.err());
+            r.assertErrContains("usage: pagewise copy");
         }
         assertFalse(Files.exists(Path.of("pattern:1M")) || Files.exists(Path.of("zero:1M")), "a synthetic DST made a file");
         assertTrue(copy("--frobnicate", "a", "b").err().contains("unknown option '--frobnicate'"));
@@ -319,7 +317,7 @@ class CopyCommandTest {
             CommandRun r = copy(c[0], dst.toString());
             assertEquals(2, r.status(), c[0] + ": " + r.err());
             assertTrue(firstLine(r).startsWith("pagewise copy: ") && firstLine(r).contains(c[1]), c[0] + ": " + r.err());
-            assertTrue(r.err().contains("usage: pagewise copy"), r.err());
+            r.assertErrContains("usage: pagewise copy");
         }
         String[][] unknown = {
                 {"http://example.com/disk.img", "x.img", "SRC http://example.com/disk.img: unknown URI scheme 'http'"},
@@ -340,11 +338,11 @@ class CopyCommandTest {
         assertFalse(Files.exists(dst), "a refused URI created the destination");
         // A scheme without // may be a file name with a colon: the message says how to give one.
         CommandRun colon = copy("backup-12:00.img", dst.toString());
-        assertEquals(2, colon.status(), colon.err());
+        colon.assertStatus(2);
         assertTrue(firstLine(colon).contains("unknown URI scheme 'backup-12'")
                 && firstLine(colon).contains("./backup-12:00.img"), colon.err());
         CommandRun nullWithMore = copy("pattern:1M", "null:x");
-        assertEquals(2, nullWithMore.status(), nullWithMore.err());
+        nullWithMore.assertStatus(2);
         assertTrue(firstLine(nullWithMore).contains("DST null:x"), nullWithMore.err());
         // A path with a colon that does not start with a scheme (./, /, a digit) is a file.
         Path colonFile = dir.resolve("a:b");
@@ -375,13 +373,13 @@ class CopyCommandTest {
             Path image = withHeader("disk" + i, headers[i], 1 << 20);
             Path dst = dir.resolve("copy" + i);
             CommandRun r = copy(image.toString(), dst.toString());
-            assertEquals(2, r.status(), r.err());
+            r.assertStatus(2);
             assertTrue(firstLine(r).startsWith("pagewise copy: SRC " + image + " starts with a " + formats[i] + " signature")
                     && firstLine(r).contains("qemu-img convert -f " + formats[i].toLowerCase(java.util.Locale.ROOT) + " -O raw")
                     && firstLine(r).contains("--force-raw"), r.err());
             assertFalse(Files.exists(dst), "a refused copy created its destination");
             CommandRun raw = copy("--force-raw", image.toString(), dst.toString());
-            assertEquals(0, raw.status(), raw.err());
+            raw.assertOk();
             cmp(image, dst);
         }
     }
@@ -394,24 +392,21 @@ class CopyCommandTest {
         byte[] before = Files.readAllBytes(qcow2);
         Path raw = dir.resolve("raw.img");
         CommandRun source = copy(qcow2.toString(), raw.toString());
-        assertEquals(2, source.status(), source.err());
+        source.assertStatus(2);
         assertTrue(firstLine(source).contains("SRC " + qcow2 + " starts with a QCOW2 signature"), source.err());
         assertFalse(Files.exists(raw));
 
         // Written raw, the container's header would be overwritten: the image is lost, not the disk inside written.
         Path data = withHeader("data.img", new byte[0], 64 << 10); // the qcow2 file is larger, as a DST must be
         CommandRun destination = copy(data.toString(), qcow2.toString());
-        assertEquals(2, destination.status(), destination.err());
+        destination.assertStatus(2);
         assertTrue(firstLine(destination).contains("DST " + qcow2 + " starts with a QCOW2 signature")
                 && firstLine(destination).contains("qemu-nbd -f qcow2")
                 && firstLine(destination).contains("--force-raw"), destination.err());
         assertTrue(java.util.Arrays.equals(before, Files.readAllBytes(qcow2)), "the refused copy changed " + qcow2);
         ExternalTools.run(30, "qemu-img", "check", qcow2.toString()).assertOk("qemu-img check after the refusal");
-        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
-        int fromInput = CopyCommand.run(List.of("-", qcow2.toString()), new java.io.ByteArrayInputStream(new byte[4096]),
-                java.io.OutputStream.nullOutputStream(), System.out, new java.io.PrintStream(err, true));
-        assertEquals(2, fromInput, err.toString());
-        assertTrue(err.toString().contains("DST " + qcow2 + " starts with a QCOW2 signature"), err.toString());
+        CommandRun fromInput = CommandRun.withInput(new byte[4096], "copy", "-", qcow2.toString()).assertStatus(2);
+        fromInput.assertErrContains("DST " + qcow2 + " starts with a QCOW2 signature");
         assertTrue(java.util.Arrays.equals(before, Files.readAllBytes(qcow2)), "standard input went into " + qcow2);
 
         copyOk("--force-raw", qcow2.toString(), raw.toString());
@@ -431,10 +426,10 @@ class CopyCommandTest {
             nbdkit.kill();
             copying.join(60_000);
             CommandRun r = result[0];
-            assertEquals(1, r.status(), r.err());
+            r.assertStatus(1);
             assertTrue(r.err().matches("(?s).*reading nbd\\+unix:///\\?socket=\\S+ at offset \\d+ .*READ at \\d+ .*"), r.err());
             assertFalse(Files.exists(dir.resolve("dst.img")), "the unfinished destination this copy created is left");
-            assertTrue(r.err().contains("removed " + dir.resolve("dst.img") + ", which this copy had created"), r.err());
+            r.assertErrContains("removed " + dir.resolve("dst.img") + ", which this copy had created");
         } finally {
             nbdkit.close();
         }
@@ -528,7 +523,7 @@ class CopyCommandTest {
     @Test
     void progressBarShowsBytesPercentRateAndEta() {
         CommandRun r = copy("--progress", "pattern:8M", "null:");
-        assertEquals(0, r.status(), r.err());
+        r.assertOk();
         assertTrue(r.err().matches("(?s).*\\[#+\\] 100\\.0% 8\\.0 MiB of 8\\.0 MiB, .*/s, ETA 0:00.*"), r.err());
     }
 
@@ -597,7 +592,7 @@ class CopyCommandTest {
             String uri = server.uri("disk");
             assertTrue(uri.startsWith("nbd://127.0.0.1:") || uri.startsWith("nbd://[::1]:"), uri);
             CommandRun r = copy("-v", src.toString(), uri);
-            assertEquals(0, r.status(), r.err());
+            r.assertOk();
             // Each side as the device describes itself: the file with its cache mode, the export with its connections.
             assertTrue(r.err().matches("(?s).*pagewise copy: " + java.util.regex.Pattern.quote(src.toString())
                     + " \\([a-z]+\\) -> " + java.util.regex.Pattern.quote(uri)
@@ -614,13 +609,12 @@ class CopyCommandTest {
         try (NbdChildServer nbdkit = NbdChildServer.nbdkit(dir, "--filter=blocksize-policy", "memory",
                 Long.toString(SIZE), "blocksize-maximum=64K")) {
             CommandRun r = copy("-v", "--connections=3", "--request-size=1M", src.toString(), nbdkit.uri());
-            assertEquals(0, r.status(), r.err());
-            assertTrue(r.err().contains(" -> " + nbdkit.uri() + " (3 connections), 24.0 MiB, 16 requests of 64.0 KiB"), r.err());
+            r.assertOk().assertErrContains(" -> " + nbdkit.uri() + " (3 connections), 24.0 MiB, 16 requests of 64.0 KiB");
         }
         try (NbdChildServer single = NbdChildServer.nbdkit(dir, "--filter=multi-conn", "memory", Long.toString(SIZE),
                 "multi-conn-mode=disable")) {
             CommandRun r = copy("-v", "--connections=3", single.uri(), "null:");
-            assertEquals(0, r.status(), r.err());
+            r.assertOk();
             assertTrue(r.err().contains(single.uri() + " (1 connection, no multi-conn) -> null:, 24.0 MiB, 16 requests of "
                     + "256.0 KiB"), r.err());
         }
@@ -632,8 +626,7 @@ class CopyCommandTest {
         Path src = image("src.img");
         try (NbdChildServer nbdkit = NbdChildServer.nbdkit(dir, "-r", "memory", Long.toString(SIZE))) {
             CommandRun r = copy(src.toString(), nbdkit.uri());
-            assertEquals(1, r.status(), r.err());
-            assertTrue(r.err().contains("destination " + nbdkit.uri() + " is read-only"), r.err());
+            r.assertStatus(1).assertErrContains("destination " + nbdkit.uri() + " is read-only");
         }
     }
 
@@ -643,8 +636,7 @@ class CopyCommandTest {
         try (NbdChildServer nbdkit = NbdChildServer.nbdkit(dir, "--filter=error", "memory", Long.toString(SIZE),
                 "error-pwrite=ENOSPC", "error-pwrite-rate=1")) {
             CommandRun r = copy("--requests=1", src.toString(), nbdkit.uri());
-            assertEquals(1, r.status(), r.err());
-            assertTrue(r.err().contains("writing " + nbdkit.uri() + " at offset 0 (+262144) failed: NBD WRITE at 0 (+262144) failed: ENOSPC"), r.err());
+            r.assertStatus(1).assertErrContains("writing " + nbdkit.uri() + " at offset 0 (+262144) failed: NBD WRITE at 0 (+262144) failed: ENOSPC");
         }
     }
 
@@ -655,17 +647,16 @@ class CopyCommandTest {
                 "error-pread=EIO", "error-pread-rate=10%")) {
             Path created = dir.resolve("new.img");
             CommandRun r = copy(nbdkit.uri(), created.toString());
-            assertEquals(1, r.status(), r.err());
-            assertTrue(r.err().contains("EIO"), r.err());
+            r.assertStatus(1).assertErrContains("EIO");
             assertFalse(Files.exists(created), "a failed copy left " + created + ", which looks like a finished image");
-            assertTrue(r.err().contains("removed " + created + ", which this copy had created"), r.err());
+            r.assertErrContains("removed " + created + ", which this copy had created");
 
             Path existing = dir.resolve("old.img");
             Files.write(existing, new byte[(int) MiB]);
             CommandRun kept = copy(nbdkit.uri(), existing.toString());
-            assertEquals(1, kept.status(), kept.err());
+            kept.assertStatus(1);
             assertTrue(Files.exists(existing), "a failed copy removed a destination that existed before it");
-            assertTrue(kept.err().contains("kept " + existing + ", which existed before the copy"), kept.err());
+            kept.assertErrContains("kept " + existing + ", which existed before the copy");
         }
     }
 }

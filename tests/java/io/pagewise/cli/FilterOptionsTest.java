@@ -6,12 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.testing.ExternalTools;
+import io.pagewise.testing.TestData;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -23,15 +21,8 @@ class FilterOptionsTest {
     @TempDir
     Path dir;
 
-
-    private static CommandRun pagewise(String... args) {
-        return CommandRun.of(args);
-    }
-
     private Path randomFile(String name, int size) throws IOException {
-        byte[] data = new byte[size];
-        new Random(size).nextBytes(data);
-        return Files.write(dir.resolve(name), data);
+        return TestData.randomFile(dir.resolve(name), size, size);
     }
 
     /** A client's write through {@code serve --filter=readonly} is refused with EPERM and the file is unchanged. */
@@ -53,35 +44,33 @@ class FilterOptionsTest {
                 "except nbd.Error as e:",
                 "    assert e.errno in (errno.EPERM, 'EPERM'), e.errno",
                 ""));
-        CommandRun outcome = pagewise("serve", "--filter=readonly", "--run", python + " " + script, file.toString());
+        CommandRun outcome = CommandRun.of("serve", "--filter=readonly", "--run", python + " " + script, file.toString());
         assertEquals(0, outcome.status(), outcome.out() + outcome.err());
         assertArrayEquals(before, Files.readAllBytes(file));
 
-        CommandRun unfiltered = pagewise("serve", "--run", python + " " + script, file.toString());
+        CommandRun unfiltered = CommandRun.of("serve", "--run", python + " " + script, file.toString());
         assertTrue(unfiltered.status() != 0, "without the filter the write goes through: " + unfiltered.err());
     }
 
     @Test
     void serveRefusesAnUnknownFilterAndParametersAFilterDoesNotTake() {
         Path never = dir.resolve("never.img");
-        CommandRun unknown = pagewise("serve", "--filter=frob", "--create=1M", never.toString());
-        assertEquals(2, unknown.status(), unknown.err());
+        CommandRun unknown = CommandRun.of("serve", "--filter=frob", "--create=1M", never.toString());
+        unknown.assertStatus(2);
         assertTrue(unknown.err().contains("pagewise serve: --filter=frob: unknown filter 'frob': expected one of cow, error, delay"),
                 unknown.err());
         assertFalse(Files.exists(never), "a usage error must not create the file");
 
-        CommandRun parameters = pagewise("serve", "--filter=readonly:speed=1", "--run", "exit 7", "--create=1M",
+        CommandRun parameters = CommandRun.of("serve", "--filter=readonly:speed=1", "--run", "exit 7", "--create=1M",
                 never.toString());
-        assertEquals(2, parameters.status(), parameters.err());
+        parameters.assertStatus(2);
         assertTrue(parameters.err().contains("pagewise serve: --filter: filter readonly: unknown parameter speed=1 (it takes none)"),
                 parameters.err());
-        assertTrue(parameters.err().contains("usage: pagewise serve"), parameters.err());
+        parameters.assertErrContains("usage: pagewise serve");
     }
 
     private static CommandRun copy(String... args) {
-        List<String> all = new ArrayList<>(List.of("copy"));
-        all.addAll(List.of(args));
-        return pagewise(all.toArray(String[]::new));
+        return CommandRun.command("copy", args);
     }
 
     @Test
@@ -89,14 +78,13 @@ class FilterOptionsTest {
         Path src = randomFile("src.img", 1 << 20);
         Path created = dir.resolve("new.img");
         CommandRun toNew = copy("--dst-filter=readonly", src.toString(), created.toString());
-        assertEquals(1, toNew.status(), toNew.err());
-        assertTrue(toNew.err().contains("pagewise copy: destination " + created + " is read-only"), toNew.err());
+        toNew.assertStatus(1).assertErrContains("pagewise copy: destination " + created + " is read-only");
         assertFalse(Files.exists(created), "the file the refused copy created is removed: " + toNew.err());
 
         Path existing = dir.resolve("old.img");
         Files.write(existing, new byte[1 << 20]);
         CommandRun toOld = copy("--dst-filter", "readonly", src.toString(), existing.toString());
-        assertEquals(1, toOld.status(), toOld.err());
+        toOld.assertStatus(1);
         assertArrayEquals(new byte[1 << 20], Files.readAllBytes(existing), "nothing was written");
         assertTrue(toOld.err().contains("kept " + existing + ", which existed before the copy: the copy stopped before"
                 + " writing to it"), toOld.err());
@@ -111,15 +99,14 @@ class FilterOptionsTest {
         Path src = randomFile("src.img", 4096);
         Path dst = dir.resolve("dst.img");
         CommandRun unknown = copy("--dst-filter=frob", src.toString(), dst.toString());
-        assertEquals(2, unknown.status(), unknown.err());
-        assertTrue(unknown.err().contains("--dst-filter=frob: unknown filter 'frob'"), unknown.err());
+        unknown.assertStatus(2).assertErrContains("--dst-filter=frob: unknown filter 'frob'");
         CommandRun parameters = copy("--filter=readonly:x=1", src.toString(), dst.toString());
-        assertEquals(2, parameters.status(), parameters.err());
+        parameters.assertStatus(2);
         assertTrue(parameters.err().contains("pagewise copy: --filter: filter readonly: unknown parameter x=1 (it takes none)"),
                 parameters.err());
         assertFalse(Files.exists(dst), "the source's filter is refused before the destination is opened");
         CommandRun dstParameters = copy("--dst-filter=readonly:x=1", src.toString(), dst.toString());
-        assertEquals(2, dstParameters.status(), dstParameters.err());
+        dstParameters.assertStatus(2);
         assertTrue(dstParameters.err().contains("pagewise copy: --dst-filter: filter readonly: unknown parameter x=1 (it takes none)"),
                 dstParameters.err());
         assertFalse(Files.exists(dst), "a refused --dst-filter leaves no file behind");

@@ -191,7 +191,7 @@ class OtherToolsSpellingsTest {
         List<String> line = new ArrayList<>();
         for (String arg : args.split(" ")) line.add(arg.equals("DISK") ? disk.toString() : arg);
         CommandRun run = CommandRun.command("serve", line.toArray(new String[0]));
-        assertEquals(2, run.status(), run.err());
+        run.assertStatus(2);
         String first = run.err().lines().findFirst().orElse("");
         assertTrue(first.startsWith("pagewise serve: ") && first.contains(named), run.err());
     }
@@ -214,7 +214,7 @@ class OtherToolsSpellingsTest {
     })
     void anUnknownOptionOrCommandGetsDidYouMean(String args, String message) {
         CommandRun run = CommandRun.of(args.split(" "));
-        assertEquals(2, run.status(), run.err());
+        run.assertStatus(2);
         assertTrue(run.err().lines().findFirst().orElse("").contains(message), run.err());
     }
 

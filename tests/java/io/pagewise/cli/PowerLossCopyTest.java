@@ -1,23 +1,19 @@
 package io.pagewise.cli;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-
 import io.pagewise.CacheMode;
 import io.pagewise.testing.ExternalTools;
+import io.pagewise.testing.LazyFsExtension;
 import io.pagewise.testing.LazyFsMount;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.io.RandomAccessFile;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -29,17 +25,18 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class PowerLossCopyTest {
+    @RegisterExtension
+    static final LazyFsExtension LAZYFS = new LazyFsExtension();
+
     private static final int MiB = 1 << 20;
 
     @TempDir
     static Path dir;
-    private static LazyFsMount lazyfs;
     private static Path source;
     private static byte[] sourceBytes;
 
     @BeforeAll
-    static void mount() throws Exception {
-        lazyfs = LazyFsMount.mount(dir);
+    static void makeSource() throws Exception {
         source = dir.resolve("source.img");
         try (RandomAccessFile raf = new RandomAccessFile(source.toFile(), "rw")) {
             raf.setLength(4 * MiB + 1000);
@@ -56,24 +53,14 @@ class PowerLossCopyTest {
         sourceBytes = Files.readAllBytes(source);
     }
 
-    @AfterAll
-    static void unmount() {
-        if (lazyfs != null) lazyfs.close();
-    }
-
-
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#durableModes")
     void aFlushedCopySurvives(CacheMode mode) throws Exception {
+        LazyFsMount lazyfs = LAZYFS.mount();
         if (mode.needsNative()) ExternalTools.requireNativeLibrary();
         String name = "copy-" + mode.name().toLowerCase(Locale.ROOT);
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        String[] args = {"copy", "--flush", "--dst-cache=" + mode.name().toLowerCase(Locale.ROOT), source.toString(),
-                lazyfs.file(name).toString()};
-        int status = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8));
-        assertEquals(0, status, "pagewise " + String.join(" ", args) + "\n" + err.toString(StandardCharsets.UTF_8));
+        CommandRun.command("copy", "--flush", "--dst-cache=" + mode.name().toLowerCase(Locale.ROOT), source.toString(),
+                lazyfs.file(name).toString()).assertOk();
         lazyfs.powerCut();
         lazyfs.assertSurvived(name, sourceBytes, 4096, "pagewise copy --flush --dst-cache=" + mode.name().toLowerCase(Locale.ROOT));
     }

@@ -1,5 +1,6 @@
 package io.pagewise.cli;
 
+import static io.pagewise.testing.TestData.sparseFile;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -9,11 +10,9 @@ import static org.junit.jupiter.api.Assertions.fail;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import io.pagewise.CacheMode;
@@ -30,17 +29,12 @@ class ServeCommandTest {
     @TempDir
     Path dir;
 
-
     private static CommandRun serve(String... args) {
         return CommandRun.command("serve", args);
     }
 
     private Path disk(long size) throws IOException {
-        Path file = dir.resolve("disk.img");
-        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
-            raf.setLength(size);
-        }
-        return file;
+        return sparseFile(dir.resolve("disk.img"), size);
     }
 
     private static void requireTool(String tool) {
@@ -80,9 +74,7 @@ class ServeCommandTest {
             "--tls=require --tls-psk=keys.psk|--tls-psk is not supported: the JDK's TLS has no pre-shared keys",
     })
     void badCommandLinesExitTwoNamingTheOption(String args, String named) {
-        CommandRun outcome = serve(args.split(" "));
-        assertEquals(2, outcome.status(), outcome.err());
-        assertTrue(outcome.err().contains(named), outcome.err());
+        serve(args.split(" ")).assertStatus(2).assertErrContains(named);
     }
 
     @Test
@@ -90,8 +82,7 @@ class ServeCommandTest {
         String tooLong = "x".repeat(4097);
         for (String option : new String[] {"--export-name", "--description"}) {
             CommandRun outcome = serve(option + "=" + tooLong, "--create=1M", dir.resolve("never.img").toString());
-            assertEquals(2, outcome.status(), outcome.err());
-            assertTrue(outcome.err().contains(option + " is 4097 bytes long"), outcome.err());
+            outcome.assertStatus(2).assertErrContains(option + " is 4097 bytes long");
             assertFalse(Files.exists(dir.resolve("never.img")), "a usage error must not create the file");
         }
     }
@@ -102,12 +93,11 @@ class ServeCommandTest {
         Files.writeString(certs.resolve("server-cert.pem"), "not a certificate\n");
         Path never = dir.resolve("never.img");
         CommandRun outcome = serve("--tls=require", "--tls-certificates=" + certs, "--create=1M", never.toString());
-        assertEquals(1, outcome.status(), outcome.err());
-        assertTrue(outcome.err().contains(certs.resolve("server-cert.pem") + ": no PEM certificate"), outcome.err());
+        outcome.assertStatus(1).assertErrContains(certs.resolve("server-cert.pem") + ": no PEM certificate");
         assertFalse(Files.exists(never), "a bad certificates directory must not create the file");
         Files.delete(certs.resolve("server-cert.pem"));
         outcome = serve("--tls=on", "--tls-certificates=" + certs, "--create=1M", never.toString());
-        assertTrue(outcome.err().contains(certs.resolve("server-cert.pem") + ": missing"), outcome.err());
+        outcome.assertErrContains(certs.resolve("server-cert.pem") + ": missing");
     }
 
     @Test
@@ -119,7 +109,7 @@ class ServeCommandTest {
             CommandRun outcome = serve("--tls=require", "--tls-certificates=" + certs.all, "--tls-verify-peer", listen, "--run",
                     "case \"$uri\" in nbds*tls-certificates=" + certs.all + ") nbdinfo --size \"$uri\";; *) echo \"$uri\"; exit 9;; esac",
                     file.toString());
-            assertEquals(0, outcome.status(), outcome.err());
+            outcome.assertOk();
         }
     }
 
@@ -139,15 +129,14 @@ class ServeCommandTest {
                      .unixSocket(dir.resolve("back.sock"))
                      .logger(new io.pagewise.testing.RecordingLogger(null, System.Logger.Level.ERROR)).start()) {
             CommandRun copied = serve("--run", "nbdcopy " + source + " \"$uri\"", upstream.uri());
-            assertEquals(0, copied.status(), copied.err());
+            copied.assertOk();
             assertTrue(java.util.Arrays.equals(data, Files.readAllBytes(back)), "the copy reached the back server's file");
 
             CommandRun refused = serve("-r", "--run", "nbdcopy " + source + " \"$uri\"", upstream.uri());
             assertTrue(refused.status() != 0, "-r makes the proxy read-only: " + refused.err());
 
             CommandRun usage = serve("--create=1M", upstream.uri());
-            assertEquals(2, usage.status(), usage.err());
-            assertTrue(usage.err().contains("apply to a FILE"), usage.err());
+            usage.assertStatus(2).assertErrContains("apply to a FILE");
         }
     }
 
@@ -179,7 +168,7 @@ class ServeCommandTest {
                 "test -S \"$unixsocket\" && test \"$uri\" = \"$nbd\" && case \"$uri\" in "
                         + "\"nbd+unix:///foo?socket=$unixsocket\") exit 0;; *) echo \"$uri\"; exit 9;; esac",
                 file.toString());
-        assertEquals(0, env.status(), env.err());
+        env.assertOk();
     }
 
     @Test
@@ -188,13 +177,13 @@ class ServeCommandTest {
         Path file = disk(1 << 20);
         CommandRun tcp = serve("--port=0", "--run", "test \"$port\" -gt 0 && nbdinfo --size \"$uri\" | grep -qx 1048576",
                 file.toString());
-        assertEquals(0, tcp.status(), tcp.err());
+        tcp.assertOk();
         CommandRun v6 = serve("--bind=::1", "--port=0", "--run",
                 "case \"$uri\" in nbd://\\[::1\\]:*) nbdinfo --size \"$uri\";; *) exit 9;; esac", file.toString());
         if (v6.err().contains("Cannot assign requested address")) {
             ExternalTools.unavailable("no IPv6 loopback (::1) here: " + v6.err().strip(), "serving on ::1 must be tested");
         }
-        assertEquals(0, v6.status(), v6.err());
+        v6.assertOk();
     }
 
     @Test
@@ -204,7 +193,7 @@ class ServeCommandTest {
         Path stats = dir.resolve("stats.txt");
         CommandRun outcome = serve("--create=8M", "--stats=" + stats, "--run",
                 "nbdinfo --size \"$uri\"", file.toString());
-        assertEquals(0, outcome.status(), outcome.err());
+        outcome.assertOk();
         assertEquals(8 << 20, Files.size(file));
         String blocks = ExternalTools.run(10, "stat", "-c", "%b", file.toString()).assertOk("stat").stdout().strip();
         assertEquals("0", blocks, "blocks allocated to the file --create made");
@@ -228,7 +217,7 @@ class ServeCommandTest {
         Path stats = dir.resolve("stats.txt");
         // EVICT holds its last 8 windows (16 MiB) until the export is closed: 25 % of this file.
         CommandRun outcome = serve("--cache=evict", "--stats=" + stats, "--run", "nbdcopy \"$uri\" null:", file.toString());
-        assertEquals(0, outcome.status(), outcome.err());
+        outcome.assertOk();
         String text = Files.readString(stats);
         java.util.regex.Matcher printed = java.util.regex.Pattern.compile("page cache: (\\d+)/(\\d+) pages").matcher(text);
         assertTrue(printed.find(), text);
@@ -261,8 +250,7 @@ class ServeCommandTest {
                 "assert len(s.recv(18, socket.MSG_WAITALL)) == 18",
                 "sys.exit(0 if s.recv(1) == b'' else 9)");
         CommandRun outcome = serve("--handshake-timeout=1", "--run", script, file.toString());
-        assertEquals(0, outcome.status(), outcome.err());
-        assertTrue(outcome.err().contains("handshake not finished within 1 s"), outcome.err());
+        outcome.assertOk().assertErrContains("handshake not finished within 1 s");
     }
 
     @Test
@@ -280,8 +268,7 @@ class ServeCommandTest {
                 "    sys.exit(0)",
                 "sys.exit(9)");
         CommandRun outcome = serve("--idle-timeout=1", "--run", script, file.toString());
-        assertEquals(0, outcome.status(), outcome.err());
-        assertTrue(outcome.err().contains("closed after 1 s without requests (--idle-timeout)"), outcome.err());
+        outcome.assertOk().assertErrContains("closed after 1 s without requests (--idle-timeout)");
     }
 
     /**
@@ -298,11 +285,11 @@ class ServeCommandTest {
                 "assert h.pread(512, 4096) == bytes(512)",
                 "h.shutdown()");
         CommandRun quiet = serve("--run", script, file.toString());
-        assertEquals(0, quiet.status(), quiet.err());
+        quiet.assertOk();
         assertEquals("", quiet.err());
 
         CommandRun verbose = serve("-v", "--run", script, file.toString());
-        assertEquals(0, verbose.status(), verbose.err());
+        verbose.assertOk();
         List<String> lines = verbose.err().lines().collect(java.util.stream.Collectors.toList());
         assertEquals("pagewise serve: connection 1: serving '' (" + file + " (writeback)), structured replies",
                 lines.get(0), verbose.err());
@@ -332,10 +319,7 @@ class ServeCommandTest {
 
     /** Starts {@code pagewise serve} in a JVM of its own, as bin/pagewise would. */
     private static Process child(Path workDir, String... args) throws IOException {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "-cp", Path.of(System.getProperty("user.dir"), "target", "classes").toString(), "io.pagewise.cli.Main", "serve"));
-        command.addAll(List.of(args));
-        return new ProcessBuilder(command).directory(workDir.toFile()).redirectError(workDir.resolve("stderr.txt").toFile()).start();
+        return new ProcessBuilder(CommandRun.inOwnJvm("serve", args)).directory(workDir.toFile()).redirectError(workDir.resolve("stderr.txt").toFile()).start();
     }
 
     private static void awaitFile(Path path, Process process) throws InterruptedException {
@@ -410,7 +394,7 @@ class ServeCommandTest {
         Path file = unflushable();
         CommandRun clean = serve("--run", "true", FAILING_FLUSH, file.toString());
         assertEquals(1, clean.status(), clean.out() + clean.err());
-        assertTrue(clean.err().contains(file + " could not be flushed at exit: "), clean.err());
+        clean.assertErrContains(file + " could not be flushed at exit: ");
         CommandRun failed = serve("--run", "exit 3", FAILING_FLUSH, file.toString());
         assertEquals(3, failed.status(), "the command's own status comes first: " + failed.err());
     }

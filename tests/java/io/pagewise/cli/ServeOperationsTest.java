@@ -1,5 +1,6 @@
 package io.pagewise.cli;
 
+import static io.pagewise.testing.TestData.sparseFile;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -35,7 +36,6 @@ class ServeOperationsTest {
     @TempDir
     Path dir;
 
-
     private static CommandRun serve(String... args) {
         return CommandRun.command("serve", args);
     }
@@ -43,10 +43,7 @@ class ServeOperationsTest {
     private Path image(String name, long size) throws IOException {
         Path file = dir.resolve(name);
         Files.createDirectories(file.getParent());
-        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
-            raf.setLength(size);
-        }
-        return file;
+        return sparseFile(file, size);
     }
 
     /** A file that starts with a qcow2 header's magic and version. */
@@ -60,11 +57,7 @@ class ServeOperationsTest {
 
     /** The command that starts {@code pagewise serve} in a JVM of its own, as bin/pagewise would. */
     private static List<String> serveCommand(String... args) {
-        // As java -jar with the jar's manifest (Enable-Native-Access): no JVM warning on JDK 24+; JDK 17 takes it too.
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "-cp", Path.of(System.getProperty("user.dir"), "target", "classes").toString(), "io.pagewise.cli.Main", "serve"));
-        command.addAll(List.of(args));
-        return command;
+        return CommandRun.inOwnJvm("serve", args);
     }
 
     private Process start(List<String> command) throws IOException {
@@ -107,7 +100,7 @@ class ServeOperationsTest {
                 "backup=" + other, "--run",
                 "nbdinfo --list \"$uri\" > " + list + " && nbdinfo --size \"nbd+unix:///?socket=$unixsocket\" > " + size
                         + " && test \"$exportname\" = vm2.img");
-        assertEquals(0, outcome.status(), outcome.err());
+        outcome.assertOk();
         String text = Files.readString(list);
         String[][] expected = {{"vm1.img", vm1.toString(), "1048576"}, {"vm2.img", vm2.toString(), "2097152"},
                 {"odd=name.img", odd.toString(), "3145728"}, {"backup", other.toString(), "4194304"}};
@@ -130,7 +123,7 @@ class ServeOperationsTest {
         Path list = dir.resolve("list.txt");
         CommandRun outcome = serve("--export-name=foo", "--description=hello", "--dir=" + images, lone.toString(),
                 "--run", "nbdinfo --list \"$uri\" > " + list);
-        assertEquals(0, outcome.status(), outcome.err());
+        outcome.assertOk();
         String text = Files.readString(list);
         String block = exportBlock(text, "foo");
         assertTrue(block.contains("description: hello\n") && block.contains("export-size: 2097152 "), block);
@@ -173,14 +166,14 @@ class ServeOperationsTest {
         Path a = image("a.img", 1 << 20);
         Path c = image("c.img", 1 << 20);
         CommandRun outcome = serve("--bitmap=b", a.toString(), c.toString(), "--run", python + " " + writer() + " c.img");
-        assertEquals(0, outcome.status(), outcome.err());
+        outcome.assertOk();
         assertTrue(Files.exists(dir.resolve("a.img.b.bitmap")) && Files.exists(dir.resolve("c.img.b.bitmap")),
                 "a bitmap file beside each FILE");
         Path dirty = dir.resolve("dirty.txt");
         Path check = dirtyCounter();
         CommandRun read = serve("--bitmap=b", a.toString(), c.toString(), "--run",
                 python + " " + check + " a.img b " + dirty + " && " + python + " " + check + " c.img b " + dirty);
-        assertEquals(0, read.status(), read.err());
+        read.assertOk();
         assertEquals("a.img b 0\nc.img b 65536\n", Files.readString(dirty), "only c.img's bitmap recorded the write");
     }
 
@@ -193,15 +186,14 @@ class ServeOperationsTest {
         String python = ExternalTools.python();
         Path a = image("a.img", 1 << 20);
         CommandRun first = serve("--bitmap=daily", "--bitmap=weekly", a.toString(), "--run", python + " " + writer() + " ''");
-        assertEquals(0, first.status(), first.err());
-        assertTrue(first.err().contains("dirty bitmap daily (" + a + ".daily.bitmap): new: it records writes from now on"), first.err());
+        first.assertOk().assertErrContains("dirty bitmap daily (" + a + ".daily.bitmap): new: it records writes from now on");
         Path dirty = dir.resolve("dirty.txt");
         Path check = dirtyCounter();
         CommandRun cleared = serve("--bitmap=daily", "--bitmap=weekly", "--bitmap-clear=daily", a.toString(), "--run",
                 python + " " + check + " '' daily " + dirty + " && " + python + " " + check + " '' weekly " + dirty);
-        assertEquals(0, cleared.status(), cleared.err());
+        cleared.assertOk();
         assertEquals(" daily 0\n weekly 65536\n", Files.readString(dirty), "only daily was cleared");
-        assertTrue(cleared.err().contains("dirty bitmap daily (" + a + ".daily.bitmap): cleared generation 1, which marked 64"), cleared.err());
+        cleared.assertErrContains("dirty bitmap daily (" + a + ".daily.bitmap): cleared generation 1, which marked 64");
         assertTrue(!cleared.err().contains("new: it records") && !cleared.err().contains("weekly ("), cleared.err());
     }
 
@@ -233,9 +225,7 @@ class ServeOperationsTest {
             "--bitmap=b --bitmap-clear=c a.img|--bitmap-clear=c: no --bitmap is named c (given: b)",
     })
     void badCommandLinesExitTwoNamingTheOptionAndValue(String args, String named) {
-        CommandRun outcome = serve(args.split(" "));
-        assertEquals(2, outcome.status(), outcome.err());
-        assertTrue(outcome.err().contains(named), outcome.err());
+        serve(args.split(" ")).assertStatus(2).assertErrContains(named);
     }
 
     @Test
@@ -244,7 +234,7 @@ class ServeOperationsTest {
         Path disk = image("disk.img", 1 << 20);
         CommandRun outcome = serve("--foreground", "--run", "test \"$exportname\" = '' && case \"$uri\" in"
                 + " nbd+unix:///\\?socket=*) nbdinfo --size \"$uri\";; *) exit 9;; esac", disk.toString());
-        assertEquals(0, outcome.status(), outcome.err());
+        outcome.assertOk();
     }
 
     @Test
@@ -261,7 +251,7 @@ class ServeOperationsTest {
                 "nbdinfo --list \"$uri\" > " + before + " && truncate -s 2M " + images.resolve("vm2.img")
                         + " && nbdinfo --list \"$uri\" > " + after
                         + " && ! nbdinfo --size \"nbd+unix:///vm3.qcow2?socket=$unixsocket\" 2> " + qcow);
-        assertEquals(0, outcome.status(), outcome.err());
+        outcome.assertOk();
         String first = Files.readString(before);
         assertTrue(exportBlock(first, "vm1.img").contains("export-size: 1048576 "), first);
         assertFalse(first.contains("export=\"vm2.img\""), first);
@@ -277,13 +267,13 @@ class ServeOperationsTest {
         ExternalTools.require("nbdinfo");
         Path vm3 = qcow2("vm3.qcow2");
         CommandRun refused = serve("--run", "true", vm3.toString());
-        assertEquals(2, refused.status(), refused.err());
+        refused.assertStatus(2);
         assertTrue(refused.err().contains("pagewise serve: not serving " + vm3 + ": it starts with a QCOW2 signature: clients would see")
                 && refused.err().contains("qemu-img convert -f qcow2 -O raw")
                 && refused.err().contains("--force-raw serves it raw anyway"), refused.err());
 
         CommandRun forced = serve("--force-raw", "--log=journal", "--run", "nbdinfo --size \"$uri\"", vm3.toString());
-        assertEquals(0, forced.status(), forced.err());
+        forced.assertOk();
         assertTrue(forced.err().startsWith("<4>pagewise serve: " + vm3 + " starts with a QCOW2 signature: served raw"),
                 forced.err());
     }
@@ -294,13 +284,13 @@ class ServeOperationsTest {
         ExternalTools.require("nbdinfo");
         Path disk = image("disk.img", 1 << 20);
         CommandRun outcome = serve("--log=journal", "-v", "--run", "nbdinfo --size \"$uri\" >/dev/null", disk.toString());
-        assertEquals(0, outcome.status(), outcome.err());
+        outcome.assertOk();
         assertFalse(outcome.err().isEmpty());
         for (String line : outcome.err().split("\n")) {
             assertTrue(line.startsWith("<7>pagewise serve: connection 1: "), outcome.err());
         }
         CommandRun failed = serve("--log=journal", "--dir=" + dir.resolve("missing"));
-        assertEquals(1, failed.status(), failed.err());
+        failed.assertStatus(1);
         assertEquals("<3>pagewise serve: --dir=" + dir.resolve("missing") + ": no such directory\n", failed.err());
     }
 
@@ -357,20 +347,18 @@ class ServeOperationsTest {
         Path disk = image("disk.img", 1 << 20);
         CommandRun refused = serve("--port=0", "--allow=10.0.0.0/8,192.0.2.1", "--run", "! nbdinfo --size \"$uri\" 2>/dev/null",
                 disk.toString());
-        assertEquals(0, refused.status(), refused.err());
-        assertTrue(refused.err().contains("is not in the allowed addresses [10.0.0.0/8, 192.0.2.1"), refused.err());
+        refused.assertOk().assertErrContains("is not in the allowed addresses [10.0.0.0/8, 192.0.2.1");
         CommandRun allowed = serve("--port=0", "--allow=10.0.0.0/8", "--allow=127.0.0.1", "--run", "nbdinfo --size \"$uri\"",
                 disk.toString());
-        assertEquals(0, allowed.status(), allowed.err());
+        allowed.assertOk();
 
         String me = System.getProperty("user.name");
         CommandRun otherUser = serve("--socket=" + dir.resolve("s.sock"), "--allow-user=65534", "--run",
                 "! nbdinfo --size \"$uri\" 2>/dev/null", disk.toString());
-        assertEquals(0, otherUser.status(), otherUser.err());
-        assertTrue(otherUser.err().contains("user " + me + " is not an allowed user"), otherUser.err());
+        otherUser.assertOk().assertErrContains("user " + me + " is not an allowed user");
         CommandRun sameUser = serve("--socket=" + dir.resolve("s.sock"), "--allow-user=65534," + me, "--run",
                 "nbdinfo --size \"$uri\"", disk.toString());
-        assertEquals(0, sameUser.status(), sameUser.err());
+        sameUser.assertOk();
     }
 
     /** A --dir file whose name is not UTF-8 cannot be asked for: the server says so at start instead of never. */
@@ -382,7 +370,7 @@ class ServeOperationsTest {
         ExternalTools.run(10, "bash", "-c", "truncate -s 1M \"$0/caf$(printf '\\351').img\"", images.toString())
                 .assertOk("make a file whose name is not UTF-8");
         CommandRun outcome = serve("--dir=" + images, "--run", "nbdinfo --list \"$uri\" >/dev/null || true");
-        assertEquals(0, outcome.status(), outcome.err());
+        outcome.assertOk();
         assertTrue(outcome.err().contains(".img' is not served: its name is not valid in this locale's character set"),
                 outcome.err());
         assertFalse(outcome.err().contains("plain.img"), "only the file that cannot be named: " + outcome.err());
@@ -399,14 +387,13 @@ class ServeOperationsTest {
         CommandRun outcome = serve("--tls=require", "--tls-certificates=" + certs.all, "--tls-authz=" + authz, "--run",
                 "! nbdinfo --size \"$uri\" 2>/dev/null && nbdinfo --size \"nbds+unix:///?socket=$unixsocket&tls-certificates="
                         + certs.ecClient + "\"", disk.toString());
-        assertEquals(0, outcome.status(), outcome.err());
+        outcome.assertOk();
         assertTrue(outcome.err().contains("CN=client"), "the refusal names the subject: " + outcome.err());
 
         Files.writeString(authz, "not a distinguished name\n");
         CommandRun bad = serve("--tls=require", "--tls-certificates=" + certs.all, "--tls-authz=" + authz, "--create=1M",
                 dir.resolve("never.img").toString());
-        assertEquals(1, bad.status(), bad.err());
-        assertTrue(bad.err().contains("--tls-authz=" + authz + ": " + authz + " line 1"), bad.err());
+        bad.assertStatus(1).assertErrContains("--tls-authz=" + authz + ": " + authz + " line 1");
         assertFalse(Files.exists(dir.resolve("never.img")), "a bad allow-list is reported before FILE is created");
     }
 
@@ -733,8 +720,7 @@ class ServeOperationsTest {
                     + " process runs as uid 65534"), r.stderr());
         } else {
             CommandRun outcome = serve("--user=root", "disk.img");
-            assertEquals(2, outcome.status(), outcome.err());
-            assertTrue(outcome.err().contains("--user=root needs root"), outcome.err());
+            outcome.assertStatus(2).assertErrContains("--user=root needs root");
         }
     }
 }

@@ -1,15 +1,11 @@
 package io.pagewise.cli;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.pagewise.PageCache;
 import io.pagewise.testing.ExternalTools;
 import io.pagewise.testing.LoopMounts;
 import io.pagewise.testing.ResidencyCheck;
-import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -45,14 +41,11 @@ class ServeResidencyTest {
 
     /** Runs {@code pagewise serve --cache=MODE --run=CLIENT FILE} in this JVM until the client exits. */
     private static void serve(String mode, String client, String... more) {
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        String[] args = new String[3 + more.length];
-        args[0] = "serve";
-        args[1] = "--cache=" + mode;
-        args[2] = "--run=" + client;
-        System.arraycopy(more, 0, args, 3, more.length);
-        int status = Main.run(args, System.out, new PrintStream(err, true, StandardCharsets.UTF_8));
-        assertEquals(0, status, String.join(" ", args) + "\n" + err.toString(StandardCharsets.UTF_8));
+        String[] args = new String[2 + more.length];
+        args[0] = "--cache=" + mode;
+        args[1] = "--run=" + client;
+        System.arraycopy(more, 0, args, 2, more.length);
+        CommandRun.command("serve", args).assertOk();
     }
 
     @ParameterizedTest

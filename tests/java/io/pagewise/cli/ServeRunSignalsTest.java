@@ -53,11 +53,7 @@ class ServeRunSignalsTest {
 
     /** The command that starts {@code pagewise serve} in a JVM of its own, as bin/pagewise would. */
     private static List<String> serveCommand(String... args) {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "-cp", Path.of(System.getProperty("user.dir"), "target", "classes").toString(),
-                "io.pagewise.cli.Main", "serve"));
-        command.addAll(List.of(args));
-        return command;
+        return CommandRun.inOwnJvm("serve", args);
     }
 
     private Process start(ProcessBuilder builder) throws IOException {

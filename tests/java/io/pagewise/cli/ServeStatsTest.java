@@ -40,7 +40,7 @@ class ServeStatsTest {
         CommandRun outcome = CommandRun.command("serve", "--create=8M", "--stats=" + serverStats,
                 "--filter=stats:file=" + filterStats, "--run", "nbdcopy --flush " + source + " \"$uri\"",
                 dir.resolve("disk.img").toString());
-        assertEquals(0, outcome.status(), outcome.err());
+        outcome.assertOk();
         String server = Files.readString(serverStats);
         String filter = Files.readString(filterStats);
         Map<String, List<String>> fromServer = fields(server);

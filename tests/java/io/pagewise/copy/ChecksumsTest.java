@@ -1,7 +1,7 @@
 package io.pagewise.copy;
 
+import static io.pagewise.testing.TestData.randomFile;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.CacheMode;
 import io.pagewise.device.BlockDevice;
@@ -12,7 +12,6 @@ import io.pagewise.testing.ExternalTools;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
@@ -97,10 +96,7 @@ class ChecksumsTest {
      */
     @Test
     void anOddSizeIsHashedAsItIsAsBlksumHashesAPipe() throws IOException {
-        Path odd = dir.resolve("odd.bin");
-        byte[] bytes = new byte[100_003];
-        new Random(8).nextBytes(bytes);
-        Files.write(odd, bytes);
+        Path odd = randomFile(dir.resolve("odd.bin"), 8, 100_003);
         Path blksum = ExternalTools.blksum();
         String fromPipe = ExternalTools.run(60, "sh", "-c", blksum + " < " + odd).assertOk("blksum < file").stdout()
                 .trim().split("\\s+")[0];

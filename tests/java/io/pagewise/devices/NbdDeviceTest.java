@@ -1,5 +1,6 @@
 package io.pagewise.devices;
 
+import static io.pagewise.testing.TestData.random;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -21,7 +22,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -39,12 +39,6 @@ class NbdDeviceTest {
 
     private static RecordingLogger quiet() {
         return new RecordingLogger(null, System.Logger.Level.ERROR);
-    }
-
-    private static byte[] random(int seed, int length) {
-        byte[] data = new byte[length];
-        new Random(seed).nextBytes(data);
-        return data;
     }
 
     @Test

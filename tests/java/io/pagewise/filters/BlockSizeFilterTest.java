@@ -1,5 +1,7 @@
 package io.pagewise.filters;
 
+import static io.pagewise.testing.TestData.random;
+import static io.pagewise.testing.TestData.readAll;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -78,18 +80,6 @@ class BlockSizeFilterTest {
         }
     }
 
-    private static byte[] random(int n, long seed) {
-        byte[] b = new byte[n];
-        new Random(seed).nextBytes(b);
-        return b;
-    }
-
-    private static byte[] readAll(BlockDevice d) throws IOException {
-        ByteBuffer all = ByteBuffer.allocate((int) d.size());
-        d.readFully(all, 0);
-        return all.array();
-    }
-
     @Test
     void unalignedAndLongRequestsReachTheDeviceAlignedAndSplit() throws IOException {
         int size = 200 * 1024;
@@ -103,7 +93,7 @@ class BlockSizeFilterTest {
             int length = 1 + random.nextInt(Math.min(40_000, size - offset));
             switch (random.nextInt(4)) {
                 case 0: case 1: {
-                    byte[] data = random(length, i);
+                    byte[] data = random(i, length);
                     filter.write(ByteBuffer.wrap(data), offset, random.nextBoolean());
                     System.arraycopy(data, 0, model, offset, length);
                     break;

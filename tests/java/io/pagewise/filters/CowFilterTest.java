@@ -1,5 +1,7 @@
 package io.pagewise.filters;
 
+import static io.pagewise.testing.TestData.random;
+import static io.pagewise.testing.TestData.readAll;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -63,21 +65,9 @@ class CowFilterTest {
         });
     }
 
-    private static byte[] pattern(int size, long seed) {
-        byte[] b = new byte[size];
-        new Random(seed).nextBytes(b);
-        return b;
-    }
-
-    private static byte[] readAll(BlockDevice device) throws IOException {
-        ByteBuffer all = ByteBuffer.allocate((int) device.size());
-        device.readFully(all, 0);
-        return all.array();
-    }
-
     @Test
     void randomChangesMatchAModelAndTheBaseIsNeverWritten() throws IOException {
-        byte[] original = pattern(SIZE, 1);
+        byte[] original = random(1, SIZE);
         byte[] model = original.clone();
         BlockDevice base = base(original.clone());
         Random random = new Random(2);
@@ -87,7 +77,7 @@ class CowFilterTest {
                 int length = 1 + random.nextInt(Math.min(3 * BLOCK, SIZE - offset));
                 switch (random.nextInt(4)) {
                     case 0: case 1: {
-                        byte[] data = pattern(length, i);
+                        byte[] data = random(i, length);
                         ByteBuffer src = ByteBuffer.wrap(data);
                         cow.write(new ByteBuffer[] {src}, offset, random.nextBoolean());
                         assertEquals(length, src.position(), "the write moved the position to the limit");
@@ -112,7 +102,7 @@ class CowFilterTest {
 
     @Test
     void extentsMergeTheBaseMapWithTheOverlay() throws IOException {
-        byte[] original = pattern(SIZE, 3);
+        byte[] original = random(3, SIZE);
         try (CowFilter cow = CowFilter.temporary(base(original), BLOCK)) {
             assertEquals(List.of(new Extent(0, 65536, false), new Extent(65536, SIZE - 65536, true)),
                     cow.extents(0, SIZE, 100), "before any write, the base's map");
@@ -140,7 +130,7 @@ class CowFilterTest {
         int writers = 8;
         int slice = BLOCK / writers;
         int blocks = SIZE / BLOCK;
-        byte[] original = pattern(SIZE, 4);
+        byte[] original = random(4, SIZE);
         // A slow base (a remote one, say) keeps every writer inside its read-modify-write at once.
         BlockDevice slowBase = new FilterDevice(base(original)) {
             @Override
@@ -191,11 +181,11 @@ class CowFilterTest {
 
     @Test
     void aKeptOverlayReopensWithItsMap() throws IOException {
-        byte[] original = pattern(SIZE, 5);
+        byte[] original = random(5, SIZE);
         Path overlay = dir.resolve("disk.overlay");
         byte[] model = original.clone();
         try (CowFilter cow = CowFilter.open(base(original), overlay, 8192)) {
-            byte[] data = pattern(20_000, 6);
+            byte[] data = random(6, 20_000);
             cow.write(ByteBuffer.wrap(data), 70_000, false);
             System.arraycopy(data, 0, model, 70_000, data.length);
             cow.zero(0, 16384, ZeroFlag.NONE);
@@ -211,12 +201,12 @@ class CowFilterTest {
                     again.extents(0, 12 * 8192, 10), "the map survived: zeroed blocks are holes, written ones data");
         }
         IllegalArgumentException otherSize = assertThrows(IllegalArgumentException.class,
-                () -> CowFilter.open(base(pattern(SIZE + 4096, 7)), overlay, 0));
+                () -> CowFilter.open(base(random(7, SIZE + 4096)), overlay, 0));
         assertTrue(otherSize.getMessage().contains(overlay.toString()), otherSize.getMessage());
         IllegalArgumentException otherBlock = assertThrows(IllegalArgumentException.class,
                 () -> CowFilter.open(base(original), overlay, 4096));
         assertTrue(otherBlock.getMessage().contains("blocksize=8192"), otherBlock.getMessage());
-        Path stranger = Files.write(dir.resolve("not-an-overlay"), pattern(5000, 8));
+        Path stranger = Files.write(dir.resolve("not-an-overlay"), random(8, 5000));
         IllegalArgumentException notOverlay = assertThrows(IllegalArgumentException.class,
                 () -> CowFilter.open(base(original), stranger, 0));
         assertTrue(notOverlay.getMessage().contains("is not an overlay"), notOverlay.getMessage());
@@ -224,10 +214,10 @@ class CowFilterTest {
 
     @Test
     void theMapIsWrittenAtFlushSoThatAReopenSeesFlushedWrites() throws IOException {
-        byte[] original = pattern(SIZE, 9);
+        byte[] original = random(9, SIZE);
         Path overlay = dir.resolve("flushed.overlay");
         CowFilter cow = CowFilter.open(base(original), overlay, BLOCK);
-        byte[] data = pattern(BLOCK, 10);
+        byte[] data = random(10, BLOCK);
         cow.write(ByteBuffer.wrap(data), 0, false);
         cow.flush();
         // A second filter over the same file, as after a crash: it sees what was flushed.

@@ -1,5 +1,6 @@
 package io.pagewise.nbd;
 
+import static io.pagewise.testing.TestData.random;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -24,7 +25,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -46,12 +46,6 @@ class BufferConventionsTest {
 
     @TempDir
     Path dir;
-
-    private static byte[] random(int seed, int length) {
-        byte[] data = new byte[length];
-        new Random(seed).nextBytes(data);
-        return data;
-    }
 
     @Test
     void exportsMoveThePositionByTheBytesTransferred() throws Exception {

@@ -1,5 +1,7 @@
 package io.pagewise.nbd;
 
+import static io.pagewise.testing.TestData.random;
+import static io.pagewise.testing.TestData.sparseFile;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -14,11 +16,9 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.net.StandardProtocolFamily;
-import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Path;
-import java.util.Random;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -80,7 +80,7 @@ class LargeRequestTest {
     @Test
     void aRequestWaitsForTheBudgetAndOneLargerThanItIsServedInPiecesOfIt() throws Exception {
         Path file = image();
-        byte[] data = random(48 * MiB, 7);
+        byte[] data = random(7, 48 * MiB);
         try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
             raf.seek(64L * MiB);
             raf.write(data);
@@ -92,7 +92,7 @@ class LargeRequestTest {
              RawClient waiter = new RawClient(server)) {
             try {
                 holder.request(WRITE, 1, 0, (int) BUDGET);
-                holder.send(ByteBuffer.wrap(random((int) BUDGET, 8)));
+                holder.send(ByteBuffer.wrap(random(8, (int) BUDGET)));
                 assertTrue(export.writeEntered.await(30, TimeUnit.SECONDS), "the WRITE reached the export");
                 assertEquals(BUDGET, server.stats().payloadBytesHeld(), "the WRITE holds the whole budget");
 
@@ -122,10 +122,10 @@ class LargeRequestTest {
             client.request(READ, 1, 0, tooBig);
             assertEquals(EINVAL, client.reply(1), "READ of 64 MiB + 1");
             client.request(WRITE, 2, 0, tooBig);
-            client.send(ByteBuffer.wrap(random(tooBig, 3)));
+            client.send(ByteBuffer.wrap(random(3, tooBig)));
             assertEquals(EINVAL, client.reply(2), "WRITE of 64 MiB + 1, its payload consumed");
             assertArrayEquals(new byte[tooBig], fileBytes(file, 0, tooBig), "a refused WRITE writes nothing");
-            byte[] small = random(4096, 4);
+            byte[] small = random(4, 4096);
             assertEquals(0, client.write(12345, small));
             assertArrayEquals(small, client.read(12345, small.length));
             assertEquals(1, server.stats().errors(NbdCommand.READ));
@@ -135,11 +135,7 @@ class LargeRequestTest {
     }
 
     private Path image() throws IOException {
-        Path file = dir.resolve("image.raw");
-        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
-            raf.setLength(SIZE);
-        }
-        return file;
+        return sparseFile(dir.resolve("image.raw"), SIZE);
     }
 
     /** A server with the small budget; perConnection 0 keeps the default share (a quarter of it). */
@@ -148,12 +144,6 @@ class LargeRequestTest {
                 .maxInflightBytes(BUDGET).logger(new io.pagewise.testing.RecordingLogger("[server] ", System.Logger.Level.INFO));
         if (perConnection > 0) builder.maxInflightBytesPerConnection(perConnection);
         return builder.start();
-    }
-
-    private static byte[] random(int size, long seed) {
-        byte[] data = new byte[size];
-        new Random(seed).nextBytes(data);
-        return data;
     }
 
     private static byte[] fileBytes(Path file, long offset, int length) throws IOException {

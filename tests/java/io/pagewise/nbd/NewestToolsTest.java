@@ -1,5 +1,6 @@
 package io.pagewise.nbd;
 
+import static io.pagewise.testing.TestData.sparseFile;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -13,7 +14,6 @@ import io.pagewise.nbd.client.NbdClient;
 import io.pagewise.nbd.server.ServerStats;
 import io.pagewise.testing.ExternalTools;
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -111,7 +111,7 @@ class NewestToolsTest {
     @Test
     void clientUsesExtendedHeadersWithQemuNbd10() throws Exception {
         List<String> qemuNbd = ExternalTools.newest("qemu-nbd");
-        Path image = sparse(dir.resolve("q.img"), SIZE);
+        Path image = sparseFile(dir.resolve("q.img"), SIZE);
         Path socket = dir.resolve("q.sock");
         Process server = start(command(qemuNbd, "-f", "raw", "-t", "-k", socket.toString(), image.toString()), socket);
         try (NbdClient nbd = NbdClient.connect("nbd+unix:///?socket=" + socket, 1)) {
@@ -150,7 +150,7 @@ class NewestToolsTest {
     @Test
     void aFailedHandshakeEndsWithAbort() throws Exception {
         ExternalTools.require("qemu-nbd");
-        Path image = sparse(dir.resolve("q.img"), 1 << 20);
+        Path image = sparseFile(dir.resolve("q.img"), 1 << 20);
         Path socket = dir.resolve("q72.sock");
         Path log = dir.resolve("qemu-nbd.log");
         ProcessBuilder builder = new ProcessBuilder("qemu-nbd", "-f", "raw", "-t", "-k", socket.toString(), image.toString())
@@ -168,13 +168,6 @@ class NewestToolsTest {
         }
         String logged = Files.readString(log);
         assertFalse(logged.contains("opts magic") || logged.contains("end-of-file"), logged);
-    }
-
-    private static Path sparse(Path file, long size) throws IOException {
-        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
-            raf.setLength(size);
-        }
-        return file;
     }
 
     private static Process start(List<String> command, Path socket) throws IOException, InterruptedException {

@@ -2,6 +2,7 @@ package io.pagewise.nbd;
 
 import static io.pagewise.nbd.wire.Protocol.CMD_FLAG_FUA;
 import static io.pagewise.nbd.wire.Protocol.CMD_WRITE_ZEROES;
+import static io.pagewise.testing.TestData.random;
 import static java.nio.file.StandardOpenOption.CREATE_NEW;
 import static java.nio.file.StandardOpenOption.WRITE;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -11,6 +12,7 @@ import io.pagewise.devices.FileDevice;
 import io.pagewise.CacheMode;
 import io.pagewise.nbd.client.RawConnection;
 import io.pagewise.testing.ExternalTools;
+import io.pagewise.testing.LazyFsExtension;
 import io.pagewise.testing.LazyFsMount;
 import io.pagewise.testing.RecordingLogger;
 import java.io.IOException;
@@ -19,15 +21,12 @@ import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.SocketChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
-import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -43,31 +42,15 @@ import io.pagewise.nbd.client.NbdClient;
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class PowerLossNbdTest {
+    @RegisterExtension
+    static final LazyFsExtension LAZYFS = new LazyFsExtension();
+
     private static final int BLOCK = 64 << 10;
     private static final int BLOCKS = 64;
     private static final AtomicInteger FILES = new AtomicInteger();
 
     @TempDir
     static Path dir;
-    private static LazyFsMount lazyfs;
-
-    @BeforeAll
-    static void mount() throws Exception {
-        lazyfs = LazyFsMount.mount(dir);
-    }
-
-    @AfterAll
-    static void unmount() {
-        if (lazyfs != null) lazyfs.close();
-    }
-
-
-
-    private static byte[] random(long seed, int length) {
-        byte[] data = new byte[length];
-        new Random(seed).nextBytes(data);
-        return data;
-    }
 
     /** A served file on the mount, its old data durable (written and fsynced), and a client connected to it. */
     private static final class Served implements AutoCloseable {
@@ -78,6 +61,7 @@ class PowerLossNbdTest {
         final NbdClient client;
 
         Served(CacheMode mode, byte[] old) throws IOException {
+            LazyFsMount lazyfs = LAZYFS.mount();
             if (mode.needsNative()) ExternalTools.requireNativeLibrary();
             try (FileChannel channel = FileChannel.open(lazyfs.file(name), CREATE_NEW, WRITE)) {
                 channel.write(ByteBuffer.wrap(old), 0);
@@ -133,62 +117,65 @@ class PowerLossNbdTest {
         }
     }
 
+    /** What a test sends to the served file before the power is cut. */
+    private interface Requests {
+        void to(Served served) throws Exception;
+    }
+
+    /**
+     * Serves a file holding old, sends the requests, cuts the power with the server still up, and checks that
+     * expected survived.
+     */
+    private static void assertCutKeeps(CacheMode mode, byte[] old, Requests requests, byte[] expected, String what)
+            throws Exception {
+        LazyFsMount lazyfs = LAZYFS.mount();
+        String name;
+        try (Served served = new Served(mode, old)) {
+            name = served.name;
+            requests.to(served);
+            lazyfs.powerCut();
+        }
+        lazyfs.assertSurvived(name, expected, BLOCK, mode + ": " + what);
+    }
+
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#durableModes")
     void fuaWritesSurvive(CacheMode mode) throws Exception {
         byte[] fresh = random(2, BLOCKS * BLOCK);
-        String name;
-        try (Served served = new Served(mode, random(1, BLOCKS * BLOCK))) {
-            name = served.name;
-            served.writeBlocks(fresh, true);
-            lazyfs.powerCut();
-        }
-        lazyfs.assertSurvived(name, fresh, BLOCK, mode + ": " + BLOCKS + " NBD writes with FUA");
+        assertCutKeeps(mode, random(1, BLOCKS * BLOCK), served -> served.writeBlocks(fresh, true), fresh,
+                BLOCKS + " NBD writes with FUA");
     }
 
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#durableModes")
     void writesBeforeAFlushSurvive(CacheMode mode) throws Exception {
         byte[] fresh = random(4, BLOCKS * BLOCK);
-        String name;
-        try (Served served = new Served(mode, random(3, BLOCKS * BLOCK))) {
-            name = served.name;
+        assertCutKeeps(mode, random(3, BLOCKS * BLOCK), served -> {
             served.writeBlocks(fresh, false);
             served.client.flush();
-            lazyfs.powerCut();
-        }
-        lazyfs.assertSurvived(name, fresh, BLOCK, mode + ": " + BLOCKS + " NBD writes, then FLUSH");
+        }, fresh, BLOCKS + " NBD writes, then FLUSH");
     }
 
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#durableModes")
     void writeZeroesWithFuaSurvives(CacheMode mode) throws Exception {
         byte[] expected = random(5, BLOCKS * BLOCK);
-        String name;
-        try (Served served = new Served(mode, expected)) {
-            name = served.name;
+        assertCutKeeps(mode, expected, served -> {
             long[][] zeroed = new long[BLOCKS / 2][];
             for (int b = 0; b < BLOCKS; b += 2) {
                 zeroed[b / 2] = new long[] {(long) b * BLOCK, BLOCK};
                 Arrays.fill(expected, b * BLOCK, (b + 1) * BLOCK, (byte) 0);
             }
             served.writeZeroesFua(zeroed);
-            lazyfs.powerCut();
-        }
-        lazyfs.assertSurvived(name, expected, BLOCK, mode + ": every other block WRITE_ZEROES with FUA");
+        }, expected, "every other block WRITE_ZEROES with FUA");
     }
 
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#everyWriteModes")
     void everyWriteSurvives(CacheMode mode) throws Exception {
         byte[] fresh = random(7, BLOCKS * BLOCK);
-        String name;
-        try (Served served = new Served(mode, random(6, BLOCKS * BLOCK))) {
-            name = served.name;
-            served.writeBlocks(fresh, false);
-            lazyfs.powerCut();
-        }
-        lazyfs.assertSurvived(name, fresh, BLOCK, mode + ": " + BLOCKS + " plain NBD writes");
+        assertCutKeeps(mode, random(6, BLOCKS * BLOCK), served -> served.writeBlocks(fresh, false), fresh,
+                BLOCKS + " plain NBD writes");
     }
 
     /** Over NBD, in the modes that make every write durable, a WRITE_ZEROES without FUA is durable once answered. */
@@ -196,15 +183,11 @@ class PowerLossNbdTest {
     @MethodSource("io.pagewise.testing.LazyFsMount#everyWriteModes")
     void everyWriteZeroesSurvives(CacheMode mode) throws Exception {
         byte[] expected = random(8, BLOCKS * BLOCK);
-        String name;
-        try (Served served = new Served(mode, expected)) {
-            name = served.name;
+        assertCutKeeps(mode, expected, served -> {
             for (int b = 0; b < BLOCKS; b += 2) {
                 served.client.zero((long) b * BLOCK, BLOCK, b % 4 == 0 ? ZeroFlag.NONE : ZeroFlag.TRIM);
                 Arrays.fill(expected, b * BLOCK, (b + 1) * BLOCK, (byte) 0);
             }
-            lazyfs.powerCut();
-        }
-        lazyfs.assertSurvived(name, expected, BLOCK, mode + ": every other block WRITE_ZEROES without FUA");
+        }, expected, "every other block WRITE_ZEROES without FUA");
     }
 }

@@ -5,24 +5,20 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import io.pagewise.cli.CommandRun;
 import io.pagewise.devices.FileDevice;
-import io.pagewise.cli.CopyCommand;
 import io.pagewise.testing.ExternalTools;
 import io.pagewise.testing.TestCertificates;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.UnixDomainSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.util.HexFormat;
-import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
@@ -43,8 +39,6 @@ import io.pagewise.nbd.server.NbdServer;
 class TlsInteropTest {
     private static final int SIZE = 24 << 20;
 
-    @TempDir
-    static Path certRoot;
     static TestCertificates certs;
 
     @TempDir
@@ -59,7 +53,7 @@ class TlsInteropTest {
 
     @BeforeAll
     static void makeCertificates() throws IOException {
-        certs = TestCertificates.make(certRoot);
+        certs = TestCertificates.shared();
     }
 
     /** Our server of a file of random data, TLS required. */
@@ -224,18 +218,13 @@ class TlsInteropTest {
     }
 
     private static void copy(String source, String destination) {
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int status = CopyCommand.run(List.of(source, destination), new PrintStream(new ByteArrayOutputStream()),
-                new PrintStream(err, true, StandardCharsets.UTF_8));
-        assertEquals(0, status, err.toString(StandardCharsets.UTF_8));
+        CommandRun.command("copy", source, destination).assertOk();
     }
 
     private static String copyFails(String source, String destination) {
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int status = CopyCommand.run(List.of(source, destination), new PrintStream(new ByteArrayOutputStream()),
-                new PrintStream(err, true, StandardCharsets.UTF_8));
-        assertTrue(status != 0, "copy from " + source + " should fail");
-        return err.toString(StandardCharsets.UTF_8);
+        CommandRun run = CommandRun.command("copy", source, destination);
+        assertTrue(run.status() != 0, "copy from " + source + " should fail");
+        return run.err();
     }
 
     private static String sha256(Path file) throws Exception {

@@ -29,7 +29,6 @@ import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLException;
 import org.junit.jupiter.api.BeforeAll;
@@ -50,8 +49,6 @@ import io.pagewise.nbd.client.NbdClient;
 class TlsTest {
     private static final int SIZE = 4 << 20;
 
-    @TempDir
-    static Path certRoot;
     static TestCertificates certs;
 
     @TempDir
@@ -59,7 +56,7 @@ class TlsTest {
 
     @BeforeAll
     static void makeCertificates() throws IOException {
-        certs = TestCertificates.make(certRoot);
+        certs = TestCertificates.shared();
     }
 
     /** A server of a 4 MiB memory export with random data, on TCP 127.0.0.1 or a Unix socket. */

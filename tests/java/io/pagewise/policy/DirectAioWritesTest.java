@@ -1,5 +1,7 @@
 package io.pagewise.policy;
 
+import static io.pagewise.testing.TestData.random;
+import static io.pagewise.testing.TestData.sparseFile;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -13,13 +15,11 @@ import io.pagewise.internal.Space;
 import io.pagewise.testing.ExternalTools;
 import io.pagewise.testing.ResidencyCheck;
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Random;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -47,10 +47,7 @@ class DirectAioWritesTest {
     @EnumSource(value = CacheMode.class, names = {"DIRECT", "DIRECTSYNC"})
     void writesIntoHolesGoByIoSubmitAndKeepTheGuarantees(CacheMode mode) throws IOException {
         ExternalTools.requireNativeLibrary();
-        Path path = dir.resolve("sparse");
-        try (RandomAccessFile sparse = new RandomAccessFile(path.toFile(), "rw")) {
-            sparse.setLength(64L * MIB);
-        }
+        Path path = sparseFile(dir.resolve("sparse"), 64L * MIB);
         try (RawFile file = open(path, mode)) {
             CachePolicy policy = CachePolicy.create(mode, file);
             IoCounters counters = file.counters();
@@ -91,10 +88,7 @@ class DirectAioWritesTest {
     @EnumSource(value = CacheMode.class, names = {"DIRECT", "DIRECTSYNC"})
     void overwritesOfAllocatedDataGoByPwritev(CacheMode mode) throws IOException {
         ExternalTools.requireNativeLibrary();
-        Path path = dir.resolve("sparse");
-        try (RandomAccessFile sparse = new RandomAccessFile(path.toFile(), "rw")) {
-            sparse.setLength(64L * MIB);
-        }
+        Path path = sparseFile(dir.resolve("sparse"), 64L * MIB);
         try (RawFile file = open(path, mode)) {
             CachePolicy policy = CachePolicy.create(mode, file);
             IoCounters counters = file.counters();
@@ -147,10 +141,7 @@ class DirectAioWritesTest {
         int threads = 16;
         int writesEach = 24;
         int slot = 256 * 1024;
-        Path path = dir.resolve("concurrent");
-        try (RandomAccessFile sparse = new RandomAccessFile(path.toFile(), "rw")) {
-            sparse.setLength((long) threads * writesEach * slot);
-        }
+        Path path = sparseFile(dir.resolve("concurrent"), (long) threads * writesEach * slot);
         try (RawFile file = open(path, mode)) {
             CachePolicy policy = CachePolicy.create(mode, file);
             CyclicBarrier start = new CyclicBarrier(threads);
@@ -198,11 +189,7 @@ class DirectAioWritesTest {
     @EnumSource(value = CacheMode.class, names = {"DIRECT", "DIRECTSYNC"})
     void writesAreSynchronousWhereASubmittedWriteMayCompleteUnsynced(CacheMode mode) throws IOException {
         ExternalTools.requireNativeLibrary();
-        Path shm = Path.of("/dev/shm");
-        if (!java.nio.file.Files.isDirectory(shm) || !"tmpfs".equals(java.nio.file.Files.getFileStore(shm).type())) {
-            ExternalTools.unavailable("/dev/shm is not a tmpfs", "CI's machine mounts a tmpfs on /dev/shm");
-        }
-        Path path = java.nio.file.Files.createTempFile(shm, "pagewise-aio", ".img");
+        Path path = java.nio.file.Files.createTempFile(ExternalTools.tmpfs(), "pagewise-aio", ".img");
         try (RawFile file = open(path, mode)) {
             CachePolicy policy = CachePolicy.create(mode, file);
             assertEquals(false, ((NativeRawFile) file).takesAio(), "tmpfs is not a file system known to sync at completion");
@@ -246,9 +233,4 @@ class DirectAioWritesTest {
         return got.array();
     }
 
-    private static byte[] random(long seed, int length) {
-        byte[] bytes = new byte[length];
-        new Random(seed).nextBytes(bytes);
-        return bytes;
-    }
 }

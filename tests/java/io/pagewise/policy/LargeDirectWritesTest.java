@@ -1,5 +1,6 @@
 package io.pagewise.policy;
 
+import static io.pagewise.testing.TestData.random;
 import static java.nio.file.StandardOpenOption.READ;
 import static java.nio.file.StandardOpenOption.WRITE;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -19,7 +20,6 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -129,9 +129,4 @@ class LargeDirectWritesTest {
         return buffer;
     }
 
-    private static byte[] random(long seed, int length) {
-        byte[] data = new byte[length];
-        new Random(seed).nextBytes(data);
-        return data;
-    }
 }

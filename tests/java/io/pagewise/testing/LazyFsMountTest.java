@@ -1,9 +1,13 @@
 package io.pagewise.testing;
 
+import static io.pagewise.testing.TestData.random;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -11,13 +15,15 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
-import java.util.Random;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
+import org.junit.platform.launcher.core.LauncherFactory;
+import org.junit.platform.launcher.listeners.SummaryGeneratingListener;
+import org.junit.platform.launcher.listeners.TestExecutionSummary;
 
 /**
  * The power-loss harness itself: a cut loses what was only written and keeps what was synced, so a power-loss test
@@ -25,28 +31,15 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class LazyFsMountTest {
+    @RegisterExtension
+    static final LazyFsExtension LAZYFS = new LazyFsExtension();
+
     @TempDir
     static Path dir;
-    private static LazyFsMount lazyfs;
-
-    @BeforeAll
-    static void mount() throws Exception {
-        lazyfs = LazyFsMount.mount(dir);
-    }
-
-    @AfterAll
-    static void unmount() {
-        if (lazyfs != null) lazyfs.close();
-    }
-
-    private static byte[] random(long seed, int length) {
-        byte[] data = new byte[length];
-        new Random(seed).nextBytes(data);
-        return data;
-    }
 
     @Test
     void aCutLosesUnsyncedWritesAndKeepsSyncedOnes() throws Exception {
+        LazyFsMount lazyfs = LAZYFS.mount();
         byte[] old = random(1, 1 << 16);
         Files.write(lazyfs.backing("unsynced"), old);
         Files.write(lazyfs.backing("synced"), old);
@@ -65,6 +58,7 @@ class LazyFsMountTest {
 
     @Test
     void aCutLosesAnUnsyncedAppendAndItsSize() throws Exception {
+        LazyFsMount lazyfs = LAZYFS.mount();
         Files.write(lazyfs.backing("append"), random(3, 4096));
         try (FileChannel file = FileChannel.open(lazyfs.file("append"), StandardOpenOption.WRITE)) {
             file.write(ByteBuffer.wrap(random(4, 1000)), 4096);
@@ -87,5 +81,36 @@ class LazyFsMountTest {
             assertEquals("[]", Arrays.toString(left.toArray()), "left behind");
         }
         assertTrue(Files.isDirectory(own));
+    }
+
+    /** Run only through the launcher below (surefire leaves nested classes out): fails with the mount in use. */
+    static class FailsWhileMounted {
+        @RegisterExtension
+        static final LazyFsExtension LAZYFS = new LazyFsExtension();
+        static volatile Path mountpoint;
+
+        @Test
+        void failsWithAFileOpenOnTheMount() throws Exception {
+            mountpoint = LAZYFS.mount().mountpoint();
+            FileChannel open = FileChannel.open(LAZYFS.mount().file("held"), StandardOpenOption.CREATE_NEW,
+                    StandardOpenOption.WRITE);
+            open.write(ByteBuffer.wrap(new byte[] {1, 2, 3}));
+            fail("fails on purpose, the file left open");
+        }
+    }
+
+    @Test
+    void theExtensionUnmountsAndDeletesAfterAFailedTest() throws Exception {
+        LAZYFS.mount(); // skips (or fails on CI) here, not in the class below, without LazyFS
+        SummaryGeneratingListener listener = new SummaryGeneratingListener();
+        LauncherFactory.create().execute(LauncherDiscoveryRequestBuilder.request()
+                .selectors(selectClass(FailsWhileMounted.class)).build(), listener);
+        TestExecutionSummary summary = listener.getSummary();
+        assertEquals(1, summary.getTestsFailedCount(), "the class's one test fails");
+        Path mountpoint = FailsWhileMounted.mountpoint;
+        assertNotNull(mountpoint, "the failing test mounted");
+        assertFalse(Files.readString(Path.of("/proc/self/mountinfo")).contains(" " + mountpoint + " "), "still mounted");
+        Path madeByTheExtension = mountpoint.getParent().getParent();
+        assertFalse(Files.exists(madeByTheExtension), madeByTheExtension + " is left behind");
     }
 }

@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.Comparator;
+import java.util.stream.Stream;
 
 /**
  * Certificates made with openssl for the TLS tests, in nbdkit's directory layout. A CA signs a server certificate
@@ -38,6 +40,32 @@ public final class TestCertificates {
         otherCa = Files.createDirectories(root.resolve("other-ca"));
         otherClient = Files.createDirectories(root.resolve("other-client"));
         expiredServer = Files.createDirectories(root.resolve("expired-server"));
+    }
+
+    private static TestCertificates shared;
+
+    /**
+     * One set for the whole test JVM, for tests that only read them: made at the first call in a temporary
+     * directory, which is deleted when the JVM exits. Skips or fails as {@link #make} does.
+     *
+     * @return the directories
+     * @throws IOException when openssl fails
+     */
+    public static synchronized TestCertificates shared() throws IOException {
+        if (shared == null) {
+            Path root = Files.createTempDirectory("pagewise-certs-");
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> deleteTree(root), "delete " + root));
+            shared = make(root);
+        }
+        return shared;
+    }
+
+    private static void deleteTree(Path root) {
+        try (Stream<Path> paths = Files.walk(root)) {
+            for (Path p : (Iterable<Path>) paths.sorted(Comparator.reverseOrder())::iterator) Files.deleteIfExists(p);
+        } catch (IOException e) {
+            System.err.println("TestCertificates: could not delete " + root + ": " + e);
+        }
     }
 
     /**

@@ -21,13 +21,11 @@ import javax.net.ssl.SSLContext;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import io.pagewise.nbd.TlsCertificates;
 import io.pagewise.nbd.TlsMode;
 import io.pagewise.nbd.client.NbdClient;
-import io.pagewise.nbd.TestServer;
 
 /**
  * A server with TLS warms its TLS code up in the background when it starts (see TlsWarmup): it finishes with every
@@ -37,13 +35,11 @@ import io.pagewise.nbd.TestServer;
 class TlsWarmupTest {
     private static final int SIZE = 1 << 20;
 
-    @TempDir
-    static Path certRoot;
     static TestCertificates certs;
 
     @BeforeAll
     static void makeCertificates() throws IOException {
-        certs = TestCertificates.make(certRoot);
+        certs = TestCertificates.shared();
     }
 
     /** A warm-up that runs for minutes unless stopped. */
