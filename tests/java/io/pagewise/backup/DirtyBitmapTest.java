@@ -10,6 +10,7 @@ import io.pagewise.Extent;
 import io.pagewise.device.ZeroFlag;
 import io.pagewise.devices.FileDevice;
 import io.pagewise.devices.MemoryDevice;
+import io.pagewise.filters.DirtyBitmapFilter;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;

@@ -10,6 +10,7 @@ import io.pagewise.device.BlockDevice;
 import io.pagewise.device.FilterDevice;
 import io.pagewise.device.ZeroFlag;
 import io.pagewise.devices.FileDevice;
+import io.pagewise.filters.DirtyBitmapFilter;
 import io.pagewise.nbd.NbdUri;
 import io.pagewise.nbd.client.BlockStatus;
 import io.pagewise.nbd.client.NbdClient;

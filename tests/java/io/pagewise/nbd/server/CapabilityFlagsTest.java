@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.pagewise.CacheMode;
 import io.pagewise.backup.DirtyBitmap;
-import io.pagewise.backup.DirtyBitmapFilter;
 import io.pagewise.device.BlockDevice;
 import io.pagewise.device.Capabilities;
 import io.pagewise.device.Capability;
@@ -12,6 +11,7 @@ import io.pagewise.devices.FileDevice;
 import io.pagewise.devices.MemoryDevice;
 import io.pagewise.devices.NbdDevice;
 import io.pagewise.devices.SyntheticDevices;
+import io.pagewise.filters.DirtyBitmapFilter;
 import io.pagewise.filters.Filters;
 import io.pagewise.nbd.wire.Protocol;
 import io.pagewise.testing.RecordingLogger;

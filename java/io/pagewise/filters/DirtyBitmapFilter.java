@@ -1,6 +1,7 @@
-package io.pagewise.backup;
+package io.pagewise.filters;
 
 import io.pagewise.Extent;
+import io.pagewise.backup.DirtyBitmap;
 import io.pagewise.device.BlockDevice;
 import io.pagewise.device.ChangeTracker;
 import io.pagewise.device.FilterDevice;
