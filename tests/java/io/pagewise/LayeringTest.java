@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(60)
 class LayeringTest {
     private static final String CONTRACT = "io/pagewise/device/";
-    private static final String DEVICES = "io/pagewise/devices/";
+    private static final String DEVICES = "io/pagewise/backends/";
     private static final String FILTERS = "io/pagewise/filters/";
     private static final String NBD = "io/pagewise/nbd/";
     private static final String SERVER = "io/pagewise/nbd/server/";

@@ -5,11 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.CacheMode;
 import io.pagewise.Extent;
+import io.pagewise.backends.FileDevice;
 import io.pagewise.cli.CopyCommand;
 import io.pagewise.device.BlockDevice;
 import io.pagewise.device.FilterDevice;
 import io.pagewise.device.ZeroFlag;
-import io.pagewise.devices.FileDevice;
 import io.pagewise.filters.DirtyBitmapFilter;
 import io.pagewise.nbd.NbdUri;
 import io.pagewise.nbd.client.BlockStatus;

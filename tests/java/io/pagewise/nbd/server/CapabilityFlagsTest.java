@@ -3,14 +3,14 @@ package io.pagewise.nbd.server;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.pagewise.CacheMode;
+import io.pagewise.backends.FileDevice;
+import io.pagewise.backends.MemoryDevice;
+import io.pagewise.backends.NbdDevice;
+import io.pagewise.backends.SyntheticDevices;
 import io.pagewise.backup.DirtyBitmap;
 import io.pagewise.device.BlockDevice;
 import io.pagewise.device.Capabilities;
 import io.pagewise.device.Capability;
-import io.pagewise.devices.FileDevice;
-import io.pagewise.devices.MemoryDevice;
-import io.pagewise.devices.NbdDevice;
-import io.pagewise.devices.SyntheticDevices;
 import io.pagewise.filters.DirtyBitmapFilter;
 import io.pagewise.filters.Filters;
 import io.pagewise.nbd.wire.Protocol;

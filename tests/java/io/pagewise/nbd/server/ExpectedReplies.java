@@ -2,7 +2,7 @@ package io.pagewise.nbd.server;
 
 import static io.pagewise.nbd.wire.Protocol.*;
 
-import io.pagewise.devices.MemoryDevice;
+import io.pagewise.backends.MemoryDevice;
 import io.pagewise.nbd.NbdException;
 import java.io.EOFException;
 import java.io.IOException;

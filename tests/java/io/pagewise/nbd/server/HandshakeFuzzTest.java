@@ -8,9 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import io.pagewise.devices.MemoryDevice;
-import io.pagewise.filters.ReadOnlyFilter;
 import com.code_intelligence.jazzer.junit.FuzzTest;
+import io.pagewise.backends.MemoryDevice;
+import io.pagewise.filters.ReadOnlyFilter;
 import io.pagewise.nbd.server.ExportEntry;
 import io.pagewise.nbd.server.Handshake;
 import io.pagewise.nbd.server.ProtocolViolation;

@@ -6,9 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.pagewise.devices.MemoryDevice;
-import io.pagewise.filters.ReadOnlyFilter;
 import com.code_intelligence.jazzer.junit.FuzzTest;
+import io.pagewise.backends.MemoryDevice;
+import io.pagewise.filters.ReadOnlyFilter;
 import io.pagewise.nbd.server.ByteBudget;
 import io.pagewise.nbd.server.ExportEntry;
 import io.pagewise.nbd.server.Handshake;

@@ -1,12 +1,12 @@
-package io.pagewise.devices;
+package io.pagewise.backends;
 
 import io.pagewise.Extent;
 import io.pagewise.device.BlockDevice;
 import io.pagewise.device.Capabilities;
 import io.pagewise.device.Capability;
+import io.pagewise.device.ChangeTracker;
 import io.pagewise.device.DeviceException;
 import io.pagewise.device.ZeroFlag;
-import io.pagewise.device.ChangeTracker;
 import io.pagewise.nbd.client.BlockStatus;
 import io.pagewise.nbd.client.ExportInfo;
 import io.pagewise.nbd.client.NbdClient;

@@ -1,4 +1,4 @@
-package io.pagewise.devices;
+package io.pagewise.backends;
 
 import io.pagewise.Extent;
 import io.pagewise.device.BlockDevice;

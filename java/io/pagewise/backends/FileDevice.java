@@ -1,4 +1,4 @@
-package io.pagewise.devices;
+package io.pagewise.backends;
 
 import io.pagewise.CacheMode;
 import io.pagewise.Extent;

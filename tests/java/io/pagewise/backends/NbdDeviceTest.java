@@ -1,4 +1,4 @@
-package io.pagewise.devices;
+package io.pagewise.backends;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;

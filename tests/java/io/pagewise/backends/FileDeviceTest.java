@@ -1,14 +1,14 @@
-package io.pagewise.devices;
+package io.pagewise.backends;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.pagewise.device.Capability;
-import io.pagewise.device.ZeroFlag;
 import io.pagewise.CacheMode;
 import io.pagewise.Native;
 import io.pagewise.PageCache;
+import io.pagewise.device.Capability;
+import io.pagewise.device.ZeroFlag;
 import io.pagewise.testing.ExternalTools;
 import java.io.IOException;
 import java.io.RandomAccessFile;
