@@ -6,7 +6,9 @@
  * applies; the server answers a device's failure with the NBD error nearest its errno
  * ({@link io.pagewise.device.DeviceException#errnoOf}).
  *
- * <p>Inside, package-private: the listener and socket files, admission and connection lifecycle, the handshake,
- * and the transmission phase, where a request travels reader, executor, encoder once each.
+ * <p>Inside, in packages the module does not export: {@code service} (the listener and socket files, admission and
+ * connection lifecycle), {@code protocol} (the handshake and the transmission phase, where a request travels reader,
+ * executor, encoder once each), {@code exports} (finding an export by name), {@code access} (who may connect) and
+ * {@code metrics} (JMX and Prometheus).
  */
 package io.pagewise.nbd.server;
