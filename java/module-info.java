@@ -1,8 +1,9 @@
 /**
  * pagewise: control over the Linux page cache for Java storage software.
  *
- * <p>Exports the API only: {@link io.pagewise} (files, cache modes, residency), {@link io.pagewise.backup} (dirty
- * bitmaps for incremental backup), {@link io.pagewise.device} (the block-device contract),
+ * <p>Exports the API only: {@link io.pagewise} (files, cache modes, residency), {@link io.pagewise.system} (failed
+ * system calls and O_DIRECT alignment), {@link io.pagewise.backup} (dirty bitmaps for incremental backup),
+ * {@link io.pagewise.device} (the block-device contract),
  * {@link io.pagewise.backends} (the devices that hold data: files, memory, synthetic and NBD devices),
  * {@link io.pagewise.filters} (devices that wrap devices), {@link io.pagewise.nbd} (what the NBD server and client
  * share: URIs, errors, TLS certificates), {@link io.pagewise.nbd.server} (the NBD server), {@link io.pagewise.nbd.client}
@@ -29,4 +30,5 @@ module io.pagewise {
     exports io.pagewise.nbd;
     exports io.pagewise.nbd.client;
     exports io.pagewise.nbd.server;
+    exports io.pagewise.system;
 }

@@ -94,7 +94,7 @@ public final class FileDevice implements BlockDevice {
      * @param options READ, WRITE and the other options StorageFile takes; none means READ
      * @return the device
      * @throws java.nio.file.NoSuchFileException when path does not exist
-     * @throws io.pagewise.NativeIOException when path is a directory, a pipe or a socket (EISDIR, ESPIPE, ENXIO)
+     * @throws io.pagewise.system.NativeIOException when path is a directory, a pipe or a socket (EISDIR, ESPIPE, ENXIO)
      * @throws IOException when path cannot be opened otherwise
      * @throws UnsupportedOperationException when the mode needs the native library and it is not loaded
      */
@@ -134,7 +134,7 @@ public final class FileDevice implements BlockDevice {
      * @param mode       how it uses the page cache
      * @param createSize the size of a file that has to be created, in bytes
      * @return the device; {@link #created()} says which happened
-     * @throws io.pagewise.NativeIOException when path is a directory, a pipe or a socket (EISDIR, ESPIPE, ENXIO)
+     * @throws io.pagewise.system.NativeIOException when path is a directory, a pipe or a socket (EISDIR, ESPIPE, ENXIO)
      * @throws IOException when path cannot be opened otherwise or created
      */
     public static FileDevice openOrCreate(Path path, CacheMode mode, long createSize) throws IOException {

@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.CacheMode;
 import io.pagewise.Extent;
-import io.pagewise.SystemCallFailure;
 import io.pagewise.backends.FileDevice;
 import io.pagewise.backends.MemoryDevice;
 import io.pagewise.backends.NbdDevice;
@@ -17,6 +16,7 @@ import io.pagewise.device.BlockDevice;
 import io.pagewise.device.Capabilities;
 import io.pagewise.device.Capability;
 import io.pagewise.nbd.server.NbdServer;
+import io.pagewise.system.SystemCallFailure;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;

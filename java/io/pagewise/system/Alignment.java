@@ -1,4 +1,4 @@
-package io.pagewise;
+package io.pagewise.system;
 
 /**
  * I/O alignment of a file: what O_DIRECT needs for buffer addresses ({@code memory}) and for offsets and lengths

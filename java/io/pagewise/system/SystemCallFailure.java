@@ -1,4 +1,4 @@
-package io.pagewise;
+package io.pagewise.system;
 
 import java.nio.file.Path;
 
@@ -43,4 +43,26 @@ public interface SystemCallFailure {
 
     /** {@return the errno name, such as {@code ENOSPC}} */
     String errnoName();
+
+    /**
+     * The message every exception of a failed system call has, made of its parts: operation, path (when not null),
+     * range (when offset is not -1; its length when not 0), description and errno name, for example
+     * {@code pwrite /data/disk.img at 4096 (+65536): No space left on device (ENOSPC)}.
+     *
+     * @param operation   the failed call, such as {@code pwrite}
+     * @param path        the file it acted on, or null
+     * @param offset      the start of the range, or -1 when the call had none
+     * @param length      the length of the range
+     * @param errnoName   the errno name, such as {@code ENOSPC}
+     * @param description the errno's text, such as {@code No space left on device}
+     * @return the message
+     */
+    static String message(String operation, Path path, long offset, long length, String errnoName,
+                          String description) {
+        StringBuilder text = new StringBuilder(operation);
+        if (path != null) text.append(' ').append(path);
+        if (offset >= 0) text.append(" at ").append(offset);
+        if (offset >= 0 && length > 0) text.append(" (+").append(length).append(')'); // not for ftruncate's size, lseek
+        return text.append(": ").append(description).append(" (").append(errnoName).append(')').toString();
+    }
 }

@@ -1,6 +1,5 @@
-package io.pagewise;
+package io.pagewise.system;
 
-import io.pagewise.internal.FailedCall;
 import java.io.IOException;
 import java.nio.file.Path;
 
@@ -36,7 +35,7 @@ public class NativeIOException extends IOException implements SystemCallFailure 
      */
     public NativeIOException(String operation, Path path, long offset, long length, int errno, String errnoName,
                              String description) {
-        super(FailedCall.message(operation, path, offset, length, errnoName, description));
+        super(SystemCallFailure.message(operation, path, offset, length, errnoName, description));
         this.operation = operation;
         this.path = path;
         this.offset = offset;
