@@ -3,7 +3,7 @@ package io.pagewise;
 /**
  * How a {@link StorageFile} uses the page cache, and what each mode needs and does. The methods below are the one
  * description of the modes: {@link StorageFile}, the file device the NBD server and the copier use
- * ({@link io.pagewise.devices.FileDevice}) and the command line all ask them rather than deciding per mode.
+ * ({@link io.pagewise.backends.FileDevice}) and the command line all ask them rather than deciding per mode.
  *
  * <table>
  * <caption>What each mode does</caption>

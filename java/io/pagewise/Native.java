@@ -95,9 +95,12 @@ public final class Native {
             text.append(carried.isEmpty() ? ". The jar carries it for no platform"
                     : ". The jar carries it for " + inWords(carried) + " with glibc 2.17 or later");
         }
-        text.append(". Without it WRITEBACK, WRITETHROUGH and"
-                + " UNSAFE work on the pure-Java path; DIRECT, DIRECTSYNC, EVICT, DONTCACHE and page-cache residency"
-                + " need it");
+        List<String> pureJava = new ArrayList<>();
+        List<String> needing = new ArrayList<>();
+        for (CacheMode mode : CacheMode.values()) (mode.needsNative() ? needing : pureJava).add(mode.name());
+        needing.add("page-cache residency");
+        text.append(". Without it ").append(inWords(pureJava)).append(" work on the pure-Java path; ")
+                .append(inWords(needing)).append(" need it");
         UnsatisfiedLinkError explained = new UnsatisfiedLinkError(text.toString());
         explained.initCause(error);
         return explained;

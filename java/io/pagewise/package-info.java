@@ -18,7 +18,7 @@
  * after close throws {@link java.nio.channels.ClosedChannelException}, and a failed system call is the JDK's
  * exception type where it has one ({@link java.nio.file.NoSuchFileException},
  * {@link java.nio.file.AccessDeniedException}, {@link java.nio.file.FileAlreadyExistsException}), else
- * {@link io.pagewise.NativeIOException}; each names the call, the path, the range and the errno, which
- * {@link io.pagewise.SystemCallFailure} gives as a value.
+ * {@link io.pagewise.system.NativeIOException}; each names the call, the path, the range and the errno, which
+ * {@link io.pagewise.system.SystemCallFailure} gives as a value.
  */
 package io.pagewise;

@@ -49,6 +49,17 @@ final class Arguments {
         return names.toString();
     }
 
+    /** "writeback (default), writethrough, ..., dontcache": every mode, in declaration order, the default marked. */
+    static String cacheModeChoices(CacheMode byDefault) {
+        StringBuilder names = new StringBuilder();
+        for (CacheMode mode : CacheMode.values()) {
+            if (names.length() > 0) names.append(", ");
+            names.append(mode.name().toLowerCase(Locale.ROOT));
+            if (mode == byDefault) names.append(" (default)");
+        }
+        return names.toString();
+    }
+
     static int integer(String name, String value, int min, int max) throws UsageException {
         try {
             int n = Integer.parseInt(value);

@@ -1,6 +1,9 @@
 package io.pagewise.cli;
 
 import io.pagewise.StorageFile;
+import io.pagewise.backends.FileDevice;
+import io.pagewise.backends.NbdDevice;
+import io.pagewise.backends.SyntheticDevices;
 import io.pagewise.copy.BlockHash;
 import io.pagewise.copy.Copier;
 import io.pagewise.copy.CopyException;
@@ -8,9 +11,6 @@ import io.pagewise.copy.CopyResult;
 import io.pagewise.copy.StreamCopier;
 import io.pagewise.device.BlockDevice;
 import io.pagewise.device.ChangeTracker;
-import io.pagewise.devices.FileDevice;
-import io.pagewise.devices.NbdDevice;
-import io.pagewise.devices.SyntheticDevices;
 import io.pagewise.filters.Filters;
 import java.io.IOException;
 import java.io.InputStream;

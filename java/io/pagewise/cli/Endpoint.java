@@ -1,11 +1,11 @@
 package io.pagewise.cli;
 
 import io.pagewise.CacheMode;
+import io.pagewise.backends.FileDevice;
+import io.pagewise.backends.ImageFormat;
+import io.pagewise.backends.NbdDevice;
+import io.pagewise.backends.SyntheticDevices;
 import io.pagewise.device.BlockDevice;
-import io.pagewise.devices.FileDevice;
-import io.pagewise.devices.ImageFormat;
-import io.pagewise.devices.NbdDevice;
-import io.pagewise.devices.SyntheticDevices;
 import io.pagewise.internal.FileKinds;
 import io.pagewise.nbd.NbdUri;
 import java.io.IOException;

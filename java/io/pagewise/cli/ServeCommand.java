@@ -26,8 +26,8 @@ public final class ServeCommand {
     /** Every option of serve, once: the usage, the parsing and (checked by a test) docs/SERVER.md come from it. */
     static final OptionTable<Options> TABLE = new OptionTable<>("usage: pagewise serve [OPTIONS] [FILE... | NBD-URI]",
             DESCRIPTION, List.of(
-            CliOption.value("--cache", "MODE", "writeback (default), writethrough, unsafe, direct, directsync, evict,"
-                    + " dontcache; qemu-nbd's none is direct",
+            CliOption.value("--cache", "MODE", Arguments.cacheModeChoices(CacheMode.WRITEBACK)
+                    + "; qemu-nbd's none is direct",
                     (o, name, value) -> {
                         o.cache = Arguments.serveCacheMode(name, value, o.notices);
                         o.cacheGiven = true;

@@ -2,11 +2,11 @@ package io.pagewise.cli;
 
 import io.pagewise.AccessHint;
 import io.pagewise.StorageFile;
+import io.pagewise.backends.FileDevice;
+import io.pagewise.backends.ImageFormat;
 import io.pagewise.backup.DirtyBitmap;
-import io.pagewise.backup.DirtyBitmapFilter;
 import io.pagewise.device.BlockDevice;
-import io.pagewise.devices.FileDevice;
-import io.pagewise.devices.ImageFormat;
+import io.pagewise.filters.DirtyBitmapFilter;
 import io.pagewise.filters.Filters;
 import io.pagewise.nbd.server.DirectoryExports;
 import io.pagewise.nbd.server.ExportEntry;

@@ -1,7 +1,7 @@
 package io.pagewise.device;
 
-import io.pagewise.SystemCallFailure;
 import io.pagewise.internal.Errno;
+import io.pagewise.system.SystemCallFailure;
 import java.io.IOException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.file.AccessDeniedException;

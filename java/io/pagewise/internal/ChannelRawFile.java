@@ -1,6 +1,6 @@
 package io.pagewise.internal;
 
-import io.pagewise.Alignment;
+import io.pagewise.system.Alignment;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.AsynchronousFileChannel;

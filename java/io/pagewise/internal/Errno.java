@@ -1,6 +1,6 @@
 package io.pagewise.internal;
 
-import io.pagewise.NativeIOException;
+import io.pagewise.system.NativeIOException;
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileAlreadyExistsException;
@@ -14,8 +14,8 @@ import java.nio.file.Path;
  * never go back into native code; built in for the numbers below, for the pure-Java path), the NBD protocol's subset with its names, and the NBD error a failed
  * call answers. It turns {@code -errno} results into exceptions: the JDK's {@link NoSuchFileException},
  * {@link AccessDeniedException} and {@link FileAlreadyExistsException} where opening fails that way, else
- * {@link NativeIOException}; all of them are {@link io.pagewise.SystemCallFailure}s. The NBD part is plain Java: the
- * client and server use it without the native library.
+ * {@link NativeIOException}; all of them are {@link io.pagewise.system.SystemCallFailure}s. The NBD part is plain
+ * Java: the client and server use it without the native library.
  */
 public final class Errno {
     public static final int EPERM = 1;
@@ -168,7 +168,7 @@ public final class Errno {
      * The exception for a failed open, one of the JDK's file exceptions where one fits: {@link NoSuchFileException}
      * for ENOENT, {@link AccessDeniedException} for EACCES and EPERM (the JDK gives EPERM none; it is a refusal too),
      * {@link FileAlreadyExistsException} for EEXIST (CREATE_NEW), else {@link NativeIOException}. Each one carries
-     * the errno as a {@link io.pagewise.SystemCallFailure}.
+     * the errno as a {@link io.pagewise.system.SystemCallFailure}.
      */
     public static IOException openFailure(long negativeErrno, String operation, Path path) {
         int errno = (int) -negativeErrno;

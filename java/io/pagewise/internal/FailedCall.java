@@ -1,6 +1,6 @@
 package io.pagewise.internal;
 
-import io.pagewise.SystemCallFailure;
+import io.pagewise.system.SystemCallFailure;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.NoSuchFileException;
@@ -19,20 +19,7 @@ public record FailedCall(String operation, Path path, long offset, long length, 
 
     /** The message, as every exception of a failed call words it. */
     public String message() {
-        return message(operation, path, offset, length, errnoName, description);
-    }
-
-    /**
-     * The message made of the parts: operation, path, range (when offset is not -1; its length when not 0),
-     * description and errno name.
-     */
-    public static String message(String operation, Path path, long offset, long length, String errnoName,
-                                 String description) {
-        StringBuilder text = new StringBuilder(operation);
-        if (path != null) text.append(' ').append(path);
-        if (offset >= 0) text.append(" at ").append(offset);
-        if (offset >= 0 && length > 0) text.append(" (+").append(length).append(')'); // not for ftruncate's size, lseek
-        return text.append(": ").append(description).append(" (").append(errnoName).append(')').toString();
+        return SystemCallFailure.message(operation, path, offset, length, errnoName, description);
     }
 
     /** The JDK's reason text for a file exception: the description and the errno name. */

@@ -1,6 +1,6 @@
 package io.pagewise.internal;
 
-import io.pagewise.NativeIOException;
+import io.pagewise.system.NativeIOException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

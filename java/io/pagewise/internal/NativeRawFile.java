@@ -1,7 +1,7 @@
 package io.pagewise.internal;
 
-import io.pagewise.Alignment;
-import io.pagewise.NativeIOException;
+import io.pagewise.system.Alignment;
+import io.pagewise.system.NativeIOException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;

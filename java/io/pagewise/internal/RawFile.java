@@ -101,7 +101,7 @@ public interface RawFile extends java.io.Closeable {
     /** True for regular files and block devices; false for character devices, pipes and sockets. */
     boolean usesPageCache();
 
-    io.pagewise.Alignment alignment();
+    io.pagewise.system.Alignment alignment();
 
     void close() throws IOException;
 }

@@ -1,6 +1,5 @@
 package io.pagewise.policy;
 
-import io.pagewise.Alignment;
 import io.pagewise.CacheMode;
 import io.pagewise.internal.Advice;
 import io.pagewise.internal.BufferPool;
@@ -11,6 +10,7 @@ import io.pagewise.internal.Mincore;
 import io.pagewise.internal.NativeRawFile;
 import io.pagewise.internal.RawFile;
 import io.pagewise.internal.Space;
+import io.pagewise.system.Alignment;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.locks.StampedLock;

@@ -1,10 +1,10 @@
 package io.pagewise.policy;
 
 import io.pagewise.CacheMode;
-import io.pagewise.NativeIOException;
 import io.pagewise.internal.Buffers;
 import io.pagewise.internal.Errno;
 import io.pagewise.internal.RawFile;
+import io.pagewise.system.NativeIOException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 

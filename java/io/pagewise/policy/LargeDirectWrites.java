@@ -1,13 +1,13 @@
 package io.pagewise.policy;
 
 import io.pagewise.CacheMode;
-import io.pagewise.NativeIOException;
 import io.pagewise.internal.Buffers;
 import io.pagewise.internal.Errno;
 import io.pagewise.internal.FileDescriptors;
 import io.pagewise.internal.Mincore;
 import io.pagewise.internal.NativeRawFile;
 import io.pagewise.internal.RawFile;
+import io.pagewise.system.NativeIOException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 

@@ -4,13 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.pagewise.device.BlockDevice;
-import io.pagewise.devices.FileDevice;
-import io.pagewise.devices.MemoryDevice;
-import io.pagewise.devices.NbdDevice;
-import io.pagewise.devices.SyntheticDevices;
+import io.pagewise.backends.FileDevice;
+import io.pagewise.backends.MemoryDevice;
+import io.pagewise.backends.NbdDevice;
+import io.pagewise.backends.SyntheticDevices;
 import io.pagewise.copy.Copier;
 import io.pagewise.copy.CopyOptions;
+import io.pagewise.device.BlockDevice;
 import io.pagewise.nbd.client.NbdClient;
 import io.pagewise.nbd.server.NbdServer;
 import io.pagewise.testing.ExternalTools;

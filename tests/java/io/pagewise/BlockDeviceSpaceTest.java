@@ -7,10 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import io.pagewise.Fixtures.BufferKind;
-import io.pagewise.copy.CopyOptions;
+import io.pagewise.backends.FileDevice;
 import io.pagewise.copy.Copier;
+import io.pagewise.copy.CopyOptions;
 import io.pagewise.device.BlockDevice;
-import io.pagewise.devices.FileDevice;
 import io.pagewise.testing.LoopMounts;
 import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.Fixtures.BufferKind;
 import io.pagewise.Fixtures.Model;
+import io.pagewise.system.Alignment;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;

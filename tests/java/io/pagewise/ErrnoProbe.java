@@ -1,5 +1,6 @@
 package io.pagewise;
 
+import io.pagewise.system.SystemCallFailure;
 import java.nio.file.Files;
 import java.nio.file.Path;
 

@@ -14,19 +14,26 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.cli.CommandRun;
+import io.pagewise.Fixtures.BufferKind;
+import io.pagewise.Fixtures.Model;
+import io.pagewise.backends.FileDevice;
+import io.pagewise.cli.Main;
 import io.pagewise.device.BlockDevice;
 import io.pagewise.device.Capabilities;
 import io.pagewise.device.Capability;
 import io.pagewise.device.DeviceException;
-import io.pagewise.devices.FileDevice;
-import io.pagewise.Fixtures.BufferKind;
-import io.pagewise.Fixtures.Model;
 import io.pagewise.nbd.client.NbdClient;
 import io.pagewise.nbd.NbdException;
 import io.pagewise.nbd.server.NbdServer;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.io.IOException;
+import io.pagewise.system.Alignment;
+import io.pagewise.system.NativeIOException;
+import io.pagewise.system.SystemCallFailure;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
@@ -43,9 +50,9 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.function.Executable;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The pure-Java path. Runs in its own surefire execution with {@code -Dpagewise.native=false} (see pom.xml), since

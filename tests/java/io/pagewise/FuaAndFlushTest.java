@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.Fixtures.BufferKind;
 import io.pagewise.Fixtures.Model;
+import io.pagewise.system.NativeIOException;
 import io.pagewise.testing.ExternalTools;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;

@@ -53,7 +53,7 @@ class ModulePathTest {
             if (eq > 0) seen.put(line.substring(0, eq), line.substring(eq + 1));
         }
         assertEquals("io.pagewise", seen.get("module"), "the library is a named module\n" + output);
-        assertEquals("io.pagewise,io.pagewise.backup,io.pagewise.copy,io.pagewise.device,io.pagewise.devices,io.pagewise.filters,io.pagewise.nbd,io.pagewise.nbd.client,io.pagewise.nbd.server",
+        assertEquals("io.pagewise,io.pagewise.backends,io.pagewise.backup,io.pagewise.copy,io.pagewise.device,io.pagewise.filters,io.pagewise.nbd,io.pagewise.nbd.client,io.pagewise.nbd.server,io.pagewise.system",
                 seen.get("exports"), output);
         assertEquals("true", seen.get("available"), "the native library loads inside the module\n" + output);
         assertEquals("true,EVICT,79", seen.get("io"), "native I/O works\n" + output);

@@ -4,8 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.backends.ImageFormat;
 import io.pagewise.backup.DirtyBitmap;
-import io.pagewise.devices.ImageFormat;
+import io.pagewise.system.NativeIOException;
 import io.pagewise.testing.ExternalTools;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;

@@ -1,16 +1,16 @@
 package io.pagewise.nbd.server;
 
-import io.pagewise.nbd.server.ConnectionEvents;
-import io.pagewise.nbd.server.RequestStats;
-import io.pagewise.nbd.server.ServerContext;
 import io.pagewise.internal.OperationCounter;
+import io.pagewise.nbd.NbdCommand;
+import io.pagewise.nbd.server.metrics.RequestStats;
+import io.pagewise.nbd.server.protocol.ServerContext;
+import io.pagewise.nbd.server.service.ConnectionEvents;
 import io.pagewise.nbd.wire.Protocol;
 import java.io.PrintStream;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
-import io.pagewise.nbd.NbdCommand;
 
 /**
  * Counts of what a server did: per command, requests, bytes and errors; plus connections and requests in flight.

@@ -1,7 +1,8 @@
 package io.pagewise.backup;
 
 import io.pagewise.CacheMode;
-import io.pagewise.devices.FileDevice;
+import io.pagewise.backends.FileDevice;
+import io.pagewise.filters.DirtyBitmapFilter;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;

@@ -7,9 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.CacheMode;
 import io.pagewise.Extent;
+import io.pagewise.backends.FileDevice;
+import io.pagewise.backends.MemoryDevice;
 import io.pagewise.device.ZeroFlag;
-import io.pagewise.devices.FileDevice;
-import io.pagewise.devices.MemoryDevice;
+import io.pagewise.filters.DirtyBitmapFilter;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;

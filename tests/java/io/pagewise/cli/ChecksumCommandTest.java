@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.CacheMode;
-import io.pagewise.devices.FileDevice;
+import io.pagewise.backends.FileDevice;
 import io.pagewise.nbd.server.NbdServer;
 import io.pagewise.testing.ExternalTools;
 import java.io.IOException;

@@ -4,13 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.pagewise.devices.FileDevice;
-import io.pagewise.devices.MemoryDevice;
-import io.pagewise.filters.FaultFilter;
-import io.pagewise.filters.ReadOnlyFilter;
 import io.pagewise.CacheMode;
 import io.pagewise.Extent;
 import io.pagewise.StorageFile;
+import io.pagewise.backends.FileDevice;
+import io.pagewise.backends.MemoryDevice;
+import io.pagewise.filters.FaultFilter;
+import io.pagewise.filters.ReadOnlyFilter;
 import io.pagewise.nbd.server.NbdServer;
 import io.pagewise.testing.ExternalTools;
 import io.pagewise.testing.NbdChildServer;

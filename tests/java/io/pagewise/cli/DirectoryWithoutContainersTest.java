@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.pagewise.CacheMode;
-import io.pagewise.devices.FileDevice;
+import io.pagewise.backends.FileDevice;
 import io.pagewise.nbd.server.DirectoryExports;
 import io.pagewise.nbd.server.ExportEntry;
 import java.io.RandomAccessFile;

@@ -173,4 +173,15 @@ class OptionParsingTest {
         assertTrue(Main.USAGE.contains("\n  serve [OPTIONS] [FILE...]    serve"), Main.USAGE);
         assertTrue(ServeCommand.USAGE.startsWith("usage: pagewise serve [OPTIONS] [FILE... | NBD-URI]\n"));
     }
+
+    @Test
+    void servesCacheHelpListsEveryCacheModeInDeclarationOrder() {
+        String help = ServeCommand.TABLE.options().stream().filter(o -> o.longNames().contains("--cache")).findFirst()
+                .orElseThrow().help();
+        assertEquals("writeback (default), writethrough, unsafe, direct, directsync, evict, dontcache;"
+                + " qemu-nbd's none is direct", help);
+        for (io.pagewise.CacheMode mode : io.pagewise.CacheMode.values()) {
+            assertTrue(help.contains(mode.name().toLowerCase(java.util.Locale.ROOT)), mode + " in " + help);
+        }
+    }
 }

@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import io.pagewise.CacheMode;
+import io.pagewise.testing.ExternalTools;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -15,8 +17,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import io.pagewise.CacheMode;
-import io.pagewise.testing.ExternalTools;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -122,7 +122,7 @@ class ServeCommandTest {
         new java.util.Random(5).nextBytes(data);
         Path source = dir.resolve("source.img");
         Files.write(source, data);
-        try (io.pagewise.devices.FileDevice device = io.pagewise.devices.FileDevice.open(back,
+        try (io.pagewise.backends.FileDevice device = io.pagewise.backends.FileDevice.open(back,
                      io.pagewise.CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.READ,
                      java.nio.file.StandardOpenOption.WRITE);
              io.pagewise.nbd.server.NbdServer upstream = io.pagewise.nbd.server.NbdServer.builder().export("", device)

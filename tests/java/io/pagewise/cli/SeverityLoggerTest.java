@@ -3,7 +3,7 @@ package io.pagewise.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
-import io.pagewise.devices.MemoryDevice;
+import io.pagewise.backends.MemoryDevice;
 import io.pagewise.nbd.server.NbdServer;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;

@@ -4,9 +4,9 @@ import static io.pagewise.testing.TestData.randomFile;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.pagewise.CacheMode;
+import io.pagewise.backends.FileDevice;
 import io.pagewise.device.BlockDevice;
 import io.pagewise.device.FilterDevice;
-import io.pagewise.devices.FileDevice;
 import io.pagewise.nbd.server.NbdServer;
 import io.pagewise.testing.ExternalTools;
 import java.io.IOException;

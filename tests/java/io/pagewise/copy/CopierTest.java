@@ -6,13 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.pagewise.device.BlockDevice;
-import io.pagewise.devices.MemoryDevice;
-import io.pagewise.devices.FileDevice;
-import io.pagewise.devices.SyntheticDevices;
 import io.pagewise.CacheMode;
 import io.pagewise.Extent;
 import io.pagewise.StorageFile;
+import io.pagewise.backends.FileDevice;
+import io.pagewise.backends.MemoryDevice;
+import io.pagewise.backends.SyntheticDevices;
+import io.pagewise.device.BlockDevice;
 import io.pagewise.testing.ExternalTools;
 import io.pagewise.testing.ResidencyCheck;
 import java.io.IOException;

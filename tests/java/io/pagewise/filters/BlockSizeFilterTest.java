@@ -7,10 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.backends.MemoryDevice;
 import io.pagewise.device.BlockDevice;
 import io.pagewise.device.FilterDevice;
 import io.pagewise.device.ZeroFlag;
-import io.pagewise.devices.MemoryDevice;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;

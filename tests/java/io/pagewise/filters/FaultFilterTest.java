@@ -6,13 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.backends.MemoryDevice;
 import io.pagewise.device.BlockDevice;
 import io.pagewise.device.DeviceException;
 import io.pagewise.device.ZeroFlag;
-import io.pagewise.devices.MemoryDevice;
-import io.pagewise.filters.ReadOnlyFilter;
 import io.pagewise.filters.FaultFilter.Injection;
 import io.pagewise.filters.FaultFilter.Operation;
+import io.pagewise.filters.ReadOnlyFilter;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.time.Duration;

@@ -4,10 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.backends.MemoryDevice;
 import io.pagewise.device.BlockDevice;
 import io.pagewise.device.DeviceException;
 import io.pagewise.device.ZeroFlag;
-import io.pagewise.devices.MemoryDevice;
 import io.pagewise.filters.FaultFilter.Operation;
 import java.io.IOException;
 import java.nio.ByteBuffer;

@@ -3,8 +3,8 @@ package io.pagewise.internal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.pagewise.Alignment;
 import io.pagewise.Native;
+import io.pagewise.system.Alignment;
 import io.pagewise.testing.ExternalTools;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;

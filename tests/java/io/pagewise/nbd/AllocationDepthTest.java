@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.CacheMode;
-import io.pagewise.devices.FileDevice;
+import io.pagewise.backends.FileDevice;
 import io.pagewise.filters.CowFilter;
 import io.pagewise.nbd.client.BlockStatus;
 import io.pagewise.nbd.client.NbdClient;

@@ -6,8 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.pagewise.device.BlockDevice;
 import io.pagewise.CacheMode;
+import io.pagewise.device.BlockDevice;
+import io.pagewise.nbd.server.NbdServer;
 import java.io.IOException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
@@ -22,7 +23,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import io.pagewise.nbd.server.NbdServer;
 
 /**
  * What no well-behaved client sends, spoken on raw sockets: the server answers or drops that one connection, logs
@@ -411,7 +411,7 @@ class BadInputTest {
     @Test
     void requestsOverTheDevicesMaximumAreRefused() throws Exception {
         io.pagewise.device.BlockDevice small = new io.pagewise.device.FilterDevice(
-                new io.pagewise.devices.MemoryDevice(1 << 20)) {
+                new io.pagewise.backends.MemoryDevice(1 << 20)) {
             @Override public int maximumBlockSize() { return 65536; }
         };
         server(b -> b.export("small", small));

@@ -5,14 +5,17 @@ import static io.pagewise.nbd.wire.Protocol.CMD_FLAG_REQ_ONE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.pagewise.device.BlockDevice;
-import io.pagewise.device.Capabilities;
-import io.pagewise.device.Capability;
-import io.pagewise.devices.FileDevice;
 import io.pagewise.CacheMode;
 import io.pagewise.Extent;
 import io.pagewise.StorageFile;
+import io.pagewise.backends.FileDevice;
+import io.pagewise.device.BlockDevice;
+import io.pagewise.device.Capabilities;
+import io.pagewise.device.Capability;
+import io.pagewise.nbd.client.ExportInfo;
+import io.pagewise.nbd.client.NbdClient;
 import io.pagewise.nbd.client.RawConnection;
+import io.pagewise.nbd.server.NbdServer;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
@@ -29,9 +32,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import io.pagewise.nbd.server.NbdServer;
-import io.pagewise.nbd.client.NbdClient;
-import io.pagewise.nbd.client.ExportInfo;
 
 /**
  * BLOCK_STATUS costs what its reply carries, not the range it asks about: the server asks the export for at most

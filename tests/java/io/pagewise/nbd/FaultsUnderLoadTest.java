@@ -5,14 +5,17 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import io.pagewise.device.ZeroFlag;
-import io.pagewise.device.BlockDevice;
-import io.pagewise.devices.FileDevice;
-import io.pagewise.filters.FaultFilter;
 import io.pagewise.CacheMode;
 import io.pagewise.Extent;
+import io.pagewise.backends.FileDevice;
+import io.pagewise.device.BlockDevice;
+import io.pagewise.device.ZeroFlag;
+import io.pagewise.filters.FaultFilter;
 import io.pagewise.filters.FaultFilter.Injection;
 import io.pagewise.filters.FaultFilter.Operation;
+import io.pagewise.nbd.client.NbdClient;
+import io.pagewise.nbd.server.NbdServer;
+import io.pagewise.nbd.server.ServerStats;
 import io.pagewise.testing.ExternalTools;
 import io.pagewise.testing.RecordingLogger;
 import java.io.IOException;
@@ -39,9 +42,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import io.pagewise.nbd.server.NbdServer;
-import io.pagewise.nbd.server.ServerStats;
-import io.pagewise.nbd.client.NbdClient;
 
 /**
  * Faults under load: an in-process server over a file export that fails 10 % of every operation's

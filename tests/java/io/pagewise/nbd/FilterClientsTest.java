@@ -6,13 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.CacheMode;
+import io.pagewise.backends.FileDevice;
+import io.pagewise.backends.MemoryDevice;
 import io.pagewise.device.BlockDevice;
 import io.pagewise.device.FilterDevice;
-import io.pagewise.devices.FileDevice;
-import io.pagewise.devices.MemoryDevice;
+import io.pagewise.filters.FaultFilter.Operation;
 import io.pagewise.filters.Filters;
 import io.pagewise.filters.StatsFilter;
-import io.pagewise.filters.FaultFilter.Operation;
 import io.pagewise.nbd.server.NbdServer;
 import io.pagewise.testing.ExternalTools;
 import io.pagewise.testing.RecordingLogger;

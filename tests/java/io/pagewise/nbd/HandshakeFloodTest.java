@@ -5,7 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.pagewise.devices.MemoryDevice;
+import io.pagewise.backends.MemoryDevice;
+import io.pagewise.nbd.client.NbdClient;
+import io.pagewise.nbd.server.NbdServer;
 import io.pagewise.testing.ExternalTools;
 import io.pagewise.testing.RecordingLogger;
 import java.io.IOException;
@@ -21,11 +23,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.io.TempDir;
-import io.pagewise.nbd.server.NbdServer;
-import io.pagewise.nbd.client.NbdClient;
 
 /**
  * A flood of idle connections: 500 opened and left silent before the handshake must not keep out a real client.

@@ -5,12 +5,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.CacheMode;
+import io.pagewise.backends.FileDevice;
+import io.pagewise.backends.MemoryDevice;
 import io.pagewise.device.BlockDevice;
 import io.pagewise.device.Capabilities;
 import io.pagewise.device.Capability;
-import io.pagewise.devices.FileDevice;
-import io.pagewise.devices.MemoryDevice;
-import io.pagewise.CacheMode;
+import io.pagewise.nbd.client.NbdClient;
+import io.pagewise.nbd.server.NbdServer;
+import io.pagewise.nbd.server.ServerStats;
 import io.pagewise.nbd.wire.Protocol;
 import io.pagewise.testing.ExternalTools;
 import java.io.EOFException;
@@ -30,9 +33,6 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import io.pagewise.nbd.server.NbdServer;
-import io.pagewise.nbd.server.ServerStats;
-import io.pagewise.nbd.client.NbdClient;
 
 /**
  * --max-inflight-bytes holds the payload buffers of requests in flight, even for READs and WRITEs longer than the

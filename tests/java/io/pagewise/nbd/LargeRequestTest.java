@@ -6,11 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.CacheMode;
+import io.pagewise.backends.FileDevice;
 import io.pagewise.device.BlockDevice;
 import io.pagewise.device.Capabilities;
 import io.pagewise.device.Capability;
-import io.pagewise.devices.FileDevice;
-import io.pagewise.CacheMode;
+import io.pagewise.nbd.client.NbdClient;
+import io.pagewise.nbd.server.NbdServer;
+import io.pagewise.nbd.server.ServerStats;
 import io.pagewise.nbd.wire.Protocol;
 import java.io.EOFException;
 import java.io.IOException;
@@ -25,9 +28,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import io.pagewise.nbd.server.NbdServer;
-import io.pagewise.nbd.server.ServerStats;
-import io.pagewise.nbd.client.NbdClient;
 
 /**
  * READ and WRITE payloads up to 64 MiB (nbdkit's limit; the NBD project's test client sends 48 MiB), sent by a raw

@@ -1,14 +1,16 @@
 package io.pagewise.nbd;
 
+import io.pagewise.backends.MemoryDevice;
 import io.pagewise.device.BlockDevice;
 import io.pagewise.device.Capabilities;
 import io.pagewise.device.Capability;
-import io.pagewise.devices.MemoryDevice;
 import io.pagewise.testing.ExternalTools;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.CacheMode;
+import io.pagewise.nbd.server.NbdServer;
+import io.pagewise.nbd.server.ServerStats;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -19,8 +21,6 @@ import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import io.pagewise.nbd.server.NbdServer;
-import io.pagewise.nbd.server.ServerStats;
 
 /** The protocol as libnbd (python3-libnbd) speaks it: every option, command and flag, and the errors it can send. */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)

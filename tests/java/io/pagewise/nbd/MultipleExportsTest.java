@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.CacheMode;
-import io.pagewise.devices.FileDevice;
-import io.pagewise.devices.MemoryDevice;
+import io.pagewise.backends.FileDevice;
+import io.pagewise.backends.MemoryDevice;
 import io.pagewise.nbd.server.DirectoryExports;
 import io.pagewise.nbd.server.NbdServer;
 import io.pagewise.testing.ExternalTools;

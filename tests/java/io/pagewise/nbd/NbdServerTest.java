@@ -4,9 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.backends.MemoryDevice;
 import io.pagewise.device.BlockDevice;
-import io.pagewise.devices.MemoryDevice;
 import io.pagewise.filters.ReadOnlyFilter;
+import io.pagewise.nbd.client.NbdClient;
+import io.pagewise.nbd.server.NbdServer;
 import io.pagewise.nbd.wire.Protocol;
 import io.pagewise.testing.RecordingLogger;
 import java.io.EOFException;
@@ -22,8 +24,6 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import io.pagewise.nbd.server.NbdServer;
-import io.pagewise.nbd.client.NbdClient;
 
 /** The embedding API: start on a free TCP port, report the address and URI, stop gracefully. */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)

@@ -7,10 +7,12 @@ import static java.nio.file.StandardOpenOption.CREATE_NEW;
 import static java.nio.file.StandardOpenOption.WRITE;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.pagewise.device.ZeroFlag;
-import io.pagewise.devices.FileDevice;
 import io.pagewise.CacheMode;
+import io.pagewise.backends.FileDevice;
+import io.pagewise.device.ZeroFlag;
+import io.pagewise.nbd.client.NbdClient;
 import io.pagewise.nbd.client.RawConnection;
+import io.pagewise.nbd.server.NbdServer;
 import io.pagewise.testing.ExternalTools;
 import io.pagewise.testing.LazyFsExtension;
 import io.pagewise.testing.LazyFsMount;
@@ -30,8 +32,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
-import io.pagewise.nbd.server.NbdServer;
-import io.pagewise.nbd.client.NbdClient;
 
 /**
  * What the NBD server acknowledges as durable survives a power cut: a file on LazyFS served in each cache mode, the

@@ -3,7 +3,7 @@ package io.pagewise.nbd;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.pagewise.devices.MemoryDevice;
+import io.pagewise.backends.MemoryDevice;
 import io.pagewise.nbd.server.NbdServer;
 import io.pagewise.testing.RecordingLogger;
 import java.io.IOException;

@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.backends.MemoryDevice;
 import io.pagewise.device.ZeroFlag;
-import io.pagewise.devices.MemoryDevice;
 import io.pagewise.filters.StatsFilter;
 import io.pagewise.nbd.client.NbdClient;
 import io.pagewise.nbd.server.NbdServer;

@@ -1,12 +1,12 @@
 package io.pagewise.nbd;
 
-import io.pagewise.devices.FileDevice;
 import io.pagewise.CacheMode;
+import io.pagewise.backends.FileDevice;
+import io.pagewise.nbd.server.NbdServer;
 import io.pagewise.testing.RecordingLogger;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.file.Path;
-import io.pagewise.nbd.server.NbdServer;
 
 /** An in-process server on a Unix socket in a temp dir, over a sparse file, closed with everything it opened. */
 public final class TestServer implements AutoCloseable {

@@ -6,7 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.pagewise.cli.CommandRun;
-import io.pagewise.devices.FileDevice;
+import io.pagewise.backends.FileDevice;
+import io.pagewise.cli.CopyCommand;
+import io.pagewise.nbd.server.NbdServer;
 import io.pagewise.testing.ExternalTools;
 import io.pagewise.testing.TestCertificates;
 import java.io.IOException;
@@ -27,7 +29,6 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import io.pagewise.nbd.server.NbdServer;
 
 /**
  * The TLS clients and servers people use, against ours: nbdinfo, nbdcopy and qemu-img reading from our server over

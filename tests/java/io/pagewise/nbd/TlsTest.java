@@ -7,9 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.pagewise.devices.MemoryDevice;
-import io.pagewise.nbd.wire.SocketIo;
+import io.pagewise.backends.MemoryDevice;
+import io.pagewise.nbd.client.NbdClient;
+import io.pagewise.nbd.server.NbdServer;
 import io.pagewise.nbd.tls.TlsChannel;
+import io.pagewise.nbd.wire.SocketIo;
 import io.pagewise.testing.RecordingLogger;
 import io.pagewise.testing.TestCertificates;
 import java.io.ByteArrayOutputStream;
@@ -38,8 +40,6 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
-import io.pagewise.nbd.server.NbdServer;
-import io.pagewise.nbd.client.NbdClient;
 
 /**
  * TLS between our client and our server, and what the server does with clients that get TLS wrong: each bad

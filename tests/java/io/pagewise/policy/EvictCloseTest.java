@@ -3,11 +3,11 @@ package io.pagewise.policy;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.pagewise.Alignment;
 import io.pagewise.PageCache;
 import io.pagewise.internal.Advice;
 import io.pagewise.internal.NativeRawFile;
 import io.pagewise.internal.RawFile;
+import io.pagewise.system.Alignment;
 import io.pagewise.testing.ExternalTools;
 import java.io.IOException;
 import java.nio.ByteBuffer;

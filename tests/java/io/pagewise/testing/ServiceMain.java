@@ -1,6 +1,6 @@
 package io.pagewise.testing;
 
-import io.pagewise.devices.MemoryDevice;
+import io.pagewise.backends.MemoryDevice;
 import io.pagewise.nbd.server.NbdServer;
 import io.pagewise.nbd.server.ServiceProcess;
 import java.nio.channels.ServerSocketChannel;

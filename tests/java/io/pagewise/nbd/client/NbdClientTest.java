@@ -6,9 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.pagewise.device.ZeroFlag;
 import io.pagewise.CacheMode;
 import io.pagewise.Extent;
+import io.pagewise.device.ZeroFlag;
+import io.pagewise.nbd.NbdException;
+import io.pagewise.nbd.NbdUri;
+import io.pagewise.nbd.TestServer;
 import io.pagewise.testing.NbdChildServer;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -22,9 +25,6 @@ import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import io.pagewise.nbd.NbdException;
-import io.pagewise.nbd.NbdUri;
-import io.pagewise.nbd.TestServer;
 
 /** {@link NbdClient} against the pagewise server and nbdkit: negotiation, every command, errors. */
 @Timeout(60)
@@ -198,7 +198,7 @@ class NbdClientTest {
      */
     @Test
     void anInterruptWhileWaitingForAReplyDoesNotLeaveTheBufferInUse() throws Exception {
-        io.pagewise.devices.MemoryDevice memory = new io.pagewise.devices.MemoryDevice((int) MiB);
+        io.pagewise.backends.MemoryDevice memory = new io.pagewise.backends.MemoryDevice((int) MiB);
         byte[] data = new byte[4096];
         new Random(6).nextBytes(data);
         memory.write(ByteBuffer.wrap(data), 0, false);

@@ -3,6 +3,7 @@ package io.pagewise.nbd.server;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.nbd.server.NbdServer;
 import io.pagewise.testing.RecordingLogger;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -4,7 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.pagewise.devices.MemoryDevice;
+import io.pagewise.backends.MemoryDevice;
+import io.pagewise.nbd.TestServer;
+import io.pagewise.nbd.TlsCertificates;
+import io.pagewise.nbd.TlsMode;
+import io.pagewise.nbd.client.NbdClient;
 import io.pagewise.testing.RecordingLogger;
 import io.pagewise.testing.TestCertificates;
 import java.io.IOException;
@@ -23,9 +27,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import io.pagewise.nbd.TlsCertificates;
-import io.pagewise.nbd.TlsMode;
-import io.pagewise.nbd.client.NbdClient;
 
 /**
  * A server with TLS warms its TLS code up in the background when it starts (see TlsWarmup): it finishes with every
