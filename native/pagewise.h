@@ -48,11 +48,11 @@ int pw_register(JNIEnv *env, const char *class_name, const JNINativeMethod *meth
 
 /* One per topic file: binds the natives of that topic's Java class. */
 int pw_register_advice(JNIEnv *env);
-int pw_register_errors(JNIEnv *env);
-int pw_register_fd(JNIEnv *env);
-int pw_register_io(JNIEnv *env);
+int pw_register_errno_texts(JNIEnv *env);
+int pw_register_file_descriptors(JNIEnv *env);
+int pw_register_positional_io(JNIEnv *env);
 int pw_register_mincore(JNIEnv *env);
-int pw_register_process(JNIEnv *env);
+int pw_register_process_control(JNIEnv *env);
 int pw_register_space(JNIEnv *env);
 
 /* Resolves the address of bytes [position, position + length) of a direct ByteBuffer,

@@ -1,8 +1,8 @@
 package io.pagewise.internal;
 
 /**
- * Pairs with {@code native/errors.c}: the C library's text of an errno number, which {@link Errno} reads once, when
- * the native calls become available.
+ * Pairs with {@code native/errno_texts.c}: the C library's text of an errno number, which {@link Errno} reads once,
+ * when the native calls become available.
  */
 final class ErrnoTexts {
     private ErrnoTexts() {}

@@ -4,8 +4,8 @@ import java.nio.charset.Charset;
 import java.nio.file.Path;
 
 /**
- * Pairs with {@code native/fd.c}: open, close, stat, truncate, O_DIRECT alignment, isatty. The calls are for this package,
- * where {@link NativeRawFile} owns each descriptor; they return a result or {@code -errno}.
+ * Pairs with {@code native/file_descriptors.c}: open, close, stat, truncate, O_DIRECT alignment, isatty. The calls are
+ * for this package, where {@link NativeRawFile} owns each descriptor; they return a result or {@code -errno}.
  */
 public final class FileDescriptors {
     public static final int READ_WRITE = 1;

@@ -3,10 +3,10 @@ package io.pagewise.internal;
 import java.nio.ByteBuffer;
 
 /**
- * Pairs with {@code native/io.c}: full-transfer positional scatter/gather I/O (preadv/pwritev, and preadv2/pwritev2
- * when flags are set, or io_submit with {@link #AIO}) between the remaining bytes of direct buffers, in order, and a
- * file. One call is one syscall unless the kernel transfers less than asked or the vector is longer than IOV_MAX; C
- * retries those and EINTR, and checks every buffer's range again. Only this package makes the calls.
+ * Pairs with {@code native/positional_io.c}: full-transfer positional scatter/gather I/O (preadv/pwritev, and
+ * preadv2/pwritev2 when flags are set, or io_submit with {@link #AIO}) between the remaining bytes of direct buffers,
+ * in order, and a file. One call is one syscall unless the kernel transfers less than asked or the vector is longer
+ * than IOV_MAX; C retries those and EINTR, and checks every buffer's range again. Only this package makes the calls.
  */
 public final class PositionalIo {
     public static final int DONTCACHE = 1;
@@ -23,7 +23,7 @@ public final class PositionalIo {
 
     /**
      * Indexes of the array C fills in with what one call asked of the kernel, counted where the syscalls are made
-     * with the flags as the kernel got them (keep in step with {@code native/io.c}).
+     * with the flags as the kernel got them (keep in step with {@code native/positional_io.c}).
      */
     static final int ASKED_AIO_WRITES = 0;
     static final int ASKED_DSYNC_CALLS = 1;

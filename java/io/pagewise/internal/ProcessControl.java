@@ -1,7 +1,7 @@
 package io.pagewise.internal;
 
 /**
- * Pairs with {@code native/process.c}: what a service does to its own process. Each call returns a result or
+ * Pairs with {@code native/process_control.c}: what a service does to its own process. Each call returns a result or
  * {@code -errno}; the caller checks that the native library is loaded first.
  */
 public final class ProcessControl {

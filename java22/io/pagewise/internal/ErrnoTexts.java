@@ -8,7 +8,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 
 /**
- * The FFM version (JDK 22+) of the class that pairs with {@code native/errors.c}: the C library's text of an errno
+ * The FFM version (JDK 22+) of the class that pairs with {@code native/errno_texts.c}: the C library's text of an errno
  * number, from strerror_l in the C locale, untranslated whatever the JVM's locale.
  */
 final class ErrnoTexts {

@@ -14,8 +14,8 @@ import java.nio.charset.Charset;
 import java.nio.file.Path;
 
 /**
- * The FFM version (JDK 22+) of the class that pairs with {@code native/fd.c}, with its API and contract: open, close,
- * stat, truncate, O_DIRECT alignment, isatty. They return a result or {@code -errno}.
+ * The FFM version (JDK 22+) of the class that pairs with {@code native/file_descriptors.c}, with its API and contract:
+ * open, close, stat, truncate, O_DIRECT alignment, isatty. They return a result or {@code -errno}.
  */
 public final class FileDescriptors {
     public static final int READ_WRITE = 1;

@@ -14,7 +14,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The FFM version (JDK 22+) of the class that pairs with {@code native/io.c}, with its API and contract:
+ * The FFM version (JDK 22+) of the class that pairs with {@code native/positional_io.c}, with its API and contract:
  * full-transfer positional scatter/gather I/O (preadv/pwritev, and preadv2/pwritev2 when flags are set, or io_submit
  * with {@link #AIO}) between the remaining bytes of direct buffers, in order, and a file. One call is one syscall
  * unless the kernel transfers less than asked or the vector is longer than IOV_MAX; short transfers and EINTR are

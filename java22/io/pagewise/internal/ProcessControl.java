@@ -10,9 +10,9 @@ import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 
 /**
- * The FFM version (JDK 22+) of the class that pairs with {@code native/process.c}, with its API and contract: what a
- * service does to its own process. setgroups, setgid and setuid are glibc's, which change every thread. Each call
- * returns a result or {@code -errno}.
+ * The FFM version (JDK 22+) of the class that pairs with {@code native/process_control.c}, with its API and contract:
+ * what a service does to its own process. setgroups, setgid and setuid are glibc's, which change every thread. Each
+ * call returns a result or {@code -errno}.
  */
 public final class ProcessControl {
     /** SIGTERM on Linux (every architecture): the JVM runs its shutdown hooks for it. */

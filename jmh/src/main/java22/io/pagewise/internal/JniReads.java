@@ -17,7 +17,7 @@ public final class JniReads {
 
     private JniReads() {}
 
-    /** @return a read-only descriptor for path (O_DIRECT when direct), opened by the library's {@code fd.c} */
+    /** @return a read-only descriptor for path (O_DIRECT when direct), opened by {@code file_descriptors.c} */
     public static int open(Path path, boolean direct) {
         if (!Native.isAvailable()) throw new IllegalStateException("pagewise native library not loaded", Native.loadError());
         int fd = FileDescriptors.open(path, direct ? FileDescriptors.DIRECT : 0);

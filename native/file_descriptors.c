@@ -1,4 +1,4 @@
-/* fd.c: opening, closing and describing files and block devices (Java: FileDescriptors). */
+/* file_descriptors.c: opening, closing and describing files and block devices (Java: FileDescriptors). */
 #include "pagewise.h"
 
 #include <fcntl.h>
@@ -199,7 +199,7 @@ static const JNINativeMethod METHODS[] = {
     { "statusFlags0", "(I)I", (void *) statusFlags0 },
 };
 
-int pw_register_fd(JNIEnv *env)
+int pw_register_file_descriptors(JNIEnv *env)
 {
     return pw_register(env, PW_CLASS("FileDescriptors"), METHODS, PW_COUNT(METHODS));
 }

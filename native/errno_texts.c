@@ -1,4 +1,4 @@
-/* errors.c: errno texts, read once by Java when the library loads (Java: ErrnoTexts, for Errno, which holds the
+/* errno_texts.c: errno texts, read once by Java when the library loads (Java: ErrnoTexts, for Errno, which holds the
  * names). The texts are the C library's in the C locale (strerror_l, glibc 2.6), untranslated whatever the JVM's
  * locale, as strerrordesc_np's were; the library needs no glibc newer than 2.17. */
 #include "pagewise.h"
@@ -24,7 +24,7 @@ static const JNINativeMethod METHODS[] = {
     { "description0", "(I)Ljava/lang/String;", (void *) description0 },
 };
 
-int pw_register_errors(JNIEnv *env)
+int pw_register_errno_texts(JNIEnv *env)
 {
     return pw_register(env, PW_CLASS("ErrnoTexts"), METHODS, PW_COUNT(METHODS));
 }

@@ -1,5 +1,5 @@
-/* io.c: positional scatter/gather reads and writes with full-transfer semantics, writes optionally through Linux
- * AIO (Java: PositionalIo). */
+/* positional_io.c: positional scatter/gather reads and writes with full-transfer semantics, writes optionally
+ * through Linux AIO (Java: PositionalIo). */
 #include "pagewise.h"
 
 #include <limits.h>
@@ -426,7 +426,7 @@ static const JNINativeMethod METHODS[] = {
     { "pwrite0", "(ILjava/nio/ByteBuffer;IIJI[J)J", (void *) pwrite0 },
 };
 
-int pw_register_io(JNIEnv *env)
+int pw_register_positional_io(JNIEnv *env)
 {
     return pw_register(env, PW_CLASS("PositionalIo"), METHODS, PW_COUNT(METHODS));
 }

@@ -1,4 +1,4 @@
-/* process.c: what a service does to its own process (Java: ProcessControl): take over a socket systemd passed,
+/* process_control.c: what a service does to its own process (Java: ProcessControl): take over a socket systemd passed,
  * die with its parent, give up root. setgroups, setgid and setuid go through glibc's wrappers, which change the
  * credentials of every thread of the process; the raw system calls would change the calling thread's only. */
 #include "pagewise.h"
@@ -58,7 +58,7 @@ static const JNINativeMethod METHODS[] = {
     { "dropPrivileges0", "(II)I", (void *) dropPrivileges0 },
 };
 
-int pw_register_process(JNIEnv *env)
+int pw_register_process_control(JNIEnv *env)
 {
     return pw_register(env, PW_CLASS("ProcessControl"), METHODS, PW_COUNT(METHODS));
 }
