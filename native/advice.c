@@ -1,4 +1,4 @@
-/* advice.c: page-cache advice and durability calls (Java: Advice). */
+/* advice.c: page-cache advice and durability calls (Java: Advice, natives in AdviceBinding). */
 #include "pagewise.h"
 
 #include <fcntl.h>
@@ -55,5 +55,5 @@ static const JNINativeMethod METHODS[] = {
 
 int pw_register_advice(JNIEnv *env)
 {
-    return pw_register(env, PW_CLASS("Advice"), METHODS, PW_COUNT(METHODS));
+    return pw_register(env, PW_CLASS("AdviceBinding"), METHODS, PW_COUNT(METHODS));
 }

@@ -1,4 +1,5 @@
-/* file_descriptors.c: opening, closing and describing files and block devices (Java: FileDescriptors). */
+/* file_descriptors.c: opening, closing and describing files and block devices (Java: FileDescriptors, natives in
+ * FileDescriptorsBinding). */
 #include "pagewise.h"
 
 #include <fcntl.h>
@@ -201,5 +202,5 @@ static const JNINativeMethod METHODS[] = {
 
 int pw_register_file_descriptors(JNIEnv *env)
 {
-    return pw_register(env, PW_CLASS("FileDescriptors"), METHODS, PW_COUNT(METHODS));
+    return pw_register(env, PW_CLASS("FileDescriptorsBinding"), METHODS, PW_COUNT(METHODS));
 }

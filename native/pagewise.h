@@ -38,8 +38,9 @@ enum {
 
 /* The natives are bound by RegisterNatives when the library loads (JNI_OnLoad in common.c), not by symbol name:
  * the C functions stay static, and a library that does not match its Java classes fails to load, naming the
- * method, instead of failing at the first call. PW_CLASS names a topic's Java class. FindClass initializes the
- * class, before its natives are bound: a topic class's static initializer must not call a native. */
+ * method, instead of failing at the first call. PW_CLASS names the Java class that declares a topic's natives (its
+ * binding). FindClass initializes the class, before its natives are bound: its static initializer must not call a
+ * native. */
 #define PW_CLASS(name) "io/pagewise/internal/" name
 #define PW_COUNT(array) ((jint) (sizeof (array) / sizeof (array)[0]))
 

@@ -1,5 +1,5 @@
 /* positional_io.c: positional scatter/gather reads and writes with full-transfer semantics, writes optionally
- * through Linux AIO (Java: PositionalIo). */
+ * through Linux AIO (Java: PositionalIo, natives in PositionalIoBinding). */
 #include "pagewise.h"
 
 #include <limits.h>
@@ -367,7 +367,7 @@ static jlong transfer_counted(JNIEnv *env, jint fd, jobjectArray buffers, jintAr
 
 /* One buffer's range [position, position + length), the common case of a small read or write: no arrays to read,
  * two field reads (the buffer's address and capacity) instead of eleven calls back into the JVM. The buffer is direct:
- * PositionalIo.transferOne checks that before the call. Returns as transfer_counted. */
+ * PositionalIo checks that before the call. Returns as transfer_counted. */
 static jlong transfer_one(JNIEnv *env, jint fd, jobject buffer, jint position, jint length, jlong offset, jint flags,
                           int writing, jlongArray asked_out)
 {
@@ -418,7 +418,7 @@ static jlong pwritev0(JNIEnv *env, jclass cls, jint fd, jobjectArray buffers, ji
     return transfer_counted(env, fd, buffers, positions, lengths, count, offset, flags, 1, asked);
 }
 
-/* Name and JNI signature of each native method of PositionalIo. */
+/* Name and JNI signature of each native method of PositionalIoBinding. */
 static const JNINativeMethod METHODS[] = {
     { "preadv0", "(I[Ljava/nio/ByteBuffer;[I[IIJI[J)J", (void *) preadv0 },
     { "pwritev0", "(I[Ljava/nio/ByteBuffer;[I[IIJI[J)J", (void *) pwritev0 },
@@ -428,5 +428,5 @@ static const JNINativeMethod METHODS[] = {
 
 int pw_register_positional_io(JNIEnv *env)
 {
-    return pw_register(env, PW_CLASS("PositionalIo"), METHODS, PW_COUNT(METHODS));
+    return pw_register(env, PW_CLASS("PositionalIoBinding"), METHODS, PW_COUNT(METHODS));
 }

@@ -1,6 +1,7 @@
-/* process_control.c: what a service does to its own process (Java: ProcessControl): take over a socket systemd passed,
- * die with its parent, give up root. setgroups, setgid and setuid go through glibc's wrappers, which change the
- * credentials of every thread of the process; the raw system calls would change the calling thread's only. */
+/* process_control.c: what a service does to its own process (Java: ProcessControl, natives in
+ * ProcessControlBinding): take over a socket systemd passed, die with its parent, give up root. setgroups, setgid
+ * and setuid go through glibc's wrappers, which change the credentials of every thread of the process; the raw
+ * system calls would change the calling thread's only. */
 #include "pagewise.h"
 
 #include <grp.h>
@@ -60,5 +61,5 @@ static const JNINativeMethod METHODS[] = {
 
 int pw_register_process_control(JNIEnv *env)
 {
-    return pw_register(env, PW_CLASS("ProcessControl"), METHODS, PW_COUNT(METHODS));
+    return pw_register(env, PW_CLASS("ProcessControlBinding"), METHODS, PW_COUNT(METHODS));
 }

@@ -1,4 +1,4 @@
-/* space.c: allocation, holes and zeroing (Java: Space). */
+/* space.c: allocation, holes and zeroing (Java: Space, natives in SpaceBinding). */
 #include "pagewise.h"
 
 #include <fcntl.h>
@@ -42,5 +42,5 @@ static const JNINativeMethod METHODS[] = {
 
 int pw_register_space(JNIEnv *env)
 {
-    return pw_register(env, PW_CLASS("Space"), METHODS, PW_COUNT(METHODS));
+    return pw_register(env, PW_CLASS("SpaceBinding"), METHODS, PW_COUNT(METHODS));
 }

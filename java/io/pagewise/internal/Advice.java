@@ -1,7 +1,8 @@
 package io.pagewise.internal;
 
 /**
- * Pairs with {@code native/advice.c}: posix_fadvise, sync_file_range, fdatasync. The calls take a
+ * posix_fadvise, sync_file_range, fdatasync: the topic's one Java home (its codes and checks), for every JDK.
+ * {@link AdviceBinding} makes the calls, by JNI into {@code native/advice.c} or on JDK 22+ by FFM. The calls take a
  * descriptor, so only this package makes them; they return 0 or {@code -errno}.
  */
 public final class Advice {
@@ -21,23 +22,19 @@ public final class Advice {
     /** @param length 0 means to the end of the file */
     static int fadvise(int fd, long offset, long length, int advice) {
         if (advice < NORMAL || advice > DONTNEED) throw new IllegalArgumentException("unknown advice " + advice);
-        return fadvise0(fd, offset, length, advice);
+        if (offset < 0 || length < 0) return -Errno.EINVAL;
+        return AdviceBinding.fadvise(fd, offset, length, advice);
     }
 
     static int syncFileRange(int fd, long offset, long length, int flags) {
         if ((flags & ~(SYNC_WAIT_BEFORE | SYNC_WRITE | SYNC_WAIT_AFTER)) != 0) {
             throw new IllegalArgumentException("unknown sync_file_range flags 0x" + Integer.toHexString(flags));
         }
-        return syncFileRange0(fd, offset, length, flags);
+        if (offset < 0 || length < 0) return -Errno.EINVAL;
+        return AdviceBinding.syncFileRange(fd, offset, length, flags);
     }
 
     static int fdatasync(int fd) {
-        return fdatasync0(fd);
+        return AdviceBinding.fdatasync(fd);
     }
-
-    private static native int fadvise0(int fd, long offset, long length, int advice);
-
-    private static native int syncFileRange0(int fd, long offset, long length, int flags);
-
-    private static native int fdatasync0(int fd);
 }

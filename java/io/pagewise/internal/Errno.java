@@ -33,6 +33,7 @@ public final class Errno {
     public static final int ENOSPC = 28;
     public static final int ESPIPE = 29;
     public static final int EROFS = 30;
+    public static final int ENAMETOOLONG = 36;
     public static final int ENOSYS = 38;
     public static final int EOVERFLOW = 75;
     public static final int EOPNOTSUPP = 95;
@@ -80,6 +81,7 @@ public final class Errno {
         builtIn(ENOSPC, "No space left on device");
         builtIn(ESPIPE, "Illegal seek");
         builtIn(EROFS, "Read-only file system");
+        builtIn(ENAMETOOLONG, "File name too long");
         builtIn(ENOSYS, "Function not implemented");
         builtIn(EOVERFLOW, "Value too large for defined data type");
         builtIn(EOPNOTSUPP, "Operation not supported");

@@ -8,7 +8,7 @@ import java.nio.file.StandardCopyOption;
 
 /**
  * Makes the native calls of this package available: on JDK 17 to 21 by loading {@code libpagewise.so}, which binds
- * every native method. The jar's {@code META-INF/versions/22} holds a version of this class and of the topic classes
+ * every native method. The jar's {@code META-INF/versions/22} holds a version of this class and of the bindings
  * that call the C library through {@code java.lang.foreign} instead, and load no library.
  */
 public final class NativeLibrary {

@@ -13,7 +13,7 @@ import java.lang.invoke.VarHandle;
 import java.util.Locale;
 
 /**
- * What the FFM versions of the topic classes share (JDK 22+): the C library's functions looked up by name, the
+ * What the FFM bindings share (JDK 22+): the C library's functions looked up by name, the
  * errno each call leaves, the system call numbers of this architecture, and per-thread scratch memory.
  *
  * <p>Every function is bound with errno captured, so a handle's first argument is the call-state segment; a

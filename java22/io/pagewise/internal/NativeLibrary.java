@@ -15,7 +15,7 @@ public final class NativeLibrary {
     }
 
     /**
-     * Looks up every C function the topic classes call, and reads the errno texts.
+     * Looks up every C function the bindings call, and reads the errno texts.
      *
      * @param platform the jar's name for this platform, for the JNI version; not needed here
      * @throws Throwable what went wrong: UnsatisfiedLinkError naming a function the C library lacks or an
@@ -24,10 +24,11 @@ public final class NativeLibrary {
      */
     public static void load(String platform) throws Throwable {
         // Each class looks up its functions when it is initialized; doing it here makes a missing one fail now.
-        for (Class<?> topic : new Class<?>[] {Ffm.class, FileDescriptors.class, PositionalIo.class, Advice.class,
-                Space.class, Mincore.class, ProcessControl.class, ErrnoTexts.class}) {
+        for (Class<?> binding : new Class<?>[] {Ffm.class, FileDescriptorsBinding.class, PositionalIoBinding.class,
+                AdviceBinding.class, SpaceBinding.class, Mincore.class, ProcessControlBinding.class,
+                ErrnoTexts.class}) {
             try {
-                Class.forName(topic.getName(), true, NativeLibrary.class.getClassLoader());
+                Class.forName(binding.getName(), true, NativeLibrary.class.getClassLoader());
             } catch (ExceptionInInitializerError e) {
                 throw e.getCause() != null ? e.getCause() : e;
             }

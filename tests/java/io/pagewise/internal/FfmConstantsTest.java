@@ -26,22 +26,23 @@ class FfmConstantsTest {
     static {
         for (String name : new String[] {"O_RDWR", "O_ACCMODE", "O_CREAT", "O_EXCL", "O_TRUNC", "O_DSYNC", "O_CLOEXEC",
                 "F_GETFL", "AT_EMPTY_PATH", "STATX_BASIC_STATS", "STATX_DIOALIGN", "S_IFMT", "S_IFREG", "S_IFBLK",
-                "BLKGETSIZE64", "BLKSSZGET", "EINVAL", "ENAMETOOLONG"}) {
-            SHARED.put("FileDescriptors." + name, name);
+                "BLKGETSIZE64", "BLKSSZGET"}) {
+            SHARED.put("FileDescriptorsBinding." + name, name);
         }
-        SHARED.put("Space.FALLOC_FL_KEEP_SIZE", "FALLOC_FL_KEEP_SIZE");
-        SHARED.put("Space.FALLOC_FL_PUNCH_HOLE", "FALLOC_FL_PUNCH_HOLE");
-        SHARED.put("Space.FALLOC_FL_ZERO_RANGE", "FALLOC_FL_ZERO_RANGE");
-        SHARED.put("Space.NATIVE_SEEK_DATA", "SEEK_DATA");
-        SHARED.put("Space.NATIVE_SEEK_HOLE", "SEEK_HOLE");
+        SHARED.put("SpaceBinding.FALLOC_FL_KEEP_SIZE", "FALLOC_FL_KEEP_SIZE");
+        SHARED.put("SpaceBinding.FALLOC_FL_PUNCH_HOLE", "FALLOC_FL_PUNCH_HOLE");
+        SHARED.put("SpaceBinding.FALLOC_FL_ZERO_RANGE", "FALLOC_FL_ZERO_RANGE");
+        SHARED.put("SpaceBinding.NATIVE_SEEK_DATA", "SEEK_DATA");
+        SHARED.put("SpaceBinding.NATIVE_SEEK_HOLE", "SEEK_HOLE");
         SHARED.put("Mincore.PROT_NONE", "PROT_NONE");
         SHARED.put("Mincore.PROT_READ", "PROT_READ");
         SHARED.put("Mincore.MAP_SHARED", "MAP_SHARED");
-        SHARED.put("PositionalIo.RWF_DSYNC", "RWF_DSYNC");
-        SHARED.put("PositionalIo.IOV_MAX", "IOV_MAX");
-        SHARED.put("ProcessControl.EINVAL", "EINVAL");
-        SHARED.put("ProcessControl.EBUSY", "EBUSY");
-        SHARED.put("ProcessControl.PR_SET_PDEATHSIG", "PR_SET_PDEATHSIG");
+        SHARED.put("PositionalIoBinding.RWF_DSYNC", "RWF_DSYNC");
+        SHARED.put("PositionalIoBinding.IOV_MAX", "IOV_MAX");
+        SHARED.put("Errno.EINVAL", "EINVAL");
+        SHARED.put("Errno.ENAMETOOLONG", "ENAMETOOLONG");
+        SHARED.put("ProcessControlBinding.EBUSY", "EBUSY");
+        SHARED.put("ProcessControlBinding.PR_SET_PDEATHSIG", "PR_SET_PDEATHSIG");
         SHARED.put("ProcessControl.SIGTERM", "SIGTERM");
         SHARED.put("Ffm.EINTR", "EINTR");
         SHARED.put("Ffm.ENOSYS", "ENOSYS");
@@ -56,8 +57,8 @@ class FfmConstantsTest {
             {"ioGetevents", "SYS_io_getevents"}, {"statx", "SYS_statx"}, {"oDirect", "O_DIRECT"}};
 
     /**
-     * The struct layouts the FFM code reads and writes by offset (FileDescriptors: statx; PositionalIo: iovec, iocb,
-     * io_event), and the enum values it spells out, as C expressions that must be true on both architectures.
+     * The struct layouts the FFM code reads and writes by offset (FileDescriptors: statx; PositionalIoBinding: iovec,
+     * iocb, io_event), and the enum values it spells out, as C expressions that must be true on both architectures.
      */
     private static final String[] LAYOUTS = {
         "sizeof(struct iovec) == 16", "sizeof(struct statx) == 256", "offsetof(struct statx, stx_mask) == 0",
@@ -79,7 +80,7 @@ class FfmConstantsTest {
     void theFfmClassesUseEachArchitecturesNumbers() throws Exception {
         assertEquals("FFM", io.pagewise.Native.binding(), "these constants are the FFM classes'");
         Map<String, String> expressions = new LinkedHashMap<>(SHARED);
-        for (int i = 0; i < ADVICE.length; i++) expressions.put("Advice.NATIVE_ADVICE[" + i + "]", ADVICE[i]);
+        for (int i = 0; i < ADVICE.length; i++) expressions.put("AdviceBinding.NATIVE_ADVICE[" + i + "]", ADVICE[i]);
         Class<?> arch = Class.forName("io.pagewise.internal.Ffm$Arch");
         for (String compiler : new String[] {"gcc", "aarch64-linux-gnu-gcc"}) {
             ExternalTools.require(compiler);

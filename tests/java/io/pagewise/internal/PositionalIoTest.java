@@ -38,7 +38,7 @@ class PositionalIoTest {
 
     private static long preadv0(int fd, ByteBuffer[] buffers, int[] positions, int[] lengths, int count, long offset,
                                 int flags) throws Exception {
-        Method m = PositionalIo.class.getDeclaredMethod("preadv0", int.class, ByteBuffer[].class, int[].class,
+        Method m = PositionalIoBinding.class.getDeclaredMethod("preadv0", int.class, ByteBuffer[].class, int[].class,
                 int[].class, int.class, long.class, int.class, long[].class);
         m.setAccessible(true);
         return (long) m.invoke(null, fd, buffers, positions, lengths, count, offset, flags, null);
@@ -162,7 +162,7 @@ class PositionalIoTest {
         int fd = FileDescriptors.open(path, 0);
         assertTrue(fd >= 0);
         try {
-            Method m = PositionalIo.class.getDeclaredMethod("pread0", int.class, ByteBuffer.class, int.class,
+            Method m = PositionalIoBinding.class.getDeclaredMethod("pread0", int.class, ByteBuffer.class, int.class,
                     int.class, long.class, int.class, long[].class);
             m.setAccessible(true);
             ByteBuffer ok = ByteBuffer.allocateDirect(100);

@@ -9,7 +9,7 @@ import java.nio.file.Path;
  * long[])} is what {@link NativeRawFile#read} calls, without the typed exception and the counters around it. It lives
  * in the library's package because those calls are package-private; the benchmark jar puts both on one class path.
  * On JDK 22+ it is the JNI path only with {@code -Djdk.util.jar.enableMultiRelease=false}, as FfmVsJniReadBenchmark
- * forks; otherwise the jar's FFM version of PositionalIo answers.
+ * forks; otherwise the jar's FFM PositionalIoBinding answers.
  */
 public final class JniReads {
     public static final int EBADF = 9;

@@ -14,11 +14,7 @@ import java.lang.invoke.MethodHandle;
  * what a service does to its own process. setgroups, setgid and setuid are glibc's, which change every thread. Each
  * call returns a result or {@code -errno}.
  */
-public final class ProcessControl {
-    /** SIGTERM on Linux (every architecture): the JVM runs its shutdown hooks for it. */
-    public static final int SIGTERM = 15;
-
-    private static final int EINVAL = 22;
+final class ProcessControlBinding {
     private static final int EBUSY = 16;
     private static final int PR_SET_PDEATHSIG = 1;
 
@@ -31,12 +27,10 @@ public final class ProcessControl {
     private static final MethodHandle SETGID = Ffm.function("setgid", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
     private static final MethodHandle SETUID = Ffm.function("setuid", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
 
-    private ProcessControl() {}
+    private ProcessControlBinding() {}
 
     /** Makes descriptor to refer to what from does (dup2), then closes from; @return to, or -errno */
-    public static int moveDescriptor(int from, int to) {
-        if (from < 0 || to < 0) return -EINVAL;
-        if (from == to) return to;
+    static int moveDescriptor(int from, int to) {
         long rc;
         do {
             rc = Ffm.once("dup2", state -> (int) DUP2.invokeExact(state, from, to));
@@ -47,14 +41,12 @@ public final class ProcessControl {
     }
 
     /** Has the kernel send signal to this process when its parent ends (prctl PR_SET_PDEATHSIG); @return 0 or -errno */
-    public static int parentDeathSignal(int signal) {
-        if (signal <= 0 || signal >= 65) return -EINVAL;
+    static int parentDeathSignal(int signal) {
         return (int) Ffm.once("prctl", state -> (int) PRCTL.invokeExact(state, PR_SET_PDEATHSIG, (long) signal, 0L, 0L, 0L));
     }
 
     /** Runs as uid with gid as its only group, every thread (glibc's setgroups, setgid, setuid); @return 0 or -errno */
-    public static int dropPrivileges(int uid, int gid) {
-        if (uid < 0 || gid < 0) return -EINVAL;
+    static int dropPrivileges(int uid, int gid) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment groups = arena.allocate(JAVA_INT);
             groups.set(JAVA_INT, 0, gid);

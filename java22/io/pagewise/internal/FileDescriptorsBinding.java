@@ -1,5 +1,14 @@
 package io.pagewise.internal;
 
+import static io.pagewise.internal.FileDescriptors.CREATE;
+import static io.pagewise.internal.FileDescriptors.DIRECT;
+import static io.pagewise.internal.FileDescriptors.DSYNC;
+import static io.pagewise.internal.FileDescriptors.EXCLUSIVE;
+import static io.pagewise.internal.FileDescriptors.READ_WRITE;
+import static io.pagewise.internal.FileDescriptors.TRUNCATE;
+import static io.pagewise.internal.FileDescriptors.TYPE_BLOCK_DEVICE;
+import static io.pagewise.internal.FileDescriptors.TYPE_OTHER;
+import static io.pagewise.internal.FileDescriptors.TYPE_REGULAR;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -10,32 +19,12 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
-import java.nio.charset.Charset;
-import java.nio.file.Path;
 
 /**
- * The FFM version (JDK 22+) of the class that pairs with {@code native/file_descriptors.c}, with its API and contract:
- * open, close, stat, truncate, O_DIRECT alignment, isatty. They return a result or {@code -errno}.
+ * {@link FileDescriptors}' calls by FFM (JDK 22+), the twin of the JNI binding with its methods. FileDescriptors has
+ * checked the arguments. They return a result or {@code -errno}.
  */
-public final class FileDescriptors {
-    public static final int READ_WRITE = 1;
-    public static final int CREATE = 2;
-    public static final int EXCLUSIVE = 4;
-    public static final int TRUNCATE = 8;
-    public static final int DIRECT = 16;
-    public static final int DSYNC = 32;
-    private static final int ALL_FLAGS = 63;
-
-    static final int TYPE_REGULAR = 0;
-    static final int TYPE_BLOCK_DEVICE = 1;
-    static final int TYPE_OTHER = 2;
-
-    /** What {@link #stat} fills in: size, type, logical block size, allocated bytes, device major, device minor. */
-    static final int STAT_FIELDS = 6;
-
-    private static final Charset PATH_CHARSET = Charset.forName(System.getProperty("sun.jnu.encoding", "UTF-8"));
-    private static final int CREATE_MODE = 0644;
-
+final class FileDescriptorsBinding {
     // Linux's values on x86_64 and aarch64, except O_DIRECT (Ffm.Arch).
     private static final int O_RDWR = 02;
     private static final int O_ACCMODE = 03;
@@ -53,8 +42,6 @@ public final class FileDescriptors {
     private static final int S_IFBLK = 060000;
     private static final long BLKGETSIZE64 = 0x80081272L;
     private static final long BLKSSZGET = 0x1268L;
-    private static final int EINVAL = 22;
-    private static final int ENAMETOOLONG = 36;
 
     private static final MemorySegment EMPTY_PATH = Arena.global().allocate(1);
 
@@ -71,21 +58,15 @@ public final class FileDescriptors {
     private static final MethodHandle FCNTL = Ffm.function("fcntl",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT), 2);
 
-    private FileDescriptors() {}
+    private FileDescriptorsBinding() {}
 
-    /** @return the new descriptor, or -errno */
-    static int open(Path path, int flags) {
-        if ((flags & ~ALL_FLAGS) != 0) throw new IllegalArgumentException("unknown open flags 0x" + Integer.toHexString(flags));
-        byte[] bytes = path.toString().getBytes(PATH_CHARSET);
-        if (bytes.length == 0 || bytes.length > 65536) return -ENAMETOOLONG;
-        for (byte b : bytes) {
-            if (b == 0) return -EINVAL; // embedded NUL
-        }
+    /** @param bytes native path bytes without a terminating NUL; @return the new descriptor, or -errno */
+    static int open(byte[] bytes, int flags, int mode) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment name = arena.allocate(bytes.length + 1L);
             MemorySegment.copy(bytes, 0, name, JAVA_BYTE, 0, bytes.length); // allocate zeroes: the NUL is there
             int nativeFlags = openFlags(flags);
-            return (int) Ffm.retried("open", state -> (int) OPEN.invokeExact(state, name, nativeFlags, CREATE_MODE));
+            return (int) Ffm.retried("open", state -> (int) OPEN.invokeExact(state, name, nativeFlags, mode));
         }
     }
 
@@ -106,12 +87,11 @@ public final class FileDescriptors {
     }
 
     /**
-     * Fills out[0..{@link #STAT_FIELDS}): size, type, block size (the logical block size, BLKSSZGET, of a block
+     * Fills out[0..STAT_FIELDS): size, type, block size (the logical block size, BLKSSZGET, of a block
      * device; st_blksize otherwise), allocated bytes, and the major and minor number of the device holding the data.
      * By statx (Linux 4.11), whose layout is the same on every architecture, unlike struct stat's.
      */
     static int stat(int fd, long[] out) {
-        if (out.length < STAT_FIELDS) throw new IllegalArgumentException("stat needs " + STAT_FIELDS + " fields");
         MemorySegment stx = Ffm.scratch().out;
         int rc = statx(fd, STATX_BASIC_STATS, stx);
         if (rc < 0) return rc;
@@ -154,12 +134,10 @@ public final class FileDescriptors {
     }
 
     static int ftruncate(int fd, long length) {
-        if (length < 0) return -EINVAL;
         return (int) Ffm.retried("ftruncate", state -> (int) FTRUNCATE.invokeExact(state, fd, length));
     }
 
-    /** True when fd is a terminal: a query that changes nothing, so any package may ask it. */
-    public static boolean isTerminal(int fd) {
+    static boolean isTerminal(int fd) {
         return Ffm.once("isatty", state -> (int) ISATTY.invokeExact(state, fd)) == 1;
     }
 
@@ -168,7 +146,6 @@ public final class FileDescriptors {
      * 6.1); both 0 where the kernel or file system does not report it (the caller then falls back).
      */
     static int directAlignment(int fd, int[] out) {
-        if (out.length < 2) throw new IllegalArgumentException("alignment needs 2 fields");
         MemorySegment stx = Ffm.scratch().out;
         int rc = statx(fd, STATX_DIOALIGN, stx);
         boolean reported = rc == 0 && (stx.get(JAVA_INT, 0) & STATX_DIOALIGN) != 0 && stx.get(JAVA_INT, 156) != 0;
@@ -184,7 +161,7 @@ public final class FileDescriptors {
         return rc < 0 ? rc : statfs.get(JAVA_LONG, 0);
     }
 
-    /** @return the open flags the kernel holds for fd, as {@link #READ_WRITE}, {@link #DIRECT} and {@link #DSYNC}, or -errno */
+    /** @return the open flags the kernel holds for fd, as READ_WRITE, DIRECT and DSYNC, or -errno */
     static int statusFlags(int fd) {
         int flags = (int) Ffm.once("fcntl", state -> (int) FCNTL.invokeExact(state, fd, F_GETFL));
         if (flags < 0) return flags;

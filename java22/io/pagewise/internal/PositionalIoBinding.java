@@ -1,5 +1,17 @@
 package io.pagewise.internal;
 
+import static io.pagewise.internal.Errno.EIO;
+import static io.pagewise.internal.PositionalIo.AIO;
+import static io.pagewise.internal.PositionalIo.ASKED_AIO_WRITES;
+import static io.pagewise.internal.PositionalIo.ASKED_DONTCACHE_BYTES;
+import static io.pagewise.internal.PositionalIo.ASKED_DONTCACHE_CALLS;
+import static io.pagewise.internal.PositionalIo.ASKED_DSYNC_BYTES;
+import static io.pagewise.internal.PositionalIo.ASKED_DSYNC_CALLS;
+import static io.pagewise.internal.PositionalIo.ASKED_FIELDS;
+import static io.pagewise.internal.PositionalIo.COUNTED_FLAGS;
+import static io.pagewise.internal.PositionalIo.DONTCACHE;
+import static io.pagewise.internal.PositionalIo.DSYNC;
+import static io.pagewise.internal.PositionalIo.SHORT_IS_EOF;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.lang.foreign.ValueLayout.JAVA_SHORT;
@@ -14,41 +26,18 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The FFM version (JDK 22+) of the class that pairs with {@code native/positional_io.c}, with its API and contract:
- * full-transfer positional scatter/gather I/O (preadv/pwritev, and preadv2/pwritev2 when flags are set, or io_submit
- * with {@link #AIO}) between the remaining bytes of direct buffers, in order, and a file. One call is one syscall
- * unless the kernel transfers less than asked or the vector is longer than IOV_MAX; short transfers and EINTR are
- * retried. A single buffer without flags goes by pread/pwrite, the cheapest call for small requests.
+ * {@link PositionalIo}'s calls by FFM (JDK 22+), the twin of the JNI binding with its methods: the loops that
+ * {@code native/positional_io.c} runs for the JNI binding run here, over the same calls. Every byte is transferred:
+ * short transfers and EINTR are retried, vectors longer than IOV_MAX split. A single buffer without flags goes by
+ * pread/pwrite, the cheapest call for small requests. PositionalIo has checked the arguments: the buffers are direct,
+ * the flags known, the offset and the asked array valid, and there is at least one byte to move.
  */
-public final class PositionalIo {
-    public static final int DONTCACHE = 1;
-    public static final int DSYNC = 2;
-    /** Stop at the first short read (for O_DIRECT, where a retry at an unaligned offset fails). */
-    public static final int SHORT_IS_EOF = 4;
-    /**
-     * Write through Linux AIO, submitted and waited for by the calling thread (falls back to pwritev2 where the
-     * kernel does not take it). For O_DIRECT on ext4: a write into a hole holds the exclusive inode lock only while
-     * it is submitted, not until the disk is done, so such writes from several threads run at once.
-     */
-    public static final int AIO = 8;
-    private static final int ALL_FLAGS = DONTCACHE | DSYNC | SHORT_IS_EOF | AIO;
-
-    static final int ASKED_AIO_WRITES = 0;
-    static final int ASKED_DSYNC_CALLS = 1;
-    static final int ASKED_DSYNC_BYTES = 2;
-    static final int ASKED_DONTCACHE_CALLS = 3;
-    static final int ASKED_DONTCACHE_BYTES = 4;
-    static final int ASKED_FIELDS = 5;
-
+final class PositionalIoBinding {
     private static final int RWF_DSYNC = 0x2;
     private static final int RWF_DONTCACHE = 0x80; // Linux 6.14
     private static final int IOV_MAX = 1024;
     /** The most one read or write transfers on Linux (MAX_RW_COUNT); a larger request comes back short. */
     private static final long MAX_RW_COUNT = Integer.MAX_VALUE & ~4095L;
-    private static final int EINVAL = 22;
-    private static final int EIO = 5;
-    private static final int EFBIG = 27;
-    private static final int EOVERFLOW = 75;
 
     private static final FunctionDescriptor RW = FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_LONG,
             JAVA_LONG);
@@ -60,105 +49,43 @@ public final class PositionalIo {
     private static final MethodHandle PWRITEV = Ffm.function("pwritev", RWV);
     private static final MethodHandle FDATASYNC = Ffm.function("fdatasync", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
 
-    private PositionalIo() {}
+    private PositionalIoBinding() {}
 
     /**
-     * Reads at offset into the remaining bytes of dsts, in order, and advances each buffer's position by the bytes
-     * read into it.
-     *
-     * @param asked null, or an array of {@link #ASKED_FIELDS} that gets what the call asked of the kernel
-     * @return bytes read (fewer than asked only at end of file, or at a short read with SHORT_IS_EOF) or -errno
+     * [position, position + length) of one buffer. Without flags by pread/pwrite, without the arrays (the vector and
+     * the counts) a vector builds per call, which small requests would mostly spend their time on.
      */
-    static long read(int fd, ByteBuffer[] dsts, long offset, int flags, long[] asked) {
-        checkFlags(flags);
-        if ((flags & AIO) != 0) throw new IllegalArgumentException("AIO is for writes only");
-        for (ByteBuffer dst : dsts) {
-            if (dst.isReadOnly()) throw new IllegalArgumentException("read into a read-only buffer");
-        }
-        return transfer(fd, dsts, offset, flags, false, asked);
-    }
-
-    /** {@link #read(int, ByteBuffer[], long, int, long[])} of one buffer. */
-    static int read(int fd, ByteBuffer dst, long offset, int flags, long[] asked) {
-        checkFlags(flags);
-        if ((flags & AIO) != 0) throw new IllegalArgumentException("AIO is for writes only");
-        if (dst.isReadOnly()) throw new IllegalArgumentException("read into a read-only buffer");
-        return (int) transferSingle(fd, dst, offset, flags, false, asked);
-    }
-
-    /** {@link #write(int, ByteBuffer[], long, int, long[])} of one buffer. */
-    static long write(int fd, ByteBuffer src, long offset, int flags, long[] asked) {
-        checkFlags(flags);
-        return transferSingle(fd, src, offset, flags, true, asked);
-    }
-
-    /**
-     * One buffer without flags, the common small request, as {@link #transfer} would do it but without the arrays
-     * (the vector and the counts) it builds per call, which small requests would mostly spend their time on; with
-     * flags, by transfer.
-     */
-    private static long transferSingle(int fd, ByteBuffer buffer, long offset, int flags, boolean writing,
-                                       long[] asked) {
-        if ((flags & (DONTCACHE | DSYNC | AIO)) != 0) {
-            return transfer(fd, new ByteBuffer[] {buffer}, offset, flags, writing, asked);
-        }
-        if (!buffer.isDirect()) throw new IllegalArgumentException("native I/O needs direct buffers");
-        if (asked != null && asked.length < ASKED_FIELDS) return -EINVAL;
+    static long transfer(int fd, ByteBuffer buffer, int position, int length, long offset, int flags,
+                         boolean writing, long[] asked) {
+        if ((flags & COUNTED_FLAGS) != 0) return transfer(fd, new ByteBuffer[] {buffer}, offset, flags, writing, asked);
         long n;
         try {
-            long length = buffer.remaining();
-            if (offset < 0) n = -EINVAL;
-            else if (length == 0) n = 0;
-            else if (offset > Long.MAX_VALUE - length) n = writing ? -EFBIG : -EOVERFLOW;
-            else n = transferOne(fd, address(buffer), length, offset, flags, writing);
+            n = transferOne(fd, address(buffer), length, offset, flags, writing);
         } finally {
             Reference.reachabilityFence(buffer); // the kernel used its memory by raw address
         }
         if (asked != null) java.util.Arrays.fill(asked, 0, ASKED_FIELDS, 0); // nothing counted without flags
-        if (n > 0) buffer.position(buffer.position() + (int) n);
         return n;
     }
 
-    /**
-     * Writes all remaining bytes of srcs, in order, at offset and advances each buffer's position past them.
-     *
-     * @param asked null, or an array of {@link #ASKED_FIELDS} that gets what the call asked of the kernel
-     * @return the bytes written or -errno
-     */
-    static long write(int fd, ByteBuffer[] srcs, long offset, int flags, long[] asked) {
-        checkFlags(flags);
-        return transfer(fd, srcs, offset, flags, true, asked);
-    }
-
-    private static void checkFlags(int flags) {
-        if ((flags & ~ALL_FLAGS) != 0) throw new IllegalArgumentException("unknown I/O flags 0x" + Integer.toHexString(flags));
-    }
-
-    private static long transfer(int fd, ByteBuffer[] buffers, long offset, int flags, boolean writing, long[] asked) {
-        if (!Buffers.allDirect(buffers)) throw new IllegalArgumentException("native I/O needs direct buffers");
-        if (asked != null && asked.length < ASKED_FIELDS) return -EINVAL;
+    /** The remaining bytes of the buffers, in order; their positions are left to the caller. */
+    static long transfer(int fd, ByteBuffer[] buffers, long offset, int flags, boolean writing, long[] asked) {
         long[] counts = new long[ASKED_FIELDS];
         long n;
         try {
-            n = offset < 0 ? -EINVAL : buffers.length == 0 ? 0 : transferDescribed(fd, buffers, offset, flags, writing,
-                    counts);
+            n = transferDescribed(fd, buffers, offset, flags, writing, counts);
         } finally {
             Reference.reachabilityFence(buffers); // the kernel used their memory by raw address
         }
         if (asked != null) System.arraycopy(counts, 0, asked, 0, ASKED_FIELDS);
-        if (n > 0) advance(buffers, n);
         return n;
     }
 
     private static long transferDescribed(int fd, ByteBuffer[] buffers, long offset, int flags, boolean writing,
                                           long[] counts) {
         int count = buffers.length;
-        if (count == 1 && (flags & (DONTCACHE | DSYNC | AIO)) == 0) {
-            ByteBuffer buffer = buffers[0];
-            long length = buffer.remaining();
-            if (length == 0) return 0;
-            if (offset > Long.MAX_VALUE - length) return writing ? -EFBIG : -EOVERFLOW;
-            return transferOne(fd, address(buffer), length, offset, flags, writing);
+        if (count == 1 && (flags & COUNTED_FLAGS) == 0) {
+            return transferOne(fd, address(buffers[0]), buffers[0].remaining(), offset, flags, writing);
         }
         Ffm.Scratch scratch = Ffm.scratch();
         try (Arena arena = count <= Ffm.Scratch.IOVECS ? null : Arena.ofConfined()) {
@@ -170,8 +97,6 @@ public final class PositionalIo {
                 iov.set(JAVA_LONG, Ffm.Scratch.IOVEC_SIZE * i + 8, length);
                 total += length;
             }
-            if (total == 0) return 0;
-            if (offset > Long.MAX_VALUE - total) return writing ? -EFBIG : -EOVERFLOW;
             return transferAll(fd, iov, count, total, offset, flags, writing, counts);
         }
     }
@@ -319,17 +244,9 @@ public final class PositionalIo {
         return rc < 0 ? rc : n;
     }
 
-    /** Moves the positions forward by n bytes in all, filling the buffers in order. */
-    private static void advance(ByteBuffer[] buffers, long n) {
-        for (int i = 0; i < buffers.length && n > 0; i++) {
-            int moved = (int) Math.min(n, buffers[i].remaining());
-            buffers[i].position(buffers[i].position() + moved);
-            n -= moved;
-        }
-    }
-
     /**
-     * Writes through Linux AIO, each waited for by the thread that submitted it (see {@link #AIO} for why). A write
+     * Writes through Linux AIO, each waited for by the thread that submitted it (see {@link PositionalIo#AIO} for
+     * why). A write
      * borrows a context (one write in flight) from a pool for its duration; at most {@link #CONTEXTS} are made, each
      * kept until the JVM ends. Where io_setup fails (no AIO in the kernel, aio-max-nr reached) the write goes
      * synchronously.
