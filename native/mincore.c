@@ -1,4 +1,4 @@
-/* mincore.c: page-cache residency of a file range (Java: Mincore).
+/* mincore.c: page-cache residency of a file range (Java: Mincore, natives in MincoreBinding).
  * cachestat(2) counts the cached pages of a whole range in one call; mincore(2) tells which pages, for a range
  * mapped in bounded chunks so that a huge file never needs one huge mapping. */
 #include "pagewise.h"
@@ -230,5 +230,5 @@ static const JNINativeMethod METHODS[] = {
 
 int pw_register_mincore(JNIEnv *env)
 {
-    return pw_register(env, PW_CLASS("Mincore"), METHODS, PW_COUNT(METHODS));
+    return pw_register(env, PW_CLASS("MincoreBinding"), METHODS, PW_COUNT(METHODS));
 }

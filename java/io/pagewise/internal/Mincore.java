@@ -1,8 +1,10 @@
 package io.pagewise.internal;
 
 /**
- * Pairs with {@code native/mincore.c}: page-cache residency of file ranges. {@link #cachedPages} counts a whole range
- * with one cachestat(2) (Linux 6.5+); the mincore(2) calls map the range in bounded chunks and look at every page.
+ * Page-cache residency of file ranges: the topic's one Java home (whether cachestat is used, and the checks), for
+ * every JDK. {@link MincoreBinding} makes the calls, by JNI into {@code native/mincore.c} or on JDK 22+ by FFM.
+ * {@link #cachedPages} counts a whole range with one cachestat(2) (Linux 6.5+); the mincore(2) calls map the range
+ * in bounded chunks and look at every page.
  */
 public final class Mincore {
     /**
@@ -15,7 +17,7 @@ public final class Mincore {
 
     /** The system page size. */
     public static int pageSize() {
-        return pageSize0();
+        return MincoreBinding.pageSize();
     }
 
     /**
@@ -28,15 +30,13 @@ public final class Mincore {
 
     /** The mincore and cachestat system calls this library has made since it loaded, in that order. */
     public static long[] syscallCounts() {
-        long[] counts = new long[2];
-        int rc = syscallCounts0(counts);
-        if (rc < 0) throw new IllegalStateException("syscallCounts0 failed: " + Errno.name(-rc));
-        return counts;
+        return MincoreBinding.syscallCounts();
     }
 
     /** @return resident pages in the range (offset page aligned) or -errno */
     static long residentPages(int fd, long offset, long length) {
-        return residentPages0(fd, offset, length);
+        if (offset < 0 || length < 0) return -Errno.EINVAL;
+        return MincoreBinding.residentPages(fd, offset, length);
     }
 
     /**
@@ -45,7 +45,9 @@ public final class Mincore {
      */
     static long cachedPages(int fd, long offset, long length) {
         if (!cachestat) return -Errno.ENOSYS;
-        long pages = cachedPages0(fd, offset, length);
+        if (offset < 0 || length < 0) return -Errno.EINVAL;
+        if (length == 0) return 0; // cachestat reads len 0 as "to the end of the file"
+        long pages = MincoreBinding.cachedPages(fd, offset, length);
         if (pages == -Errno.ENOSYS) cachestat = false;
         return pages;
     }
@@ -57,7 +59,8 @@ public final class Mincore {
      */
     static int cacheStat(int fd, long offset, long length, long[] out) {
         if (out.length < 5) throw new IllegalArgumentException("cachestat fills 5 fields");
-        return cacheStat0(fd, offset, length, out);
+        if (offset < 0 || length < 0) return -Errno.EINVAL;
+        return MincoreBinding.cacheStat(fd, offset, length, out);
     }
 
     /** Sets bit i (byte i/8, bit i%8) of out when page i of the range is resident; @return 0 or -errno */
@@ -65,18 +68,7 @@ public final class Mincore {
         int page = pageSize();
         long pages = (length + page - 1) / page;
         if (out.length * 8L < pages) throw new IllegalArgumentException(out.length + " bytes cannot map " + pages + " pages");
-        return residentBitmap0(fd, offset, length, out);
+        if (offset < 0 || length < 0) return -Errno.EINVAL;
+        return MincoreBinding.residentBitmap(fd, offset, length, out);
     }
-
-    private static native long residentPages0(int fd, long offset, long length);
-
-    private static native int residentBitmap0(int fd, long offset, long length, byte[] out);
-
-    private static native long cachedPages0(int fd, long offset, long length);
-
-    private static native int cacheStat0(int fd, long offset, long length, long[] out);
-
-    private static native int syscallCounts0(long[] out);
-
-    private static native int pageSize0();
 }

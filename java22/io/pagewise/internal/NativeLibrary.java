@@ -25,7 +25,7 @@ public final class NativeLibrary {
     public static void load(String platform) throws Throwable {
         // Each class looks up its functions when it is initialized; doing it here makes a missing one fail now.
         for (Class<?> binding : new Class<?>[] {Ffm.class, FileDescriptorsBinding.class, PositionalIoBinding.class,
-                AdviceBinding.class, SpaceBinding.class, Mincore.class, ProcessControlBinding.class,
+                AdviceBinding.class, SpaceBinding.class, MincoreBinding.class, ProcessControlBinding.class,
                 ErrnoTexts.class}) {
             try {
                 Class.forName(binding.getName(), true, NativeLibrary.class.getClassLoader());

@@ -34,9 +34,9 @@ class FfmConstantsTest {
         SHARED.put("SpaceBinding.FALLOC_FL_ZERO_RANGE", "FALLOC_FL_ZERO_RANGE");
         SHARED.put("SpaceBinding.NATIVE_SEEK_DATA", "SEEK_DATA");
         SHARED.put("SpaceBinding.NATIVE_SEEK_HOLE", "SEEK_HOLE");
-        SHARED.put("Mincore.PROT_NONE", "PROT_NONE");
-        SHARED.put("Mincore.PROT_READ", "PROT_READ");
-        SHARED.put("Mincore.MAP_SHARED", "MAP_SHARED");
+        SHARED.put("MincoreBinding.PROT_NONE", "PROT_NONE");
+        SHARED.put("MincoreBinding.PROT_READ", "PROT_READ");
+        SHARED.put("MincoreBinding.MAP_SHARED", "MAP_SHARED");
         SHARED.put("PositionalIoBinding.RWF_DSYNC", "RWF_DSYNC");
         SHARED.put("PositionalIoBinding.IOV_MAX", "IOV_MAX");
         SHARED.put("Errno.EINVAL", "EINVAL");

@@ -11,20 +11,16 @@ import java.lang.invoke.MethodHandle;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The FFM version (JDK 22+) of the class that pairs with {@code native/mincore.c}, with its API and contract:
- * page-cache residency of file ranges. {@link #cachedPages} counts a whole range with one cachestat(2) (Linux 6.5+);
- * the mincore(2) calls map the range in bounded chunks and look at every page.
+ * {@link Mincore}'s calls by FFM (JDK 22+), the twin of the JNI binding with its methods. Mincore has checked the
+ * arguments; an offset that is not page aligned is refused here, where the page size is known.
  */
-public final class Mincore {
-    private static volatile boolean cachestat = !"false".equals(System.getProperty("pagewise.cachestat"));
-
+final class MincoreBinding {
     private static final long CHUNK_BYTES = 256L << 20;
     private static final int PROT_NONE = 0;
     private static final int PROT_READ = 1;
     private static final int MAP_SHARED = 1;
     private static final long MAP_FAILED = -1;
     private static final int SC_PAGESIZE = 30;
-    private static final int EINVAL = 22;
 
     private static final MethodHandle SYSCONF = Ffm.function("sysconf", FunctionDescriptor.of(JAVA_LONG, JAVA_INT));
     private static final MethodHandle MMAP = Ffm.function("mmap", FunctionDescriptor.of(JAVA_LONG, JAVA_LONG,
@@ -42,27 +38,16 @@ public final class Mincore {
      */
     private static volatile boolean protNoneRefused;
 
-    private Mincore() {}
+    private MincoreBinding() {}
 
-    /** The system page size. */
-    public static int pageSize() {
+    static int pageSize() {
         return (int) Ffm.once("sysconf", state -> (long) SYSCONF.invokeExact(state, SC_PAGESIZE));
     }
 
-    /**
-     * Turns the use of cachestat on or off for this JVM (tests force the mincore-only path with it); turning it on
-     * has no effect on a kernel that lacks it.
-     */
-    public static void useCachestat(boolean use) {
-        cachestat = use;
-    }
-
-    /** The mincore and cachestat system calls this library has made since it loaded, in that order. */
-    public static long[] syscallCounts() {
+    static long[] syscallCounts() {
         return new long[] {MINCORE_CALLS.get(), CACHESTAT_CALLS.get()};
     }
 
-    /** @return resident pages in the range (offset page aligned) or -errno */
     static long residentPages(int fd, long offset, long length) {
         long[] count = {0};
         int rc = scan(fd, offset, length, (vector, pages, firstPage) -> {
@@ -71,33 +56,13 @@ public final class Mincore {
         return rc < 0 ? rc : count[0];
     }
 
-    /**
-     * Cached pages of [offset, offset + length) from one cachestat call; -ENOSYS when cachestat is not used (kernel
-     * before 6.5, or turned off), or another -errno (-EPERM: a kernel that does not tell for this file).
-     */
     static long cachedPages(int fd, long offset, long length) {
-        if (!cachestat) return -Errno.ENOSYS;
-        long pages = cachedPages0(fd, offset, length);
-        if (pages == -Errno.ENOSYS) cachestat = false;
-        return pages;
-    }
-
-    private static long cachedPages0(int fd, long offset, long length) {
-        if (offset < 0 || length < 0) return -EINVAL;
-        if (length == 0) return 0; // cachestat reads len 0 as "to the end of the file"
         MemorySegment scratch = Ffm.scratch().out;
         long rc = cachestat(fd, offset, length, scratch);
         return rc < 0 ? rc : scratch.get(JAVA_LONG, 16); // nr_cache
     }
 
-    /**
-     * Fills out[0..5) with the page-cache state of [offset, offset + length), length 0 meaning to the end of the
-     * file, from one cachestat call: cached, dirty, under writeback, evicted, recently evicted pages; @return 0 or
-     * -errno (-ENOSYS before Linux 6.5)
-     */
     static int cacheStat(int fd, long offset, long length, long[] out) {
-        if (out.length < 5) throw new IllegalArgumentException("cachestat fills 5 fields");
-        if (offset < 0 || length < 0) return -EINVAL;
         MemorySegment scratch = Ffm.scratch().out;
         long rc = cachestat(fd, offset, length, scratch);
         if (rc < 0) return (int) rc;
@@ -117,12 +82,7 @@ public final class Mincore {
         return Ffm.syscall(Ffm.ARCH.cachestat, fd, scratch.address(), scratch.address() + 16, 0, 0, 0);
     }
 
-        /** Sets bit i (byte i/8, bit i%8) of out when page i of the range is resident; @return 0 or -errno */
     static int residentBitmap(int fd, long offset, long length, byte[] out) {
-        int page = pageSize();
-        long pages = (length + page - 1) / page;
-        if (out.length * 8L < pages) throw new IllegalArgumentException(out.length + " bytes cannot map " + pages + " pages");
-        if (length < 0) return -EINVAL;
         byte[] bits = new byte[out.length];
         int rc = scan(fd, offset, length, (vector, chunkPages, firstPage) -> {
             for (long i = 0; i < chunkPages; i++) {
@@ -141,7 +101,7 @@ public final class Mincore {
     /** Calls visit for each chunk's residency vector; returns 0 or -errno. */
     private static int scan(int fd, long offset, long length, ChunkVisitor visit) {
         long page = pageSize();
-        if (offset < 0 || length < 0 || offset % page != 0) return -EINVAL;
+        if (offset % page != 0) return -Errno.EINVAL;
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment vector = arena.allocate(CHUNK_BYTES / page);
             for (long done = 0; done < length; ) {
