@@ -270,8 +270,8 @@ public final class ServeCommand {
         String error = options.journal ? "<3>pagewise serve: " : "pagewise serve: ";
         for (String notice : options.notices) err.println((options.journal ? "<4>" : "") + "pagewise serve: " + notice);
         try {
-            return new Serving(options, out, err).serve();
-        } catch (Serving.UsageProblem e) {
+            return new ServeRun(options, out, err).serve();
+        } catch (ServeRun.UsageProblem e) {
             err.println(error + Main.message(e));
             err.println(TABLE.synopsis() + "   (pagewise serve --help for the options)");
             return 2;

@@ -122,7 +122,7 @@ final class ServeDevices {
         try {
             return Filters.apply(base, options.filters);
         } catch (IllegalArgumentException e) {
-            throw new Serving.FilterSpecException("--filter: " + e.getMessage());
+            throw new ServeRun.FilterSpecException("--filter: " + e.getMessage());
         }
     }
 
@@ -234,7 +234,7 @@ final class ServeDevices {
         Optional<ImageFormat> format = ImageFormat.detect(file);
         if (format.isEmpty()) return;
         if (!options.forceRaw) {
-            throw new Serving.UsageProblem("not serving " + file + ": it " + format.get().problem()
+            throw new ServeRun.UsageProblem("not serving " + file + ": it " + format.get().problem()
                     + "; --force-raw serves it raw anyway");
         }
         logger.log(System.Logger.Level.WARNING, format.get().warning(file));

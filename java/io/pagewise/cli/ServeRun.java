@@ -34,7 +34,7 @@ import java.util.Locale;
 import java.util.stream.Stream;
 
 /** One run of the command: the exports, the server, and everything removed at exit. */
-final class Serving {
+final class ServeRun {
     private static final String PREFIX = "pagewise serve: ";
 
     /**
@@ -69,7 +69,7 @@ final class Serving {
     /** Opens the FILEs, their bitmaps and filters, and --dir's files. */
     private final ServeDevices devices;
 
-    Serving(ServeCommand.Options options, PrintStream out, PrintStream err) {
+    ServeRun(ServeCommand.Options options, PrintStream out, PrintStream err) {
         this.options = options;
         this.out = out;
         this.err = err;
@@ -398,7 +398,7 @@ final class Serving {
         } else {
             process.environment().put("port", String.valueOf(((InetSocketAddress) server.address()).getPort()));
         }
-        int status = CaptiveCommand.start(process, options.run, logger).waitFor();
+        int status = ServeCaptive.start(process, options.run, logger).waitFor();
         finish();
         // The command's own failure comes first; a clean command still fails when its data was not flushed.
         return status == 0 && notFlushed ? 1 : status;
@@ -406,7 +406,7 @@ final class Serving {
 
     /**
      * The JVM is stopping on SIGINT, SIGTERM or SIGHUP: stop cleanly, and exit 0 unless the data could not be flushed.
-     * With --run the signal came before the command ran (while it runs, {@link CaptiveCommand} takes the signals):
+     * With --run the signal came before the command ran (while it runs, {@link ServeCaptive} takes the signals):
      * the JVM then exits 128 + the signal, since the command's work was not done.
      */
     private void stopFromSignal() {
