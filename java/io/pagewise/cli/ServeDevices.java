@@ -24,13 +24,13 @@ import java.util.Optional;
  * --force-raw.
  */
 final class ServeDevices {
-    private final ServeCommand.Options options;
+    private final ServeOptions options;
     private final System.Logger logger;
     /** The --bitmap bitmaps, open, and their files, for the announcement. */
     private final List<DirtyBitmap> bitmaps = new ArrayList<>();
     private final List<Path> bitmapFiles = new ArrayList<>();
 
-    ServeDevices(ServeCommand.Options options, System.Logger logger) {
+    ServeDevices(ServeOptions options, System.Logger logger) {
         this.options = options;
         this.logger = logger;
     }

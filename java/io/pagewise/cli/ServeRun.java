@@ -43,7 +43,7 @@ final class ServeRun {
      */
     private record Served(String name, Path file, FileDevice export, BlockDevice device) {}
 
-    private final ServeCommand.Options options;
+    private final ServeOptions options;
     private final PrintStream out;
     private final PrintStream err;
     /** Where messages go: plain lines, or with --log=journal lines with syslog severities; both on stderr. */
@@ -69,7 +69,7 @@ final class ServeRun {
     /** Opens the FILEs, their bitmaps and filters, and --dir's files. */
     private final ServeDevices devices;
 
-    ServeRun(ServeCommand.Options options, PrintStream out, PrintStream err) {
+    ServeRun(ServeOptions options, PrintStream out, PrintStream err) {
         this.options = options;
         this.out = out;
         this.err = err;
@@ -181,7 +181,7 @@ final class ServeRun {
      * checked for a container signature before it is created, extended or opened.
      */
     private void openFiles(NbdServer.Builder builder) throws IOException {
-        for (ServeCommand.FileOperand f : options.files) {
+        for (ServeOptions.FileOperand f : options.files) {
             if (Files.exists(f.path())) devices.refuseContainer(f.path());
         }
         if (options.files.isEmpty() && options.dir == null) {
@@ -194,7 +194,7 @@ final class ServeRun {
             }
             open(options.exportName, demo);
         }
-        for (ServeCommand.FileOperand f : options.files) {
+        for (ServeOptions.FileOperand f : options.files) {
             if (devices.prepareFile(f.path())) created.add(f.path());
             open(f.name(), f.path());
         }
