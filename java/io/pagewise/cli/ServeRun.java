@@ -3,18 +3,12 @@ package io.pagewise.cli;
 import io.pagewise.Native;
 import io.pagewise.PageCache;
 import io.pagewise.Residency;
-import io.pagewise.StorageFile;
-import io.pagewise.backends.FileDevice;
-import io.pagewise.backends.NbdDevice;
 import io.pagewise.backup.DirtyBitmap;
 import io.pagewise.device.BlockDevice;
 import io.pagewise.device.Capability;
-import io.pagewise.filters.ReadOnlyFilter;
 import io.pagewise.internal.FileErrors;
 import io.pagewise.nbd.TlsCertificates;
 import io.pagewise.nbd.TlsMode;
-import io.pagewise.nbd.server.DirectoryExports;
-import io.pagewise.nbd.server.ExportEntry;
 import io.pagewise.nbd.server.NbdServer;
 import io.pagewise.nbd.server.ServiceProcess;
 import java.io.FileOutputStream;
@@ -37,26 +31,12 @@ import java.util.stream.Stream;
 final class ServeRun {
     private static final String PREFIX = "pagewise serve: ";
 
-    /**
-     * A FILE served: its export name, the file, the device open on it, and what the server serves (the device under
-     * --filter).
-     */
-    private record Served(String name, Path file, FileDevice export, BlockDevice device) {}
-
     private final ServeOptions options;
     private final PrintStream out;
     private final PrintStream err;
     /** Where messages go: plain lines, or with --log=journal lines with syslog severities; both on stderr. */
     private final System.Logger logger;
     private final List<Path> temporary = new ArrayList<>();
-    /** FILEs that --create made, until the server listens; removed if it never does. */
-    private final List<Path> created = new ArrayList<>();
-    /** The FILEs served (the demo disk counts as one), in the order given; empty when proxying or with --dir alone. */
-    private final List<Served> served = new ArrayList<>();
-    /** The proxied export (behind the read-only filter with -r), under --filter; or null. */
-    private BlockDevice proxied;
-    /** --dir's exports, or null. */
-    private DirectoryExports directory;
     private NbdServer server;
     private MetricsEndpoint metrics;
     /** The --pidfile written, to remove at exit; or null. */
@@ -68,6 +48,7 @@ final class ServeRun {
     private javax.net.ssl.SSLContext tlsContext;
     /** Opens the FILEs, their bitmaps and filters, and --dir's files. */
     private final ServeDevices devices;
+    private final ServeExports exports;
 
     ServeRun(ServeOptions options, PrintStream out, PrintStream err) {
         this.options = options;
@@ -76,6 +57,7 @@ final class ServeRun {
         this.logger = options.journal ? new SeverityLogger(PREFIX, err, options.verbose)
                 : new StderrLogger(PREFIX, err, options.verbose);
         this.devices = new ServeDevices(options, logger);
+        this.exports = new ServeExports(options, logger, devices, temporary);
     }
 
     /** {@return the logger messages of this run go to}, for ServeCommand's last word on a failure */
@@ -105,19 +87,11 @@ final class ServeRun {
                 throw new UsageProblem("--allow lists TCP client addresses and socket activation passed a Unix socket:"
                         + " use --allow-user to choose local users");
             }
-            if (options.upstream != null) {
-                // Up to 4 connections to the upstream server, when it allows multi-conn.
-                BlockDevice upstream = NbdDevice.connect(options.upstream, 4);
-                proxied = devices.withBitmaps(options.readOnly ? new ReadOnlyFilter(upstream) : upstream, null);
-                proxied = devices.filtered(proxied); // when it fails, finish() closes what proxied holds
-                builder.export(options.exportName, options.description, proxied);
-            } else {
-                openFiles(builder);
-            }
+            exports.addTo(builder); // when it fails, finish() closes what was opened
             if (options.defaultExport != null) builder.defaultExport(options.defaultExport);
             builder.allocationDepth(options.allocationDepth);
             server = start(builder, activated);
-            created.clear(); // served now: they stay
+            exports.keepCreatedFiles();
             if (options.metrics != null) metrics = MetricsEndpoint.start(options.metrics, server::metrics);
             if (options.pidFile != null) {
                 ServiceProcess.writePidFile(options.pidFile);
@@ -136,7 +110,7 @@ final class ServeRun {
             return 1;
         } finally {
             if (!finished) finish();
-            deleteCreatedFiles();
+            exports.deleteCreatedFiles();
             if (hook != null) {
                 try {
                     Runtime.getRuntime().removeShutdownHook(hook);
@@ -145,18 +119,6 @@ final class ServeRun {
                 }
             }
         }
-    }
-
-    /** FILEs that --create made for a server that then failed to start: a failed start leaves nothing behind. */
-    private void deleteCreatedFiles() {
-        for (Path file : created) {
-            try {
-                Files.deleteIfExists(file);
-            } catch (IOException e) {
-                logger.log(System.Logger.Level.WARNING, "cannot remove " + file + ", made by --create: " + Main.message(e));
-            }
-        }
-        created.clear();
     }
 
     /**
@@ -173,83 +135,6 @@ final class ServeRun {
     static final class FilterSpecException extends UsageProblem {
         FilterSpecException(String message) {
             super(message);
-        }
-    }
-
-    /**
-     * Opens every FILE (the demo disk without FILE or --dir) and --dir, and adds them to the server. Each FILE is
-     * checked for a container signature before it is created, extended or opened.
-     */
-    private void openFiles(NbdServer.Builder builder) throws IOException {
-        for (ServeOptions.FileOperand f : options.files) {
-            if (Files.exists(f.path())) devices.refuseContainer(f.path());
-        }
-        if (options.files.isEmpty() && options.dir == null) {
-            Path dir = Files.createTempDirectory("pagewise-demo-");
-            temporary.add(dir);
-            Path demo = dir.resolve("demo.img");
-            try (StorageFile f = StorageFile.open(demo, StandardOpenOption.READ, StandardOpenOption.WRITE,
-                    StandardOpenOption.CREATE_NEW)) {
-                f.resize(ServeCommand.DEMO_SIZE);
-            }
-            open(options.exportName, demo);
-        }
-        for (ServeOptions.FileOperand f : options.files) {
-            if (devices.prepareFile(f.path())) created.add(f.path());
-            open(f.name(), f.path());
-        }
-        // --description describes the one FILE, beside --dir too; without it a FILE beside others shows its path.
-        boolean lone = served.size() == 1 && (options.dir == null || !options.description.isEmpty());
-        for (Served s : served) {
-            // A lone FILE keeps the description it always had (--description, else none); several show their paths.
-            builder.export(new ExportEntry(s.name(), lone ? options.description : s.file().toString(), s.device(), s.file()));
-        }
-        if (options.dir != null) {
-            try {
-                directory = DirectoryExports.of(options.dir, devices::openFromDirectory);
-            } catch (IOException e) {
-                throw new IOException("--dir=" + options.dir + ": " + (e instanceof java.nio.file.NoSuchFileException
-                        ? "no such directory" : "not a directory"), e);
-            }
-            builder.exports(options.forceRaw ? directory : new ServeDevices.WithoutContainers(directory));
-            warnOfUnnamableFiles(options.dir);
-        }
-    }
-
-    /**
-     * A file whose name the locale's character set cannot decode (not UTF-8 under a UTF-8 locale) cannot be asked
-     * for by name, so --dir leaves it out: said once at start rather than never.
-     */
-    private void warnOfUnnamableFiles(Path dir) {
-        try (java.nio.file.DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
-            for (Path file : files) {
-                String name = file.getFileName().toString();
-                boolean named;
-                try {
-                    named = dir.resolve(name).equals(file);
-                } catch (java.nio.file.InvalidPathException e) {
-                    named = false;
-                }
-                if (!named) {
-                    String advice = Main.utf8LocaleAdvice();
-                    logger.log(System.Logger.Level.WARNING, "--dir=" + dir + ": '" + name + "' is not served: its name"
-                            + " is not valid in " + Main.localeCharset() + "; rename it"
-                            + (advice == null ? "" : ", or " + advice));
-                }
-            }
-        } catch (IOException e) {
-            // the listing at each client's LIST reports what is wrong with the directory
-        }
-    }
-
-    private void open(String name, Path file) throws IOException {
-        FileDevice export = devices.openFile(file);
-        BlockDevice device = devices.withBitmaps(export, file);
-        try {
-            served.add(new Served(name, file, export, devices.filtered(device)));
-        } catch (IOException | RuntimeException e) {
-            ServeDevices.closeAfterFailure(device, e); // the bitmaps (saved) and the file under them
-            throw e;
         }
     }
 
@@ -324,21 +209,9 @@ final class ServeRun {
         }
     }
 
-    /**
-     * {@return the export named by $exportname and $uri}: a lone FILE's (or the proxied, or the demo disk's), else
-     * the default export, else the first FILE's, else "" (--dir alone)
-     */
-    private String mainExport() {
-        if (options.upstream != null || (served.size() == 1 && options.dir == null)) {
-            return served.isEmpty() ? options.exportName : served.get(0).name();
-        }
-        if (options.defaultExport != null) return options.defaultExport;
-        return served.isEmpty() ? "" : served.get(0).name();
-    }
-
     /** The server's URI for the main export. */
     private String uri() {
-        return uri(mainExport());
+        return uri(exports.mainExport());
     }
 
     /** The server's URI for an export, with the certificates directory for TLS clients when TLS is required. */
@@ -351,6 +224,7 @@ final class ServeRun {
     private void announce() throws IOException {
         String uri = uri();
         if (options.upstream != null) {
+            BlockDevice proxied = exports.proxied();
             out.println("pagewise: serving " + options.upstream + " (" + Main.bytes(proxied.size()) + ", proxied"
                     + (proxied.capabilities().has(Capability.WRITE) ? "" : ", read-only") + ") at " + uri);
         } else if (options.files.isEmpty() && options.dir == null) {
@@ -362,11 +236,11 @@ final class ServeRun {
             out.println("Stop with Ctrl-C.");
         } else {
             String readOnly = options.readOnly ? ", read-only" : "";
-            for (Served s : served) {
+            for (ServeExports.Served s : exports.files()) {
                 out.println("pagewise: serving " + s.file() + " (" + Main.bytes(s.export().size()) + ", cache="
                         + s.export().file().cacheMode().name().toLowerCase(Locale.ROOT) + readOnly + ") at " + uri(s.name()));
             }
-            if (directory != null) {
+            if (exports.servesDirectory()) {
                 out.println("pagewise: serving the files of " + options.dir + " (cache="
                         + options.cache.name().toLowerCase(Locale.ROOT) + readOnly + ") at " + uri("NAME"));
             }
@@ -390,7 +264,7 @@ final class ServeRun {
         String uri = uri();
         process.environment().put("uri", uri);
         process.environment().put("nbd", uri);
-        process.environment().put("exportname", mainExport());
+        process.environment().put("exportname", exports.mainExport());
         if (metrics != null) process.environment().put("metrics", metrics.url());
         if (server.address() instanceof java.net.UnixDomainSocketAddress) {
             process.environment().put("unixsocket",
@@ -433,13 +307,11 @@ final class ServeRun {
                 server.close();
             } catch (IOException e) {
                 notFlushed = true;
-                logger.log(System.Logger.Level.ERROR, served() + " could not be flushed at exit: " + e.getMessage()
-                        + "; writes that no FLUSH or FUA made durable may be lost");
+                logger.log(System.Logger.Level.ERROR, exports.whatIsServed() + " could not be flushed at exit: "
+                        + e.getMessage() + "; writes that no FLUSH or FUA made durable may be lost");
             }
         }
-        for (Served s : served) close(s.device(), served.size() > 1 ? s.file().toString() : served());
-        if (proxied != null) close(proxied, served());
-        if (directory != null) close(directory, "the files of --dir=" + options.dir);
+        if (!exports.close()) notFlushed = true;
         if (pidFileWritten != null) {
             try {
                 Files.deleteIfExists(pidFileWritten);
@@ -451,25 +323,6 @@ final class ServeRun {
         if (options.stats && server != null) printStats();
         for (Path dir : temporary) deleteTree(dir);
         return true;
-    }
-
-    private void close(java.io.Closeable device, Object what) {
-        try {
-            device.close();
-        } catch (IOException e) {
-            notFlushed = true;
-            logger.log(System.Logger.Level.ERROR, "closing " + what + " failed: " + e.getMessage()
-                    + "; writes that no FLUSH or FUA made durable may be lost");
-        }
-    }
-
-    /** What is served, for messages: the file, the proxied URI, or "the exports" when there are several. */
-    private String served() {
-        if (options.upstream != null) return options.upstream;
-        if (served.size() == 1 && options.dir == null) {
-            return options.files.isEmpty() ? "the demo disk" : served.get(0).file().toString();
-        }
-        return "the exports";
     }
 
     /** Creates (or empties) the --stats file now, so that a path that cannot be written is refused at start, not at exit. */
@@ -487,13 +340,13 @@ final class ServeRun {
                 ? new PrintStream(new FileOutputStream(options.statsFile.toFile()), true, StandardCharsets.UTF_8)
                 : null) {
             PrintStream to = target != null ? target : err;
-            to.println("pagewise serve statistics for " + served() + ":");
+            to.println("pagewise serve statistics for " + exports.whatIsServed() + ":");
             server.stats().print(to);
-            for (Served s : served) {
+            for (ServeExports.Served s : exports.files()) {
                 if (!Native.isAvailable() || !Files.exists(s.file())) continue;
                 Residency r = PageCache.residency(s.file());
                 to.printf(Locale.ROOT, "page cache%s: %d/%d pages resident (%.1f%%), %s%n",
-                        served.size() > 1 ? " of " + s.file() : "", r.residentPages(), r.totalPages(), r.percent(),
+                        exports.files().size() > 1 ? " of " + s.file() : "", r.residentPages(), r.totalPages(), r.percent(),
                         Main.bytes(r.residentBytes()));
             }
             to.flush();
