@@ -7,7 +7,6 @@ import io.pagewise.backup.DirtyBitmap;
 import io.pagewise.device.BlockDevice;
 import io.pagewise.device.Capability;
 import io.pagewise.internal.FileErrors;
-import io.pagewise.nbd.TlsCertificates;
 import io.pagewise.nbd.TlsMode;
 import io.pagewise.nbd.server.NbdServer;
 import io.pagewise.nbd.server.ServiceProcess;
@@ -20,7 +19,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -36,6 +34,7 @@ final class ServeRun {
     private final PrintStream err;
     /** Where messages go: plain lines, or with --log=journal lines with syslog severities; both on stderr. */
     private final System.Logger logger;
+    /** Directories removed at exit, after the statistics: the demo disk's, and the private socket's of --run. */
     private final List<Path> temporary = new ArrayList<>();
     private NbdServer server;
     private MetricsEndpoint metrics;
@@ -45,8 +44,7 @@ final class ServeRun {
     private boolean finished;
     /** Set by {@link #finish()} when the closing flush or close failed: the exit status is then not 0. */
     private volatile boolean notFlushed;
-    private javax.net.ssl.SSLContext tlsContext;
-    /** Opens the FILEs, their bitmaps and filters, and --dir's files. */
+    /** Opens the FILEs, their bitmaps and filters, and --dir's files; its bitmaps are announced at start. */
     private final ServeDevices devices;
     private final ServeExports exports;
 
@@ -71,26 +69,15 @@ final class ServeRun {
         Runtime.getRuntime().addShutdownHook(hook);
         try {
             if (options.exitWithParent) ServiceProcess.exitWithParent();
+            ServeServerSetup setup = new ServeServerSetup(options, logger, temporary);
             // Certificates and allow-lists first: a bad one is reported before any file is created or opened.
-            tlsContext = options.tls == TlsMode.OFF ? null
-                    : TlsCertificates.serverContext(options.tlsCertificates, verifyPeer());
-            NbdServer.Builder builder = configure();
+            NbdServer.Builder builder = setup.configure();
             if (options.statsFile != null) checkStatsFile(options.statsFile);
-            ServerSocketChannel activated = ServiceProcess.systemdListener();
-            if (activated != null && (options.socket != null || options.port != null || options.bind != null)) {
-                throw new UsageProblem("socket activation (LISTEN_PID, LISTEN_FDS) passed the socket to listen on:"
-                        + " --socket, --port and --bind cannot be given with it");
-            }
-            if (activated != null && !options.allow.isEmpty()
-                    && activated.getLocalAddress() instanceof java.net.UnixDomainSocketAddress) {
-                // As with --socket: an address list would let every local client in, or none.
-                throw new UsageProblem("--allow lists TCP client addresses and socket activation passed a Unix socket:"
-                        + " use --allow-user to choose local users");
-            }
+            ServerSocketChannel activated = setup.activatedSocket();
             exports.addTo(builder); // when it fails, finish() closes what was opened
             if (options.defaultExport != null) builder.defaultExport(options.defaultExport);
             builder.allocationDepth(options.allocationDepth);
-            server = start(builder, activated);
+            server = setup.start(builder, activated);
             exports.keepCreatedFiles();
             if (options.metrics != null) metrics = MetricsEndpoint.start(options.metrics, server::metrics);
             if (options.pidFile != null) {
@@ -144,68 +131,6 @@ final class ServeRun {
             ServiceProcess.dropPrivileges(options.user, options.group);
         } catch (IllegalArgumentException | IOException e) {
             throw new IOException(as + ": " + Main.message(e), e);
-        }
-    }
-
-    /** --tls-verify-peer, or --tls-authz: only a verified certificate says who a client is. */
-    private boolean verifyPeer() {
-        return options.tlsVerifyPeer || options.tlsAuthz != null;
-    }
-
-    /** The server's settings but its exports and where it listens: read first, so that mistakes come early. */
-    private NbdServer.Builder configure() throws IOException {
-        NbdServer.Builder builder = NbdServer.builder().logger(logger);
-        if (options.threads != null) builder.threads(options.threads);
-        if (options.maxConnections != null) builder.maxConnections(options.maxConnections);
-        if (options.maxInflightBytes != null) builder.maxInflightBytes(options.maxInflightBytes);
-        if (options.handshakeTimeoutSeconds != null) {
-            builder.handshakeTimeout(Duration.ofSeconds(options.handshakeTimeoutSeconds));
-        }
-        if (options.maxHandshakes != null) builder.maxHandshakes(options.maxHandshakes);
-        if (options.idleTimeoutSeconds != null) builder.idleTimeout(Duration.ofSeconds(options.idleTimeoutSeconds));
-        if (options.replyTimeoutSeconds != null) builder.replyTimeout(Duration.ofSeconds(options.replyTimeoutSeconds));
-        if (options.shutdownGraceSeconds != null) builder.shutdownGrace(Duration.ofSeconds(options.shutdownGraceSeconds));
-        if (options.tls != TlsMode.OFF) {
-            builder.tls(tlsContext, options.tls).tlsVerifyPeer(verifyPeer());
-        }
-        if (options.tlsAuthz != null) {
-            try {
-                builder.tlsAuthzFile(options.tlsAuthz);
-            } catch (IllegalArgumentException | IOException e) {
-                throw new IOException("--tls-authz=" + options.tlsAuthz + ": " + Main.message(e), e);
-            }
-        }
-        if (!options.allow.isEmpty()) builder.allow(options.allow.toArray(String[]::new));
-        if (!options.allowUsers.isEmpty()) builder.allowUsers(options.allowUsers.toArray(String[]::new));
-        if (options.jmx != null) builder.jmx(options.jmx);
-        return builder;
-    }
-
-    /** Listens where the options say (or on the socket systemd passed) and starts. */
-    private NbdServer start(NbdServer.Builder builder, ServerSocketChannel activated) throws IOException {
-        if (activated != null) {
-            builder.listen(activated);
-        } else if (options.socket != null) {
-            builder.unixSocket(options.socket);
-        } else if (options.run != null && options.port == null && options.bind == null) {
-            Path dir = Files.createTempDirectory("pagewise-nbd-");
-            temporary.add(dir);
-            builder.unixSocket(dir.resolve("nbd.sock"));
-        } else {
-            int port = options.port != null ? options.port : NbdServer.DEFAULT_PORT;
-            builder.listen(options.bind != null ? new InetSocketAddress(options.bind, port)
-                    : new InetSocketAddress("127.0.0.1", port));
-        }
-        try {
-            return builder.start();
-        } catch (java.net.BindException e) {
-            // EADDRNOTAVAIL: the address is not this machine's, which no other port mends.
-            boolean address = options.bind != null && String.valueOf(e.getMessage()).contains("Cannot assign requested address");
-            throw new IOException(Main.message(e) + (address ? " (--bind=" + options.bind + " is not an address of this machine)"
-                    : options.socket == null ? " (choose another with --port=N, or use --socket=PATH)" : ""), e);
-        } catch (IOException e) {
-            throw new IOException(Main.message(e) + (options.socket == null
-                    ? " (choose another with --port=N, or use --socket=PATH)" : ""), e);
         }
     }
 
