@@ -134,7 +134,7 @@ public final class CopyCommand {
             out.println(USAGE);
             return 0;
         }
-        return new Copying(options, in, data, err).run();
+        return new CopyRun(options, in, data, err).run();
     }
 
     static int usageError(PrintStream err, String message) {

@@ -2,19 +2,14 @@ package io.pagewise.cli;
 
 import static io.pagewise.cli.ServeArguments.*;
 
-import io.pagewise.AccessHint;
 import io.pagewise.CacheMode;
 import io.pagewise.filters.Filters;
 import io.pagewise.nbd.server.NbdServer;
 import io.pagewise.nbd.NbdUri;
-import io.pagewise.nbd.TlsMode;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.net.InetAddress;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 
 /** {@code pagewise serve}: serves a file (or a scratch demo image, or another NBD server's export) with {@link NbdServer}. */
 public final class ServeCommand {
@@ -24,7 +19,7 @@ public final class ServeCommand {
             "With an NBD URI (nbd://HOST[:PORT]/EXPORT, nbd+unix:///EXPORT?socket=PATH), proxies that export.");
 
     /** Every option of serve, once: the usage, the parsing and (checked by a test) docs/SERVER.md come from it. */
-    static final OptionTable<Options> TABLE = new OptionTable<>("usage: pagewise serve [OPTIONS] [FILE... | NBD-URI]",
+    static final OptionTable<ServeOptions> TABLE = new OptionTable<>("usage: pagewise serve [OPTIONS] [FILE... | NBD-URI]",
             DESCRIPTION, List.of(
             CliOption.value("--cache", "MODE", Arguments.cacheModeChoices(CacheMode.WRITEBACK)
                     + "; qemu-nbd's none is direct",
@@ -145,7 +140,7 @@ public final class ServeCommand {
                     }),
             CliOption.flag("-v, --verbose", "log every request", (o, name, value) -> o.verbose = true),
             // qemu-nbd's spellings, with qemu-nbd's meaning where nbdkit's differs (a line says so on a mix-up).
-            CliOption.<Options>flag("-t, --persistent", "keep serving after the last client leaves, as serve always"
+            CliOption.<ServeOptions>flag("-t, --persistent", "keep serving after the last client leaves, as serve always"
                     + " does (nbdkit's -t THREADS is --threads)", (o, name, value) -> { })
                     .under("qemu-nbd's options (nbdkit's -U, -i, -P, -u, -g, --unix, --ipaddr, --exportname, --readonly"
                             + " are above):"),
@@ -184,77 +179,9 @@ public final class ServeCommand {
 
     private ServeCommand() {}
 
-    static final class Options {
-        CacheMode cache = CacheMode.WRITEBACK;
-        AccessHint hint = AccessHint.NORMAL;
-        boolean readOnly;
-        Path socket;
-        Integer port;
-        InetAddress bind;
-        String exportName = "";
-        String description = "";
-        String run;
-        /** --socket=- (nbdkit's -U -): the private socket of --run. */
-        boolean privateSocket;
-        /** -s, --snapshot: a temporary cow overlay nearest the FILE. */
-        boolean snapshot;
-        /** What the user is told before serving: a word after --stats taken as the FILE. */
-        final List<String> notices = new ArrayList<>();
-        boolean stats;
-        Path statsFile;
-        Integer threads;
-        Integer maxConnections;
-        Long maxInflightBytes;
-        Integer handshakeTimeoutSeconds;
-        Integer maxHandshakes;
-        Integer idleTimeoutSeconds;
-        /** --reply-timeout, or null for the server's default. */
-        Integer replyTimeoutSeconds;
-        Integer shutdownGraceSeconds;
-        Long create;
-        boolean verbose;
-        /** The export to proxy, instead of a file. */
-        String upstream;
-        boolean cacheGiven;
-        TlsMode tls = TlsMode.OFF;
-        Path tlsCertificates;
-        boolean tlsVerifyPeer;
-        /** --filter specs, in the order given: the first is nearest the client. */
-        final List<String> filters = new ArrayList<>();
-        /** --bitmap specs, in the order given; each records below every --filter, next to the file. */
-        final List<BitmapSpec> bitmaps = new ArrayList<>();
-        /** --bitmap-clear=NAME, each; bitmapClearAll for --bitmap-clear alone. */
-        java.util.Set<String> bitmapClear = new java.util.LinkedHashSet<>();
-        boolean bitmapClearAll;
-
-        /** Whether --bitmap-clear asks for a new generation of the bitmap name. */
-        boolean clears(String name) {
-            return bitmapClearAll || bitmapClear.contains(name);
-        }
-        // The operators' options (several exports, service, metrics, access control), kept together.
-        boolean exportNameGiven;
-        /** The FILEs, each with its export name (null: from the file name, or "" for a lone FILE), in order. */
-        final List<FileOperand> files = new ArrayList<>();
-        Path dir;
-        String defaultExport;
-        boolean allocationDepth;
-        boolean forceRaw;
-        Path pidFile;
-        boolean exitWithParent;
-        /** --log=journal: severity prefixes on stderr. */
-        boolean journal;
-        java.net.InetSocketAddress metrics;
-        String jmx;
-        final List<String> allow = new ArrayList<>();
-        final List<String> allowUsers = new ArrayList<>();
-        Path tlsAuthz;
-        String user;
-        String group;
-    }
-
     /** Runs {@code serve} with the arguments after the command name; returns the exit status. */
     public static int run(List<String> args, PrintStream out, PrintStream err) {
-        Options options;
+        ServeOptions options;
         try {
             options = parse(args);
         } catch (UsageException e) {
@@ -270,8 +197,8 @@ public final class ServeCommand {
         String error = options.journal ? "<3>pagewise serve: " : "pagewise serve: ";
         for (String notice : options.notices) err.println((options.journal ? "<4>" : "") + "pagewise serve: " + notice);
         try {
-            return new Serving(options, out, err).serve();
-        } catch (Serving.UsageProblem e) {
+            return new ServeRun(options, out, err).serve();
+        } catch (ServeRun.UsageProblem e) {
             err.println(error + Main.message(e));
             err.println(TABLE.synopsis() + "   (pagewise serve --help for the options)");
             return 2;
@@ -281,62 +208,10 @@ public final class ServeCommand {
         }
     }
 
-    static Options parse(List<String> args) throws UsageException {
-        Options o = new Options();
+    static ServeOptions parse(List<String> args) throws UsageException {
+        ServeOptions o = new ServeOptions();
         if (!TABLE.parse(args, o)) return null;
-        if ((o.socket != null || o.privateSocket) && (o.port != null || o.bind != null)) {
-            throw new UsageException("--socket cannot be combined with --port or --bind");
-        }
-        if (o.maxInflightBytes != null && o.maxInflightBytes < 256 * 1024) {
-            throw new UsageException("--max-inflight-bytes must be at least 256K: one connection may hold a quarter"
-                    + " of it, which must fit a 64K payload buffer");
-        }
-        if (o.upstream != null && (o.create != null || o.cacheGiven || o.hint != AccessHint.NORMAL)) {
-            throw new UsageException("--create, --cache and --hint apply to a FILE, not to a proxied " + o.upstream);
-        }
-        if (o.create != null && o.files.isEmpty()) throw new UsageException("--create needs a FILE");
-        if (o.privateSocket && o.run == null) {
-            throw new UsageException("--socket=- (nbdkit's -U -) is the private socket of --run=CMD: without --run, give"
-                    + " --socket=PATH");
-        }
-        // qemu-nbd's snapshot is the layer right above the image, below any other filter.
-        if (o.snapshot) o.filters.add("cow");
-        checkExports(o);
-        checkService(o);
-        if (o.tls != TlsMode.OFF && o.tlsCertificates == null) {
-            throw new UsageException("--tls=" + o.tls.name().toLowerCase(Locale.ROOT) + " needs --tls-certificates=DIR");
-        }
-        if (o.tls == TlsMode.OFF && (o.tlsCertificates != null || o.tlsVerifyPeer)) {
-            throw new UsageException((o.tlsVerifyPeer ? "--tls-verify-peer" : "--tls-certificates")
-                    + " needs --tls=on or --tls=require");
-        }
-        if (o.readOnly && o.create != null) throw new UsageException("--create cannot be combined with --read-only");
-        java.util.Set<String> bitmapNames = new java.util.HashSet<>();
-        for (BitmapSpec b : o.bitmaps) {
-            if (!bitmapNames.add(b.name())) throw new UsageException("--bitmap=" + b.name() + " is given twice");
-            if (b.file() == null && o.upstream != null) {
-                throw new UsageException("--bitmap=" + b.name() + " of a proxied export needs :file=PATH (there is no"
-                        + " image file to put it beside)");
-            }
-        }
-        if ((o.bitmapClearAll || !o.bitmapClear.isEmpty()) && o.bitmaps.isEmpty()) {
-            throw new UsageException("--bitmap-clear needs a --bitmap");
-        }
-        for (String name : o.bitmapClear) {
-            if (!bitmapNames.contains(name)) {
-                throw new UsageException("--bitmap-clear=" + name + ": no --bitmap is named " + name + " (given: "
-                        + String.join(", ", bitmapNames) + ")");
-            }
-        }
-        if (!o.bitmaps.isEmpty() && o.dir != null) {
-            throw new UsageException("--bitmap applies to FILEs, not to the files of --dir=" + o.dir);
-        }
-        for (BitmapSpec b : o.bitmaps) {
-            if (b.file() != null && o.files.size() > 1) {
-                throw new UsageException("--bitmap=" + b.name() + ":file=" + b.file() + " would be one bitmap file for "
-                        + o.files.size() + " FILEs: leave out file= to keep each beside its FILE");
-            }
-        }
+        o.complete();
         return o;
     }
 
@@ -344,7 +219,7 @@ public final class ServeCommand {
      * A FILE that came right after a switch or after --stats without =: nbdkit's -t THREADS, or a value meant for
      * --stats, would otherwise become an export without a word.
      */
-    private static void wordAfterOption(Options o, CliOption<Options> option, String name, String word)
+    private static void wordAfterOption(ServeOptions o, CliOption<ServeOptions> option, String name, String word)
             throws UsageException {
         boolean exists = exists(word);
         if (option.longNames().contains("--persistent") && word.matches("[0-9]+") && !exists) {
@@ -379,14 +254,11 @@ public final class ServeCommand {
         }
     }
 
-    /** A FILE operand and the export name given with it (NAME=FILE), or null when none was given. */
-    record FileOperand(String name, Path path) {}
-
     /**
      * FILE, NAME=FILE or NBD-URI; after --, never an NBD-URI. NAME=FILE when there is a = and no / before it, so that
      * a file whose name has a = is given as ./a=b.img (or NAME=a=b.img).
      */
-    private static void operand(Options o, String arg, boolean afterEnd) throws UsageException {
+    private static void operand(ServeOptions o, String arg, boolean afterEnd) throws UsageException {
         String scheme = afterEnd ? null : Endpoint.scheme(arg);
         if (scheme != null && !NbdUri.SCHEMES.contains(scheme)) {
             throw Endpoint.unknownScheme("NBD-URI", arg, scheme, "nbd://, nbds://, nbd+unix:// and nbds+unix://");
@@ -410,97 +282,10 @@ public final class ServeCommand {
         if (eq >= 0 && arg.lastIndexOf('/', eq) < 0) {
             String name = arg.substring(0, eq);
             if (eq == arg.length() - 1) throw new UsageException("'" + arg + "': no FILE after NAME=");
-            o.files.add(new FileOperand(nbdString("export name '" + name + "'", name), Path.of(arg.substring(eq + 1))));
+            o.files.add(new ServeOptions.FileOperand(nbdString("export name '" + name + "'", name), Path.of(arg.substring(eq + 1))));
         } else {
             if (arg.isEmpty()) throw new UsageException("an empty FILE ('') was given");
-            o.files.add(new FileOperand(null, Path.of(arg)));
+            o.files.add(new ServeOptions.FileOperand(null, Path.of(arg)));
         }
     }
-
-    /**
-     * Gives every FILE its export name and checks them: no name twice, --export-name and --description only with a
-     * lone FILE, --default-export one of them. A lone FILE without a name keeps the name it always had: --export-name
-     * (beside --dir too), else "" (unless --dir or --default-export make it one export among others: then its file
-     * name).
-     */
-    private static void checkExports(Options o) throws UsageException {
-        if (o.upstream != null && o.dir != null) {
-            throw new UsageException("--dir=" + o.dir + " cannot be combined with a proxied " + o.upstream);
-        }
-        if (o.files.size() > 1 && o.exportNameGiven) {
-            throw new UsageException("--export-name names a lone FILE's export; with several FILEs, give NAME=FILE");
-        }
-        if (o.files.size() > 1 && !o.description.isEmpty()) {
-            throw new UsageException("--description describes a lone FILE's export; several FILEs are each described"
-                    + " by their path");
-        }
-        boolean lone = o.files.size() == 1 && o.dir == null;
-        java.util.Map<String, Path> seen = new java.util.LinkedHashMap<>();
-        for (int i = 0; i < o.files.size(); i++) {
-            FileOperand f = o.files.get(i);
-            String name = f.name();
-            if (name != null && o.exportNameGiven) {
-                throw new UsageException("--export-name=" + o.exportName + " and " + name + "=" + f.path()
-                        + " both name the export: give one");
-            }
-            // --export-name names the one FILE also beside --dir (it used to be dropped there without a word).
-            if (name == null && (o.exportNameGiven || (lone && o.defaultExport == null))) name = o.exportName;
-            if (name == null) {
-                Path fileName = f.path().getFileName();
-                if (fileName == null) throw new UsageException("'" + f.path() + "' has no file name to name its export"
-                        + " after: give NAME=" + f.path());
-                name = nbdString("export name '" + fileName + "'", fileName.toString());
-            }
-            Path before = seen.putIfAbsent(name, f.path());
-            if (before != null) {
-                throw new UsageException("export name '" + name + "' is given twice ('" + before + "' and '" + f.path()
-                        + "'): name them apart with NAME=FILE");
-            }
-            o.files.set(i, new FileOperand(name, f.path()));
-        }
-        if (o.defaultExport != null && o.dir == null && !seen.containsKey(o.defaultExport)) {
-            throw new UsageException("--default-export=" + o.defaultExport + ": no export of that name (the exports: "
-                    + (seen.isEmpty() ? "none" : String.join(", ", seen.keySet())) + ")");
-        }
-    }
-
-    /** The service options against each other and against the process: who runs it, what listens. */
-    private static void checkService(Options o) throws UsageException {
-        if (o.tlsAuthz != null && o.tls == TlsMode.OFF) {
-            throw new UsageException("--tls-authz needs --tls=require");
-        }
-        if (o.tlsAuthz != null && o.tls == TlsMode.ON) {
-            throw new UsageException("--tls-authz with --tls=on keeps out TLS clients it does not list but lets in any"
-                    + " client without TLS: use --tls=require");
-        }
-        if (!o.allow.isEmpty() && o.socket != null) {
-            throw new UsageException("--allow lists TCP client addresses and --socket listens on a Unix socket: use"
-                    + " --allow-user=USER for Unix-socket clients");
-        }
-        if (!o.allowUsers.isEmpty() && (o.port != null || o.bind != null)) {
-            throw new UsageException("--allow-user lists Unix-socket users and --port/--bind listen on TCP: use"
-                    + " --allow=CIDR for TCP clients");
-        }
-        if (o.group != null && o.user == null) throw new UsageException("--group=" + o.group + " needs --user=USER");
-        if (o.user != null) {
-            long uid = effectiveUid();
-            if (uid != 0) {
-                throw new UsageException("--user=" + o.user + " needs root, to change user once listening; this process"
-                        + " runs as uid " + uid + " (start serve as the user you want instead)");
-            }
-        }
-    }
-
-    /** {@return the process's effective uid}, from /proc/self/status; -1 when it cannot be read */
-    static long effectiveUid() {
-        try {
-            for (String line : java.nio.file.Files.readAllLines(Path.of("/proc/self/status"))) {
-                if (line.startsWith("Uid:")) return Long.parseLong(line.substring(4).trim().split("\\s+")[1]);
-            }
-        } catch (IOException | RuntimeException e) {
-            // reported as -1
-        }
-        return -1;
-    }
-
 }

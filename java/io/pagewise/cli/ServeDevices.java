@@ -24,13 +24,13 @@ import java.util.Optional;
  * --force-raw.
  */
 final class ServeDevices {
-    private final ServeCommand.Options options;
+    private final ServeOptions options;
     private final System.Logger logger;
     /** The --bitmap bitmaps, open, and their files, for the announcement. */
     private final List<DirtyBitmap> bitmaps = new ArrayList<>();
     private final List<Path> bitmapFiles = new ArrayList<>();
 
-    ServeDevices(ServeCommand.Options options, System.Logger logger) {
+    ServeDevices(ServeOptions options, System.Logger logger) {
         this.options = options;
         this.logger = logger;
     }
@@ -122,7 +122,7 @@ final class ServeDevices {
         try {
             return Filters.apply(base, options.filters);
         } catch (IllegalArgumentException e) {
-            throw new Serving.FilterSpecException("--filter: " + e.getMessage());
+            throw new ServeRun.FilterSpecException("--filter: " + e.getMessage());
         }
     }
 
@@ -234,7 +234,7 @@ final class ServeDevices {
         Optional<ImageFormat> format = ImageFormat.detect(file);
         if (format.isEmpty()) return;
         if (!options.forceRaw) {
-            throw new Serving.UsageProblem("not serving " + file + ": it " + format.get().problem()
+            throw new ServeRun.UsageProblem("not serving " + file + ": it " + format.get().problem()
                     + "; --force-raw serves it raw anyway");
         }
         logger.log(System.Logger.Level.WARNING, format.get().warning(file));

@@ -41,7 +41,7 @@ class CliArgumentsFuzzTest {
 
     /** Whether --bind (or one of its other names, -b, -i, --ipaddr, alone or in a group) has a value to look up. */
     private static boolean namesAHostToBind(List<String> args) {
-        CliOption<ServeCommand.Options> bind = ServeCommand.TABLE.options().stream()
+        CliOption<ServeOptions> bind = ServeCommand.TABLE.options().stream()
                 .filter(o -> o.longNames().contains("--bind")).findFirst().orElseThrow();
         for (int i = 0; i < args.size(); i++) {
             String arg = args.get(i);
@@ -55,7 +55,7 @@ class CliArgumentsFuzzTest {
                 // A group of short options: the first that takes a value takes the rest, or the next argument.
                 for (int at = 1; at < arg.length(); at++) {
                     String name = "-" + arg.charAt(at);
-                    CliOption<ServeCommand.Options> option = ServeCommand.TABLE.options().stream()
+                    CliOption<ServeOptions> option = ServeCommand.TABLE.options().stream()
                             .filter(o -> o.shortNames().contains(name)).findFirst().orElse(null);
                     if (option == null || option.arity() != CliOption.Arity.REQUIRED) continue;
                     if (option == bind) value = at + 1 < arg.length() ? arg.substring(at + 1) : i + 1 < args.size() ? args.get(i + 1) : null;

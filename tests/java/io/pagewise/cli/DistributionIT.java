@@ -119,7 +119,7 @@ class DistributionIT {
 
     @Test
     void theArchiveRunsAsAServiceUserWithoutBuildingAndServesThroughItsUnits() throws Exception {
-        if (ServeCommand.effectiveUid() != 0) {
+        if (ServeOptions.effectiveUid() != 0) {
             ExternalTools.unavailable("running as nobody needs root", "the CI runs as root");
         }
         ExternalTools.require("setpriv", "systemd-socket-activate", "nbdinfo", "tar");

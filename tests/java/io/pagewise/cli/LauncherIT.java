@@ -243,7 +243,7 @@ class LauncherIT {
      */
     @Test
     void aCheckoutTheUserCannotWriteToRunsItsJarWithoutBuilding() throws IOException {
-        if (ServeCommand.effectiveUid() != 0) ExternalTools.unavailable("running as nobody needs root", "the CI runs as root");
+        if (ServeOptions.effectiveUid() != 0) ExternalTools.unavailable("running as nobody needs root", "the CI runs as root");
         ExternalTools.require("setpriv");
         Path open = Files.createTempDirectory(Path.of("/tmp"), "pagewise-launcher-");
         try {
@@ -264,7 +264,7 @@ class LauncherIT {
     /** Root running another user's checkout (sudo bin/pagewise) runs its jar rather than leave root's files there. */
     @Test
     void rootDoesNotBuildAnotherUsersCheckout() throws IOException {
-        if (ServeCommand.effectiveUid() != 0) ExternalTools.unavailable("changing owners needs root", "the CI runs as root");
+        if (ServeOptions.effectiveUid() != 0) ExternalTools.unavailable("changing owners needs root", "the CI runs as root");
         Path root = staleCheckout(dir.resolve("clone"));
         ExternalTools.run(10, "chown", "-R", "65534:65534", root.resolve("target").toString()).assertOk("chown");
         ExternalTools.Result result = launch(root, pathWith("echo '[ERROR] mvn ran'\nexit 1\n"));

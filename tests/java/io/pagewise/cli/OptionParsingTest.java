@@ -98,22 +98,22 @@ class OptionParsingTest {
         CopyCommand.Options o = copy("--filter=readonly", "--dst-filter", "readonly", "a.img", "b.img");
         assertEquals(List.of("readonly"), o.sourceFilters);
         assertEquals(List.of("readonly"), o.destinationFilters);
-        ServeCommand.Options serve = ServeCommand.parse(List.of("--filter=readonly", "--filter", "READONLY", "x.img"));
+        ServeOptions serve = ServeCommand.parse(List.of("--filter=readonly", "--filter", "READONLY", "x.img"));
         assertEquals(List.of("readonly", "READONLY"), serve.filters);
     }
 
     @Test
     void serveGroupsSwitchesAndTakesAnyNameAfterDoubleDash(@TempDir Path dir) throws Exception {
         Path disk = java.nio.file.Files.createFile(dir.resolve("disk.img"));
-        ServeCommand.Options o = ServeCommand.parse(List.of("-rv", "--stats", disk.toString()));
+        ServeOptions o = ServeCommand.parse(List.of("-rv", "--stats", disk.toString()));
         assertTrue(o.readOnly && o.verbose && o.stats);
         assertNull(o.statsFile, "--stats takes a value only with =");
-        ServeCommand.Options dashed = ServeCommand.parse(List.of("--", "nbd://looks-like-a-uri"));
+        ServeOptions dashed = ServeCommand.parse(List.of("--", "nbd://looks-like-a-uri"));
         assertEquals(Path.of("nbd://looks-like-a-uri"), dashed.files.get(0).path(), "after -- it is a FILE");
         assertNull(dashed.upstream);
-        ServeCommand.Options two = ServeCommand.parse(List.of("a.img", "--", "-b.img"));
-        assertEquals(List.of(new ServeCommand.FileOperand("a.img", Path.of("a.img")),
-                new ServeCommand.FileOperand("-b.img", Path.of("-b.img"))), two.files, "several FILEs, named after their files");
+        ServeOptions two = ServeCommand.parse(List.of("a.img", "--", "-b.img"));
+        assertEquals(List.of(new ServeOptions.FileOperand("a.img", Path.of("a.img")),
+                new ServeOptions.FileOperand("-b.img", Path.of("-b.img"))), two.files, "several FILEs, named after their files");
         UsageException flag = assertThrows(UsageException.class, () -> ServeCommand.parse(List.of("-r=yes")));
         assertTrue(flag.getMessage().contains("unknown option '-=' (in '-r=yes')"), flag.getMessage());
     }

@@ -117,7 +117,7 @@ class OtherToolsSpellingsTest {
 
     @Test
     void everyAliasParsesToTheSettingsOfItsLongForm() {
-        Set<String> serve = assertAliasesMatchTheirLongForm(ServeCommand.TABLE, ServeCommand.Options::new);
+        Set<String> serve = assertAliasesMatchTheirLongForm(ServeCommand.TABLE, ServeOptions::new);
         Set<String> missing = new TreeSet<>(OTHER_TOOLS);
         missing.removeAll(serve);
         // -A, -r, -v: serve's own short names, each compared with its long name; the rest are aliases of qemu-nbd's
@@ -135,7 +135,7 @@ class OtherToolsSpellingsTest {
     @Test
     void qemuNbdsSpellingsMeanWhatTheyMeanToQemuNbd() throws Exception {
         Path disk = Files.createFile(dir.resolve("disk.img"));
-        ServeCommand.Options o = ServeCommand.parse(List.of("-p", "10810", "-b", "127.0.0.1", "-x", "vm", "-t", "-e", "2",
+        ServeOptions o = ServeCommand.parse(List.of("-p", "10810", "-b", "127.0.0.1", "-x", "vm", "-t", "-e", "2",
                 "-f", "raw", "-n", "-s", "-D", "the vm", "-B", "b", "--pid-file", dir.resolve("pid").toString(),
                 "--aio=threads", "--discard=unmap", disk.toString()));
         assertEquals(10810, o.port);
@@ -149,23 +149,23 @@ class OtherToolsSpellingsTest {
         assertEquals("b", o.bitmaps.get(0).name());
         assertEquals(dir.resolve("pid"), o.pidFile);
         assertEquals(65536, ServeCommand.parse(List.of("--shared=0", disk.toString())).maxConnections, "0: no limit");
-        ServeCommand.Options unix = ServeCommand.parse(List.of("-k", dir.resolve("s").toString(), disk.toString()));
+        ServeOptions unix = ServeCommand.parse(List.of("-k", dir.resolve("s").toString(), disk.toString()));
         assertEquals(dir.resolve("s"), unix.socket);
-        ServeCommand.Options snapshotUnderFilters = ServeCommand.parse(List.of("-s", "--filter=readonly", disk.toString()));
+        ServeOptions snapshotUnderFilters = ServeCommand.parse(List.of("-s", "--filter=readonly", disk.toString()));
         assertEquals(List.of("readonly", "cow"), snapshotUnderFilters.filters, "the snapshot is nearest the FILE");
     }
 
     @Test
     void nbdkitsSpellingsThatDoNotClashAreTaken() throws Exception {
         Path disk = Files.createFile(dir.resolve("disk.img"));
-        ServeCommand.Options o = ServeCommand.parse(List.of("-U", dir.resolve("s").toString(), "-P",
+        ServeOptions o = ServeCommand.parse(List.of("-U", dir.resolve("s").toString(), "-P",
                 dir.resolve("pid").toString(), "--exit-with-parent", "--exportname=vm", "--readonly", disk.toString()));
         assertEquals(dir.resolve("s"), o.socket);
         assertEquals(dir.resolve("pid"), o.pidFile);
         assertTrue(o.exitWithParent && o.readOnly);
         assertEquals("vm", o.files.get(0).name());
         assertEquals("127.0.0.1", ServeCommand.parse(List.of("-i", "127.0.0.1", disk.toString())).bind.getHostAddress());
-        ServeCommand.Options captive = ServeCommand.parse(List.of("-U", "-", "--run", "true", disk.toString()));
+        ServeOptions captive = ServeCommand.parse(List.of("-U", "-", "--run", "true", disk.toString()));
         assertEquals(null, captive.socket, "-U - is --run's private socket, as without --socket");
     }
 
@@ -233,14 +233,14 @@ class OtherToolsSpellingsTest {
         assertTrue(alone.getMessage().startsWith("did you mean --stats=" + missing + "?"), alone.getMessage());
         assertTrue(!alone.getMessage().contains("--create"), alone.getMessage());
 
-        ServeCommand.Options served = ServeCommand.parse(List.of("--stats", disk.toString()));
-        assertEquals(List.of(new ServeCommand.FileOperand("", disk)), served.files);
+        ServeOptions served = ServeCommand.parse(List.of("--stats", disk.toString()));
+        assertEquals(List.of(new ServeOptions.FileOperand("", disk)), served.files);
         assertTrue(served.stats && served.statsFile == null);
         assertEquals(1, served.notices.size(), "said what became of the word");
         assertTrue(served.notices.get(0).contains("--stats=" + disk), served.notices.toString());
         assertEquals(List.of(), ServeCommand.parse(List.of(disk.toString(), "--stats")).notices);
         assertEquals(List.of(), ServeCommand.parse(List.of("--stats=" + stats, disk.toString())).notices);
-        ServeCommand.Options created = ServeCommand.parse(List.of("--create=1M", "--stats", missing.toString()));
+        ServeOptions created = ServeCommand.parse(List.of("--create=1M", "--stats", missing.toString()));
         assertEquals(missing, created.files.get(0).path(), "with --create a missing FILE is made");
         // A word after a switch is a FILE, as ever, unless it is nbdkit's -t THREADS.
         assertEquals(disk, ServeCommand.parse(List.of("-t", disk.toString())).files.get(0).path());

@@ -142,7 +142,7 @@ class ServeCommandTest {
 
     @Test
     void cacheNoneIsQemuNbdsDirectAndSaysSoNamingEvict() throws Exception {
-        ServeCommand.Options options = ServeCommand.parse(List.of("--cache=none", "x.img"));
+        ServeOptions options = ServeCommand.parse(List.of("--cache=none", "x.img"));
         assertEquals(CacheMode.DIRECT, options.cache);
         String notices = String.join("\n", options.notices);
         assertTrue(notices.contains("--cache=direct") && notices.contains("--cache=evict"), notices);

@@ -564,7 +564,7 @@ class ServeOperationsTest {
     @Test
     void theServiceUnitsSandboxLetsTheNativeLibraryLoad() throws Exception {
         ExternalTools.require("unshare");
-        if (ServeCommand.effectiveUid() != 0) ExternalTools.unavailable("mounting needs root", "the CI runs as root");
+        if (ServeOptions.effectiveUid() != 0) ExternalTools.unavailable("mounting needs root", "the CI runs as root");
         String unit = Files.readString(Path.of(System.getProperty("user.dir"), "docs", "systemd", "pagewise-nbd.service"));
         StringBuilder mounts = new StringBuilder();
         if (unit.contains("\nProtectSystem=strict\n")) mounts.append("mount -t tmpfs -o ro tmpfs /tmp && ");
@@ -652,7 +652,7 @@ class ServeOperationsTest {
     @Test
     void userDropsRootAfterBinding() throws Exception {
         ExternalTools.require("nbdinfo");
-        if (ServeCommand.effectiveUid() != 0) {
+        if (ServeOptions.effectiveUid() != 0) {
             ExternalTools.unavailable("dropping privileges needs root", "the CI runs as root");
         }
         Path disk = image("disk.img", 1 << 20);
@@ -681,7 +681,7 @@ class ServeOperationsTest {
     @Test
     void aDirectoryFileTheUserCannotReadIsRefusedSayingWhy() throws Exception {
         ExternalTools.require("nbdinfo");
-        if (ServeCommand.effectiveUid() != 0) {
+        if (ServeOptions.effectiveUid() != 0) {
             ExternalTools.unavailable("dropping privileges needs root", "the CI runs as root");
         }
         Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwx--x--x"));
@@ -710,7 +710,7 @@ class ServeOperationsTest {
     /** Not root: --user is refused, saying why, before anything is served. */
     @Test
     void userWithoutRootIsRefused() throws Exception {
-        if (ServeCommand.effectiveUid() == 0) {
+        if (ServeOptions.effectiveUid() == 0) {
             ExternalTools.require("setpriv");
             List<String> command = new ArrayList<>(List.of("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"));
             command.addAll(serveCommand("--user=root", "disk.img"));

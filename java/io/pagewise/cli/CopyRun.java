@@ -29,7 +29,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /** One run of {@code copy}: opens the endpoints, copies, reports, and cleans up after a failure. */
-final class Copying {
+final class CopyRun {
     /** A copy between the opened endpoints. */
     @FunctionalInterface
     private interface Body {
@@ -61,7 +61,7 @@ final class Copying {
     private boolean destinationCreated;
     private boolean discarded;
 
-    Copying(CopyCommand.Options options, InputStream in, OutputStream data, PrintStream err) {
+    CopyRun(CopyCommand.Options options, InputStream in, OutputStream data, PrintStream err) {
         this.options = options;
         this.in = in;
         this.data = data;

@@ -27,10 +27,10 @@ import sun.misc.SignalHandler;
  * JVM-wide, so one dispatcher serves every command running in this JVM and the JVM's handlers come back
  * when the last one ends.
  */
-final class CaptiveCommand {
+final class ServeCaptive {
     private static final List<String> STOPPING = List.of("INT", "TERM", "HUP");
     /** Commands running now; the dispatcher is installed while there is one. */
-    private static final Set<CaptiveCommand> RUNNING = new LinkedHashSet<>();
+    private static final Set<ServeCaptive> RUNNING = new LinkedHashSet<>();
     /** The handlers the dispatcher replaced, to restore; empty while none is installed. */
     private static final Map<Signal, SignalHandler> REPLACED = new java.util.HashMap<>();
 
@@ -44,20 +44,20 @@ final class CaptiveCommand {
     /** The second signal, after which the group was killed, or 0. */
     private int killedBy;
 
-    private CaptiveCommand(System.Logger logger, boolean ownGroup) {
+    private ServeCaptive(System.Logger logger, boolean ownGroup) {
         this.logger = logger;
         this.ownGroup = ownGroup;
     }
 
     /** Starts {@code sh -c command} as the given builder says (environment, I/O), in a session of its own. */
-    static CaptiveCommand start(ProcessBuilder builder, String command, System.Logger logger) throws IOException {
+    static ServeCaptive start(ProcessBuilder builder, String command, System.Logger logger) throws IOException {
         boolean ownGroup = onPath("setsid");
         if (!ownGroup) {
             logger.log(System.Logger.Level.DEBUG, "setsid (util-linux) not found: signals reach the command's shell"
                     + " and the processes it has started by then, not ones started later");
         }
         builder.command(ownGroup ? List.of("setsid", "sh", "-c", command) : List.of("sh", "-c", command));
-        CaptiveCommand captive = new CaptiveCommand(logger, ownGroup);
+        ServeCaptive captive = new ServeCaptive(logger, ownGroup);
         captive.watch(); // first, so that no signal finds the command started and the JVM's handlers still in place
         try {
             // Under the lock a signal waits for the start, to find the process; one that came before, no command.
@@ -204,7 +204,7 @@ final class CaptiveCommand {
             for (String name : STOPPING) {
                 Signal signal = new Signal(name);
                 try {
-                    REPLACED.put(signal, Signal.handle(signal, CaptiveCommand::dispatch));
+                    REPLACED.put(signal, Signal.handle(signal, ServeCaptive::dispatch));
                 } catch (IllegalArgumentException e) {
                     // -Xrs leaves the signals to the JVM's defaults
                     logger.log(System.Logger.Level.DEBUG, "SIG" + name + " is not passed on to the command: " + e.getMessage());
@@ -222,10 +222,10 @@ final class CaptiveCommand {
     }
 
     private static void dispatch(Signal signal) {
-        List<CaptiveCommand> commands;
+        List<ServeCaptive> commands;
         synchronized (RUNNING) {
             commands = new ArrayList<>(RUNNING);
         }
-        for (CaptiveCommand c : commands) c.onSignal(signal);
+        for (ServeCaptive c : commands) c.onSignal(signal);
     }
 }
