@@ -129,7 +129,9 @@ class BufferConventionsTest {
     /** As AsynchronousFileChannel: the position moves when the request completes, before its future does. */
     @Test
     void asyncRequestsMoveThePositionWhenTheServerHasReplied() throws Exception {
-        GatedExport export = new GatedExport();
+        CountDownLatch gate = new CountDownLatch(1);
+        CountDownLatch inside = new CountDownLatch(2);
+        HeldExport export = new HeldExport(SIZE, () -> waitAtTheGate(inside, gate));
         try (NbdServer server = NbdServer.builder().export("", export).unixSocket(dir.resolve("s.sock"))
                 .logger(new io.pagewise.testing.RecordingLogger(null, System.Logger.Level.INFO)).start();
              NbdClient nbd = NbdClient.connect(server.uri())) {
@@ -137,11 +139,11 @@ class BufferConventionsTest {
             ByteBuffer src = ByteBuffer.wrap(random(4, 4096));
             CompletableFuture<Integer> read = nbd.readAsync(dst, 0);
             CompletableFuture<Void> write = nbd.writeAsync(src, 8192, false);
-            assertTrue(export.inside.await(10, TimeUnit.SECONDS), "both requests reach the export");
+            assertTrue(inside.await(10, TimeUnit.SECONDS), "both requests reach the export");
             assertFalse(read.isDone() || write.isDone());
             assertEquals(0, dst.position(), "the read's position stays while it is in flight");
             assertEquals(0, src.position(), "the write's position stays while it is in flight");
-            export.gate.countDown();
+            gate.countDown();
             assertEquals(4096, read.thenApply(n -> dst.position()).get(10, TimeUnit.SECONDS),
                     "moved before the future completed");
             assertEquals(4096, NbdClient.await(read));
@@ -261,35 +263,13 @@ class BufferConventionsTest {
         }
     }
 
-    /** A memory export whose reads and writes wait at a gate until the test opens it. */
-    private static final class GatedExport implements BlockDevice {
-        final MemoryDevice memory = new MemoryDevice(SIZE);
-        final CountDownLatch gate = new CountDownLatch(1);
-        final CountDownLatch inside = new CountDownLatch(2);
-
-        private void waitAtTheGate() throws IOException {
-            inside.countDown();
-            try {
-                if (!gate.await(20, TimeUnit.SECONDS)) throw new IOException("the gate never opened");
-            } catch (InterruptedException e) {
-                throw new InterruptedIOException();
-            }
+    /** Counts a request in and lets it go on once the test opens the gate. */
+    private static void waitAtTheGate(CountDownLatch inside, CountDownLatch gate) throws IOException {
+        inside.countDown();
+        try {
+            if (!gate.await(20, TimeUnit.SECONDS)) throw new IOException("the gate never opened");
+        } catch (InterruptedException e) {
+            throw new InterruptedIOException();
         }
-
-        @Override public long size() { return SIZE; }
-
-        @Override
-        public void readFully(ByteBuffer dst, long offset) throws IOException {
-            waitAtTheGate();
-            memory.readFully(dst, offset);
-        }
-
-        @Override
-        public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
-            waitAtTheGate();
-            memory.write(src, offset, fua);
-        }
-
-        @Override public Capabilities capabilities() { return Capabilities.of(Capability.WRITE); }
     }
 }
