@@ -1,6 +1,7 @@
 package io.pagewise.nbd;
 
 import static io.pagewise.testing.TestData.random;
+import static io.pagewise.testing.TestData.readToTheEnd;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -18,7 +19,6 @@ import io.pagewise.device.DeviceException;
 import io.pagewise.device.ZeroFlag;
 import io.pagewise.nbd.client.NbdClient;
 import io.pagewise.nbd.server.NbdServer;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
@@ -111,17 +111,8 @@ class BufferConventionsTest {
         try (NbdServer server = NbdServer.builder().export("", export).unixSocket(dir.resolve("s.sock"))
                 .logger(new io.pagewise.testing.RecordingLogger(null, System.Logger.Level.INFO)).start();
              NbdClient nbd = NbdClient.connect(server.uri())) {
-            byte[] read = assertTimeoutPreemptively(Duration.ofSeconds(10), () -> {
-                ByteArrayOutputStream all = new ByteArrayOutputStream();
-                ByteBuffer buffer = ByteBuffer.allocate(65536);
-                long position = 0;
-                int n;
-                while ((n = nbd.read(buffer.clear(), position)) != -1) {
-                    position += n;
-                    all.write(buffer.array(), 0, buffer.position());
-                }
-                return all.toByteArray();
-            }, "the loop did not see the end of the export");
+            byte[] read = assertTimeoutPreemptively(Duration.ofSeconds(10),
+                    () -> readToTheEnd(nbd::read, 65536), "the loop did not see the end of the export");
             assertArrayEquals(data, read);
         }
     }
