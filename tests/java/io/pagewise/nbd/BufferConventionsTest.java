@@ -20,7 +20,6 @@ import io.pagewise.device.ZeroFlag;
 import io.pagewise.nbd.client.NbdClient;
 import io.pagewise.nbd.server.NbdServer;
 import java.io.IOException;
-import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.file.Files;
@@ -122,7 +121,7 @@ class BufferConventionsTest {
     void asyncRequestsMoveThePositionWhenTheServerHasReplied() throws Exception {
         CountDownLatch gate = new CountDownLatch(1);
         CountDownLatch inside = new CountDownLatch(2);
-        HeldExport export = new HeldExport(SIZE, () -> waitAtTheGate(inside, gate));
+        HeldExport export = HeldExport.memory(SIZE, HeldExport.gate(inside, gate));
         try (NbdServer server = NbdServer.builder().export("", export).unixSocket(dir.resolve("s.sock"))
                 .logger(new io.pagewise.testing.RecordingLogger(null, System.Logger.Level.INFO)).start();
              NbdClient nbd = NbdClient.connect(server.uri())) {
@@ -251,16 +250,6 @@ class BufferConventionsTest {
             assertEquals(2, log.messages(System.Logger.Level.DEBUG, "BlockDevice.readFully").size(), log.entries().toString());
             assertEquals(1, log.messages(System.Logger.Level.DEBUG, "BlockDevice.write").size(), log.entries().toString());
             assertEquals(4096, good.read(ByteBuffer.allocate(4096), 0), "the server still serves");
-        }
-    }
-
-    /** Counts a request in and lets it go on once the test opens the gate. */
-    private static void waitAtTheGate(CountDownLatch inside, CountDownLatch gate) throws IOException {
-        inside.countDown();
-        try {
-            if (!gate.await(20, TimeUnit.SECONDS)) throw new IOException("the gate never opened");
-        } catch (InterruptedException e) {
-            throw new InterruptedIOException();
         }
     }
 }

@@ -68,7 +68,7 @@ class LibnbdProtocolTest {
     /** A memory export whose reads and writes each wait until {@code crowd} of them are inside (or 15 s pass). */
     private static HeldExport crowdingExport(int crowd) {
         CyclicBarrier barrier = new CyclicBarrier(crowd);
-        return new HeldExport(1 << 20, () -> {
+        return HeldExport.memory(1 << 20, () -> {
             try {
                 barrier.await(15, TimeUnit.SECONDS);
             } catch (InterruptedException | BrokenBarrierException | TimeoutException e) {
