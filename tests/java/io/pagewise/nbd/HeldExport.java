@@ -15,21 +15,11 @@ import java.util.concurrent.TimeUnit;
  * count), so that a test can keep requests inside the export while it looks at the server. Closing it closes the
  * device it holds.
  */
-final class HeldExport implements BlockDevice {
+record HeldExport(BlockDevice device, HeldExport.Hold beforeRead, HeldExport.Hold beforeWrite) implements BlockDevice {
     /** What a read or a write does before it reaches the device. */
     @FunctionalInterface
     interface Hold {
         void await() throws IOException;
-    }
-
-    private final BlockDevice device;
-    private final Hold beforeRead;
-    private final Hold beforeWrite;
-
-    HeldExport(BlockDevice device, Hold beforeRead, Hold beforeWrite) {
-        this.device = device;
-        this.beforeRead = beforeRead;
-        this.beforeWrite = beforeWrite;
     }
 
     /** {@return a memory export of size bytes whose reads and writes all wait for hold} */
