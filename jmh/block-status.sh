@@ -16,12 +16,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=jmh/lib.sh
 source "$root/jmh/lib.sh"
 size=4G dir=/var/tmp rounds=1
-while getopts "s:w:r:h" opt; do
-    case $opt in
-        s) size=$OPTARG ;; w) dir=$OPTARG ;; r) rounds=$OPTARG ;;
-        h) usage; exit 0 ;; *) usage >&2; exit 2 ;;
-    esac
-done
+parse_options s=size w=dir r=rounds -- "$@"
 require_tools python3:python3 nbdcopy:libnbd-bin nbdinfo:libnbd-bin
 # The libnbd binding is in the system Python's dist-packages, which a pyenv or venv python3 may not see.
 python=python3

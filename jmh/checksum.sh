@@ -12,12 +12,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=jmh/lib.sh
 source "$root/jmh/lib.sh"
 size=$((4 << 30)) rounds=5 dir=/var/tmp blksum=${PAGEWISE_BLKSUM:-/tmp/blkhash-build/build/bin/blksum}
-while getopts "s:r:w:B:h" opt; do
-    case $opt in
-        s) size=$OPTARG ;; r) rounds=$OPTARG ;; w) dir=$OPTARG ;; B) blksum=$OPTARG ;;
-        h) sed -n '2,9p' "$0"; exit 0 ;; *) exit 2 ;;
-    esac
-done
+parse_options s=size r=rounds w=dir B=blksum -- "$@"
 require_tools qemu-nbd:qemu-utils bc:bc
 size=$(numfmt --from=iec "$size") # 4G -> 4294967296
 [ -x "$blksum" ] || { echo "jmh/checksum.sh: no blksum at $blksum (bash ../shared/tools/blkhash/build.sh)" >&2; exit 1; }

@@ -17,12 +17,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=jmh/lib.sh
 source "$root/jmh/lib.sh"
 size=1G rounds=3 dir=/var/tmp tests=file-file,nbd-file,file-nbd,sparse out="$root/jmh/results"
-while getopts "s:r:d:t:o:h" opt; do
-    case $opt in
-        s) size=$OPTARG ;; r) rounds=$OPTARG ;; d) dir=$OPTARG ;; t) tests=$OPTARG ;; o) out=$OPTARG ;;
-        h) usage; exit 0 ;; *) usage >&2; exit 2 ;;
-    esac
-done
+parse_options s=size r=rounds d=dir t=tests o=out -- "$@"
 require_tools nbdcopy:libnbd-bin nbdkit:nbdkit vmtouch:vmtouch /usr/bin/time:time
 pagewise="$root/bin/pagewise"
 work=$(mktemp -d "$dir/pagewise-copy-bench.XXXXXX")

@@ -32,12 +32,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 source "$root/jmh/servers.sh"
 ALL_CONFIGS="pagewise-writeback,pagewise-writethrough,pagewise-unsafe,pagewise-evict,pagewise-dontcache,pagewise-direct,pagewise-directsync,nbdkit,nbdkit-none,nbdkit-none-random,qemu-writeback,qemu-none,nbdkit142,nbdkit142-none,qemu10-writeback,qemu10-none,qemu10-none-uring,fio-direct,fio-buffered"
 size=4G rounds=5 dir=/var/tmp out="$root/jmh/results" tests=read,write configs=$ALL_CONFIGS
-while getopts "s:r:d:o:t:c:h" opt; do
-    case $opt in
-        s) size=$OPTARG ;; r) rounds=$OPTARG ;; d) dir=$OPTARG ;; o) out=$OPTARG ;;
-        t) tests=$OPTARG ;; c) configs=$OPTARG ;; h) usage; exit 0 ;; *) usage >&2; exit 2 ;;
-    esac
-done
+parse_options s=size r=rounds d=dir o=out t=tests c=configs -- "$@"
 
 require_tools nbdcopy:libnbd-bin nbdkit:nbdkit qemu-nbd:qemu-utils vmtouch:vmtouch bc:bc
 find_jar >/dev/null # else bin/pagewise would build it while start_server waits

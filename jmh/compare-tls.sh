@@ -30,12 +30,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=jmh/lib.sh
 source "$root/jmh/lib.sh"
 size=1G rounds=5 dir=/var/tmp out="$root/jmh/results-tls" pause=2 warm=0
-while getopts "s:r:d:o:p:w:h" opt; do
-    case $opt in
-        s) size=$OPTARG ;; r) rounds=$OPTARG ;; d) dir=$OPTARG ;; o) out=$OPTARG ;; p) pause=$OPTARG ;; w) warm=$OPTARG ;;
-        h) usage; exit 0 ;; *) usage >&2; exit 2 ;;
-    esac
-done
+parse_options s=size r=rounds d=dir o=out p=pause w=warm -- "$@"
 
 require_tools nbdcopy:libnbd-bin nbdkit:nbdkit vmtouch:vmtouch openssl:openssl python3:python3 bc:bc
 find_jar >/dev/null # else bin/pagewise would build it while start_server waits

@@ -8,16 +8,11 @@
 #                                    [-d DIR (default /var/tmp; must not be tmpfs)]
 # Needs: gcc. Installs nothing itself.
 set -euo pipefail
-size=2048 threads=8 rounds=3 dir=/var/tmp
-while getopts "s:t:r:d:h" opt; do
-    case $opt in
-        s) size=$OPTARG ;; t) threads=$OPTARG ;; r) rounds=$OPTARG ;; d) dir=$OPTARG ;;
-        h) sed -n '2,9p' "$0"; exit 0 ;; *) sed -n '7,9p' "$0" >&2; exit 2 ;;
-    esac
-done
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=jmh/lib.sh
 source "$root/jmh/lib.sh"
+size=2048 threads=8 rounds=3 dir=/var/tmp
+parse_options s=size t=threads r=rounds d=dir -- "$@"
 require_tools gcc:gcc
 work=$(mktemp -d "$dir/pagewise-sparse.XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM

@@ -8,18 +8,13 @@
 # Usage: jmh/disk-inflight.sh [-s SIZE (default 2G)] [-r ROUNDS (default 1)] [-d DIR (default /var/tmp)] CONFIG...
 # Needs: nbdcopy, vmtouch, nbdkit/qemu-nbd for their configs. Installs nothing itself.
 set -euo pipefail
-size=2G rounds=1 dir=/var/tmp
-while getopts "s:r:d:h" opt; do
-    case $opt in
-        s) size=$OPTARG ;; r) rounds=$OPTARG ;; d) dir=$OPTARG ;;
-        h) sed -n '2,9p' "$0"; exit 0 ;; *) sed -n '8,9p' "$0" >&2; exit 2 ;;
-    esac
-done
-shift $((OPTIND - 1))
-[ $# -gt 0 ] || { sed -n '8,9p' "$0" >&2; exit 2; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=jmh/servers.sh
 source "$root/jmh/servers.sh"
+size=2G rounds=1 dir=/var/tmp
+parse_options s=size r=rounds d=dir -- "$@"
+shift $((OPTIND - 1))
+[ $# -gt 0 ] || usage_error
 require_tools nbdcopy:libnbd-bin vmtouch:vmtouch bc:bc
 work=$(mktemp -d "$dir/pagewise-inflight.XXXXXX")
 sock="$work/nbd.sock" log="$work/server.log"

@@ -9,13 +9,11 @@
 #                                    [-b SIZES (default 64K,256K,1M,2M,4M)]
 # Needs: python3, Linux >= 6.14 and a file system that takes RWF_DONTCACHE (ext4 >= 6.17, XFS >= 6.15).
 set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=jmh/lib.sh
+source "$root/jmh/lib.sh"
 size=1G rounds=3 dir=/var/tmp sizes=64K,256K,1M,2M,4M
-while getopts "s:r:d:b:h" opt; do
-    case $opt in
-        s) size=$OPTARG ;; r) rounds=$OPTARG ;; d) dir=$OPTARG ;; b) sizes=$OPTARG ;;
-        h) sed -n '2,9p' "$0"; exit 0 ;; *) sed -n '8,9p' "$0" >&2; exit 2 ;;
-    esac
-done
+parse_options s=size r=rounds d=dir b=sizes -- "$@"
 work=$(mktemp -d "$dir/pagewise-dontcache.XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM
 head -c "$size" /dev/urandom > "$work/data.raw"

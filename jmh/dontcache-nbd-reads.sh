@@ -11,16 +11,11 @@
 # Needs: nbdcopy, vmtouch, a built jar (mvn -q package -DskipTests), Linux >= 6.14 on a file system taking
 # RWF_DONTCACHE (ext4 >= 6.17, XFS >= 6.15).
 set -euo pipefail
-size=2G rounds=3 dir=/var/tmp
-while getopts "s:r:d:h" opt; do
-    case $opt in
-        s) size=$OPTARG ;; r) rounds=$OPTARG ;; d) dir=$OPTARG ;;
-        h) sed -n '2,12p' "$0"; exit 0 ;; *) sed -n '11,13p' "$0" >&2; exit 2 ;;
-    esac
-done
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=jmh/servers.sh
 source "$root/jmh/servers.sh"
+size=2G rounds=3 dir=/var/tmp
+parse_options s=size r=rounds d=dir -- "$@"
 require_tools nbdcopy:libnbd-bin vmtouch:vmtouch bc:bc python3:python3
 work=$(mktemp -d "$dir/pagewise-dcreads.XXXXXX")
 sock="$work/nbd.sock" log="$work/server.log"

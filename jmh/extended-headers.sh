@@ -16,12 +16,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=jmh/lib.sh
 source "$root/jmh/lib.sh"
 size=$((16 * 2 ** 40 - 4096)) rounds=5 dir=/var/tmp newest=/opt/trixie before=
-while getopts "s:r:w:R:b:h" opt; do
-    case $opt in
-        s) size=$OPTARG ;; r) rounds=$OPTARG ;; w) dir=$OPTARG ;; R) newest=$OPTARG ;; b) before=$OPTARG ;;
-        h) sed -n '2,13p' "$0"; exit 0 ;; *) exit 2 ;;
-    esac
-done
+parse_options s=size r=rounds w=dir R=newest b=before -- "$@"
 require_tools nbdinfo:libnbd-bin nbdcopy:libnbd-bin qemu-nbd:qemu-utils bc:bc
 pagewise="$root/bin/pagewise"
 "$pagewise" --version >/dev/null # builds the jar first when it is stale, outside the timings

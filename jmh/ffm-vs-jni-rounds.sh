@@ -13,15 +13,11 @@
 # $JAVA (default: java on the PATH); $JAR overrides jmh/target/benchmarks.jar.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=jmh/lib.sh
+source "$root/jmh/lib.sh"
 rounds=10 sizes=4096,1048576 methods=jni,ffmPread,ffmPreadv
-while getopts "r:b:m:h" opt; do
-    case $opt in
-        r) rounds=$OPTARG ;; b) sizes=$OPTARG ;; m) methods=$OPTARG ;;
-        h) sed -n '2,11p' "$0"; exit 0 ;; *) sed -n '8,11p' "$0" >&2; exit 2 ;;
-    esac
-done
-java=${JAVA:-java} jar=${JAR:-$root/jmh/target/benchmarks.jar}
-[ -f "$jar" ] || { echo "no $jar; build it on JDK 22+: mvn -q -f jmh/pom.xml package" >&2; exit 1; }
+parse_options r=rounds b=sizes m=methods -- "$@"
+java=${JAVA:-java} jar=$(benchmarks_jar " on JDK 22+: mvn -q -f jmh/pom.xml package")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT INT TERM
 IFS=, read -r -a methods <<< "$methods"

@@ -1,8 +1,49 @@
-# Helpers the benchmark scripts in jmh/ share: the check for missing tools, the built jar, waiting for a server
-# started in the background, stopping it, the cleanup trap, timing a command and a file's residency. Sourced by the
+# Helpers the benchmark scripts in jmh/ share: their help, the check for missing tools, the built jars, waiting for
+# a server started in the background, stopping it, the cleanup trap, timing a command and a file's residency. Sourced by the
 # jmh/*.sh scripts (as "$root/jmh/lib.sh", root being the checkout) and by jmh/servers.sh; defines functions and
 # server_pid only.
 # shellcheck shell=bash disable=SC2154 # root and work are the sourcing script's
+
+# parse_options LETTER=VARIABLE... -- "$@": reads the script's options, each -LETTER VALUE into its VARIABLE (s=size:
+# -s 1G sets size=1G); -h prints the help and exits 0, any other option the usage and exits 2. OPTIND is left past
+# the options, for "shift $((OPTIND - 1))".
+parse_options() {
+    local letters= spec=() pair opt
+    while [ "$1" != -- ]; do
+        letters+="${1%%=*}:" spec+=("$1")
+        shift
+    done
+    shift
+    while getopts "${letters}h" opt; do
+        case $opt in
+            h) show_help; exit 0 ;;
+            \?) usage_error ;;
+        esac
+        for pair in "${spec[@]}"; do
+            [ "${pair%%=*}" != "$opt" ] || printf -v "${pair#*=}" %s "$OPTARG"
+        done
+    done
+}
+
+# show_help: prints the script's usage function when it has one, else its opening comment (from line 2 to the first
+# line that is not a comment).
+show_help() {
+    if declare -F usage >/dev/null; then
+        usage
+    else
+        awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0"
+    fi
+}
+
+# usage_error: prints the script's usage (or the "# Usage:" part of its opening comment) to stderr and exits 2.
+usage_error() {
+    if declare -F usage >/dev/null; then
+        usage >&2
+    else
+        show_help | sed -n '/^# Usage:/,$p' >&2
+    fi
+    exit 2
+}
 
 # require_tools COMMAND:DEBIAN-PACKAGE...: exits 1, naming the packages to install, when a command is missing.
 require_tools() {
@@ -25,6 +66,14 @@ find_jar() {
     done
     echo "$(basename "$0" .sh): no pagewise jar; build it with: mvn -q package -DskipTests" >&2
     exit 1
+}
+
+# benchmarks_jar HOW-TO-BUILD: prints the JMH jar ($JAR, default jmh/target/benchmarks.jar in $root); exits 1,
+# printing how to build it, when there is none.
+benchmarks_jar() {
+    local jar=${JAR:-$root/jmh/target/benchmarks.jar}
+    [ -f "$jar" ] || { echo "no $jar; build it$1" >&2; exit 1; }
+    echo "$jar"
 }
 
 # The pid of the server started last in the background; stop_server and cleanup stop it.

@@ -11,15 +11,11 @@
 # (default java on the PATH: JDK 17 uses the JNI calls, 22+ the FFM ones).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=jmh/lib.sh
+source "$root/jmh/lib.sh"
 rounds=5 threads=1 size=4096 mode=WRITEBACK
-while getopts "r:t:s:m:h" opt; do
-    case $opt in
-        r) rounds=$OPTARG ;; t) threads=$OPTARG ;; s) size=$OPTARG ;; m) mode=$OPTARG ;;
-        h) sed -n '2,11p' "$0"; exit 0 ;; *) sed -n '8,11p' "$0" >&2; exit 2 ;;
-    esac
-done
-java=${JAVA:-java} jar=${JAR:-$root/jmh/target/benchmarks.jar}
-[ -f "$jar" ] || { echo "no $jar; build it: mvn -q install -DskipTests && mvn -q -f jmh/pom.xml package" >&2; exit 1; }
+parse_options r=rounds t=threads s=size m=mode -- "$@"
+java=${JAVA:-java} jar=$(benchmarks_jar ": mvn -q install -DskipTests && mvn -q -f jmh/pom.xml package")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT INT TERM
 apis=(pagewise filechannel)

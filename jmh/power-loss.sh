@@ -28,11 +28,7 @@ source "$root/jmh/lib.sh"
 ALL_CONFIGS="pagewise-writeback,pagewise-writethrough,pagewise-unsafe,pagewise-direct,pagewise-directsync,pagewise-evict,pagewise-dontcache,qemu-none-native,qemu-directsync,nbdkit-none"
 TESTS=(fua flush zero-fua plain zero)
 count=64 dir=/var/tmp configs=$ALL_CONFIGS
-while getopts "n:d:c:h" opt; do
-    case $opt in
-        n) count=$OPTARG ;; d) dir=$OPTARG ;; c) configs=$OPTARG ;; h) usage; exit 0 ;; *) usage >&2; exit 2 ;;
-    esac
-done
+parse_options n=count d=dir c=configs -- "$@"
 
 require_tools qemu-nbd:qemu-utils nbdkit:nbdkit fusermount3:fuse3
 python=

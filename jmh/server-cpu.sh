@@ -24,12 +24,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=jmh/servers.sh
 source "$root/jmh/servers.sh"
 size=2G rounds=5 dir=/var/tmp tests=read,write configs=pagewise-evict,nbdkit-none
-while getopts "s:r:d:t:c:h" opt; do
-    case $opt in
-        s) size=$OPTARG ;; r) rounds=$OPTARG ;; d) dir=$OPTARG ;; t) tests=$OPTARG ;; c) configs=$OPTARG ;;
-        h) usage; exit 0 ;; *) usage >&2; exit 2 ;;
-    esac
-done
+parse_options s=size r=rounds d=dir t=tests c=configs -- "$@"
 require_tools nbdcopy:libnbd-bin nbdkit:nbdkit qemu-nbd:qemu-utils vmtouch:vmtouch bc:bc
 
 work=$(mktemp -d "$dir/pagewise-cpu.XXXXXX")

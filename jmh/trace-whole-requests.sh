@@ -8,16 +8,11 @@
 # Usage: jmh/trace-whole-requests.sh [-m MODE] [-s SIZE (default 256M)] [-d DIR (default /var/tmp)]
 # Needs: strace, nbdcopy, python3 with the nbd module (python3-libnbd), a built jar (mvn -q package -DskipTests).
 set -euo pipefail
-mode=dontcache size=256M dir=/var/tmp
-while getopts "m:s:d:h" opt; do
-    case $opt in
-        m) mode=$OPTARG ;; s) size=$OPTARG ;; d) dir=$OPTARG ;;
-        h) sed -n '2,9p' "$0"; exit 0 ;; *) sed -n '8,9p' "$0" >&2; exit 2 ;;
-    esac
-done
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=jmh/servers.sh
 source "$root/jmh/servers.sh"
+mode=dontcache size=256M dir=/var/tmp
+parse_options m=mode s=size d=dir -- "$@"
 require_tools strace:strace nbdcopy:libnbd-bin vmtouch:vmtouch python3:python3
 work=$(mktemp -d "$dir/pagewise-trace.XXXXXX")
 sock="$work/nbd.sock" log="$work/server.log"

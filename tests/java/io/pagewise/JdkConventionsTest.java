@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.Fixtures.BufferKind;
+import io.pagewise.testing.TestData;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -131,22 +132,10 @@ class JdkConventionsTest {
         byte[] content = Fixtures.random(4, 3 * 4096 + 123);
         Path path = file(content);
         try (StorageFile file = StorageFile.open(path, CacheMode.EVICT)) {
-            byte[] read = assertTimeoutPreemptively(Duration.ofSeconds(10), () -> readToTheEnd(file),
-                    "the loop did not see the end of the file");
+            byte[] read = assertTimeoutPreemptively(Duration.ofSeconds(10),
+                    () -> TestData.readToTheEnd(file::read, 4096), "the loop did not see the end of the file");
             assertArrayEquals(content, read);
         }
-    }
-
-    private static byte[] readToTheEnd(StorageFile file) throws IOException {
-        java.io.ByteArrayOutputStream all = new java.io.ByteArrayOutputStream();
-        ByteBuffer buffer = ByteBuffer.allocate(4096);
-        long position = 0;
-        int n;
-        while ((n = file.read(buffer.clear(), position)) != -1) {
-            position += n;
-            all.write(buffer.array(), 0, buffer.position());
-        }
-        return all.toByteArray();
     }
 
     @Test

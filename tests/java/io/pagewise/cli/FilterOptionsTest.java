@@ -30,25 +30,12 @@ class FilterOptionsTest {
     void serveWithTheReadonlyFilterRefusesAClientsWrite() throws Exception {
         Path file = randomFile("disk.img", 1 << 20);
         byte[] before = Files.readAllBytes(file);
-        String python = ExternalTools.python();
-        Path script = dir.resolve("write.py");
-        Files.writeString(script, String.join("\n",
-                "import errno, os, nbd",
-                "h = nbd.NBD()",
-                "h.connect_uri(os.environ['uri'])",
-                "assert h.is_read_only(), 'the export is not advertised read-only'",
-                "h.set_strict_mode(0)",
-                "try:",
-                "    h.pwrite(b'x' * 4096, 0)",
-                "    raise SystemExit(5)",
-                "except nbd.Error as e:",
-                "    assert e.errno in (errno.EPERM, 'EPERM'), e.errno",
-                ""));
-        CommandRun outcome = CommandRun.of("serve", "--filter=readonly", "--run", python + " " + script, file.toString());
+        String script = ExternalTools.pythonScriptCommand("write_refused.py");
+        CommandRun outcome = CommandRun.of("serve", "--filter=readonly", "--run", script, file.toString());
         assertEquals(0, outcome.status(), outcome.out() + outcome.err());
         assertArrayEquals(before, Files.readAllBytes(file));
 
-        CommandRun unfiltered = CommandRun.of("serve", "--run", python + " " + script, file.toString());
+        CommandRun unfiltered = CommandRun.of("serve", "--run", script, file.toString());
         assertTrue(unfiltered.status() != 0, "without the filter the write goes through: " + unfiltered.err());
     }
 

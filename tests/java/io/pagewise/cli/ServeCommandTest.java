@@ -239,6 +239,16 @@ class ServeCommandTest {
         return python + " " + script;
     }
 
+    /** {@link #pythonScript}, whose lines run with libnbd's handle h connected to the served export. */
+    private String nbdScript(String name, String... lines) throws IOException {
+        List<String> all = new java.util.ArrayList<>(List.of(
+                "import errno, os, sys, time, nbd",
+                "h = nbd.NBD()",
+                "h.connect_uri(os.environ['uri'])"));
+        all.addAll(List.of(lines));
+        return pythonScript(name, all.toArray(String[]::new));
+    }
+
     @Test
     void handshakeTimeoutDropsASilentClient() throws Exception {
         Path file = disk(1 << 20);
@@ -256,10 +266,7 @@ class ServeCommandTest {
     @Test
     void idleTimeoutClosesAClientThatSendsNothing() throws Exception {
         Path file = disk(1 << 20);
-        String script = pythonScript("idle.py",
-                "import nbd, os, sys, time",
-                "h = nbd.NBD()",
-                "h.connect_uri(os.environ['uri'])",
+        String script = nbdScript("idle.py",
                 "h.pread(512, 0)",
                 "time.sleep(3)",
                 "try:",
@@ -278,10 +285,7 @@ class ServeCommandTest {
     @Test
     void verboseLogsEachConnectionAndRequestAsPlainLines() throws Exception {
         Path file = disk(1 << 20);
-        String script = pythonScript("read.py",
-                "import os, nbd",
-                "h = nbd.NBD()",
-                "h.connect_uri(os.environ['uri'])",
+        String script = nbdScript("read.py",
                 "assert h.pread(512, 4096) == bytes(512)",
                 "h.shutdown()");
         CommandRun quiet = serve("--run", script, file.toString());
@@ -301,17 +305,7 @@ class ServeCommandTest {
     @Test
     void readOnlyRefusesWritesFromTheCommandLine() throws Exception {
         Path file = disk(1 << 20);
-        String script = pythonScript("write.py",
-                "import errno, os, nbd",
-                "h = nbd.NBD()",
-                "h.connect_uri(os.environ['uri'])",
-                "assert h.is_read_only()",
-                "h.set_strict_mode(0)",
-                "try:",
-                "    h.pwrite(b'x', 0)",
-                "    raise SystemExit(5)",
-                "except nbd.Error as e:",
-                "    assert e.errno in (errno.EPERM, 'EPERM'), e.errno");
+        String script = ExternalTools.pythonScriptCommand("write_refused.py");
         CommandRun outcome = serve("-r", "--run", script, file.toString());
         assertEquals(0, outcome.status(), outcome.out() + outcome.err());
         assertEquals(0, Files.readAllBytes(file)[0]);

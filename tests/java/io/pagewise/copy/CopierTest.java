@@ -15,6 +15,7 @@ import io.pagewise.backends.SyntheticDevices;
 import io.pagewise.device.BlockDevice;
 import io.pagewise.testing.ExternalTools;
 import io.pagewise.testing.ResidencyCheck;
+import io.pagewise.testing.TestData;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
@@ -293,17 +294,14 @@ class CopierTest {
     @Test
     void evictModesLeaveTheDestinationUncached() throws Exception {
         ExternalTools.requireNativeLibrary();
-        Path src = dir.resolve("random.img");
-        byte[] data = new byte[(int) (64 * MiB)];
-        new Random(5).nextBytes(data);
-        Files.write(src, data);
+        Path src = TestData.randomFile(dir.resolve("random.img"), 5, (int) (64 * MiB));
         Path dst = dir.resolve("dst.img");
         try (BlockDevice s = FileDevice.open(src, CacheMode.EVICT);
              BlockDevice d = FileDevice.openOrCreate(dst, CacheMode.EVICT, s.size())) {
             new Copier(new CopyOptions()).copy(s, d);
         }
         ResidencyCheck.assertAtMostOnePercent(dst, "destination");
-        assertArrayEquals(data, Files.readAllBytes(dst));
+        assertArrayEquals(TestData.random(5, (int) (64 * MiB)), Files.readAllBytes(dst));
     }
 
     @Test

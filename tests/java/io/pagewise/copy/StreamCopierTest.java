@@ -110,10 +110,7 @@ class StreamCopierTest {
     @Test
     void aStreamFillsTheStartOfADeviceAndLeavesTheRestAsItWas() throws Exception {
         byte[] data = input(3 * MiB + 1000, 5);
-        MemoryDevice device = new MemoryDevice(4 * MiB);
-        byte[] old = new byte[4 * MiB];
-        Arrays.fill(old, (byte) 0x5a);
-        device.write(ByteBuffer.wrap(old), 0, false);
+        MemoryDevice device = filledDevice(4 * MiB, (byte) 0x5a);
         Pipe pipe = Pipe.open();
         CompletableFuture<Void> fed = feed(pipe, data);
         List<Long> totals = new ArrayList<>();
@@ -150,10 +147,7 @@ class StreamCopierTest {
     @Test
     void aStreamEndingInsideABlockWritesThatBlockWholeWithItsRestKept() throws Exception {
         byte[] data = input(MiB * 3 + 700, 7);
-        MemoryDevice memory = new MemoryDevice(4 * MiB);
-        byte[] old = new byte[4 * MiB];
-        Arrays.fill(old, (byte) 0x33);
-        memory.write(ByteBuffer.wrap(old), 0, false);
+        MemoryDevice memory = filledDevice(4 * MiB, (byte) 0x33);
         Pipe pipe = Pipe.open();
         CompletableFuture<Void> fed = feed(pipe, data);
         try (Pipe.SourceChannel in = pipe.source()) {
@@ -163,6 +157,15 @@ class StreamCopierTest {
         byte[] after = contents(memory, 4 * MiB);
         assertArrayEquals(data, Arrays.copyOf(after, data.length));
         assertEquals(0x33, after[data.length], "the rest of the last block");
+    }
+
+    /** A memory device of {@code size} bytes, every one of them {@code fill}: what a stream must leave past its end. */
+    private static MemoryDevice filledDevice(int size, byte fill) throws IOException {
+        MemoryDevice device = new MemoryDevice(size);
+        byte[] old = new byte[size];
+        Arrays.fill(old, fill);
+        device.write(ByteBuffer.wrap(old), 0, false);
+        return device;
     }
 
     /** Two lengths: one ending inside a block, one ending with whole zero blocks, which are skipped, not written. */

@@ -591,13 +591,24 @@ class BadInputTest {
         Thread.sleep(500);
     }
 
+    /** What another client does while a stuck reader jams the server. */
+    private interface BesideTheStuckReader {
+        void run(Client other) throws Exception;
+    }
+
+    /** Runs another client's part once a stuck reader (64 READs of 1 MiB) has had time to jam the server. */
+    private void besideAStuckReader(BesideTheStuckReader part) throws Exception {
+        try (Client stuck = stuckReader(64, 1 << 20); Client other = new Client().transmitting()) {
+            letItJam();
+            part.run(other);
+        }
+    }
+
     @Test
     @Timeout(value = 30, unit = TimeUnit.SECONDS)
     void aClientThatStopsReadingRepliesDoesNotStarveTheWorkers() throws Exception {
         server(b -> b.threads(2).maxInflightBytes(1L << 30));
-        Client stuck = stuckReader(64, 1 << 20);
-        try (Client other = new Client().transmitting()) {
-            letItJam();
+        besideAStuckReader(other -> {
             long started = System.nanoTime();
             for (int i = 0; i < 20; i++) {
                 byte[] data = new byte[64 * 1024];
@@ -610,9 +621,7 @@ class BadInputTest {
             server.server.close();
             assertTrue(System.nanoTime() - closing < TimeUnit.SECONDS.toNanos(20), "close waited for the stuck client");
             assertTrue(server.server.isStopped());
-        } finally {
-            stuck.close();
-        }
+        });
     }
 
     @Test
@@ -620,18 +629,14 @@ class BadInputTest {
     void aClientThatStopsReadingHoldsOnlyItsShareOfTheInflightBudget() throws Exception {
         // 8 threads x 1 MiB reads would hold twice the 4 MiB budget; the per-connection cap (a quarter) leaves 3 MiB.
         server(b -> b.threads(8).maxInflightBytes(4L << 20));
-        Client stuck = stuckReader(64, 1 << 20);
-        try (Client other = new Client().transmitting()) {
-            letItJam();
+        besideAStuckReader(other -> {
             byte[] data = new byte[1 << 20];
             java.util.Arrays.fill(data, (byte) 0x3c);
             assertTimeoutPreemptively(java.time.Duration.ofSeconds(10), () -> {
                 other.writeAt(0, data);
                 assertArrayEquals(data, other.readAt(0, data.length));
             }, "the stuck client holds the whole in-flight budget");
-        } finally {
-            stuck.close();
-        }
+        });
     }
 
     private void awaitConnectionCount(int count) throws InterruptedException {

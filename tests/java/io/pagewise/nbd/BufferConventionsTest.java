@@ -1,6 +1,7 @@
 package io.pagewise.nbd;
 
 import static io.pagewise.testing.TestData.random;
+import static io.pagewise.testing.TestData.readToTheEnd;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -18,9 +19,7 @@ import io.pagewise.device.DeviceException;
 import io.pagewise.device.ZeroFlag;
 import io.pagewise.nbd.client.NbdClient;
 import io.pagewise.nbd.server.NbdServer;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.file.Files;
@@ -111,17 +110,8 @@ class BufferConventionsTest {
         try (NbdServer server = NbdServer.builder().export("", export).unixSocket(dir.resolve("s.sock"))
                 .logger(new io.pagewise.testing.RecordingLogger(null, System.Logger.Level.INFO)).start();
              NbdClient nbd = NbdClient.connect(server.uri())) {
-            byte[] read = assertTimeoutPreemptively(Duration.ofSeconds(10), () -> {
-                ByteArrayOutputStream all = new ByteArrayOutputStream();
-                ByteBuffer buffer = ByteBuffer.allocate(65536);
-                long position = 0;
-                int n;
-                while ((n = nbd.read(buffer.clear(), position)) != -1) {
-                    position += n;
-                    all.write(buffer.array(), 0, buffer.position());
-                }
-                return all.toByteArray();
-            }, "the loop did not see the end of the export");
+            byte[] read = assertTimeoutPreemptively(Duration.ofSeconds(10),
+                    () -> readToTheEnd(nbd::read, 65536), "the loop did not see the end of the export");
             assertArrayEquals(data, read);
         }
     }
@@ -129,7 +119,9 @@ class BufferConventionsTest {
     /** As AsynchronousFileChannel: the position moves when the request completes, before its future does. */
     @Test
     void asyncRequestsMoveThePositionWhenTheServerHasReplied() throws Exception {
-        GatedExport export = new GatedExport();
+        CountDownLatch gate = new CountDownLatch(1);
+        CountDownLatch inside = new CountDownLatch(2);
+        HeldExport export = HeldExport.memory(SIZE, HeldExport.gate(inside, gate));
         try (NbdServer server = NbdServer.builder().export("", export).unixSocket(dir.resolve("s.sock"))
                 .logger(new io.pagewise.testing.RecordingLogger(null, System.Logger.Level.INFO)).start();
              NbdClient nbd = NbdClient.connect(server.uri())) {
@@ -137,11 +129,11 @@ class BufferConventionsTest {
             ByteBuffer src = ByteBuffer.wrap(random(4, 4096));
             CompletableFuture<Integer> read = nbd.readAsync(dst, 0);
             CompletableFuture<Void> write = nbd.writeAsync(src, 8192, false);
-            assertTrue(export.inside.await(10, TimeUnit.SECONDS), "both requests reach the export");
+            assertTrue(inside.await(10, TimeUnit.SECONDS), "both requests reach the export");
             assertFalse(read.isDone() || write.isDone());
             assertEquals(0, dst.position(), "the read's position stays while it is in flight");
             assertEquals(0, src.position(), "the write's position stays while it is in flight");
-            export.gate.countDown();
+            gate.countDown();
             assertEquals(4096, read.thenApply(n -> dst.position()).get(10, TimeUnit.SECONDS),
                     "moved before the future completed");
             assertEquals(4096, NbdClient.await(read));
@@ -259,37 +251,5 @@ class BufferConventionsTest {
             assertEquals(1, log.messages(System.Logger.Level.DEBUG, "BlockDevice.write").size(), log.entries().toString());
             assertEquals(4096, good.read(ByteBuffer.allocate(4096), 0), "the server still serves");
         }
-    }
-
-    /** A memory export whose reads and writes wait at a gate until the test opens it. */
-    private static final class GatedExport implements BlockDevice {
-        final MemoryDevice memory = new MemoryDevice(SIZE);
-        final CountDownLatch gate = new CountDownLatch(1);
-        final CountDownLatch inside = new CountDownLatch(2);
-
-        private void waitAtTheGate() throws IOException {
-            inside.countDown();
-            try {
-                if (!gate.await(20, TimeUnit.SECONDS)) throw new IOException("the gate never opened");
-            } catch (InterruptedException e) {
-                throw new InterruptedIOException();
-            }
-        }
-
-        @Override public long size() { return SIZE; }
-
-        @Override
-        public void readFully(ByteBuffer dst, long offset) throws IOException {
-            waitAtTheGate();
-            memory.readFully(dst, offset);
-        }
-
-        @Override
-        public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
-            waitAtTheGate();
-            memory.write(src, offset, fua);
-        }
-
-        @Override public Capabilities capabilities() { return Capabilities.of(Capability.WRITE); }
     }
 }

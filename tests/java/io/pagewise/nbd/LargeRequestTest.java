@@ -9,8 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.pagewise.CacheMode;
 import io.pagewise.backends.FileDevice;
 import io.pagewise.device.BlockDevice;
-import io.pagewise.device.Capabilities;
-import io.pagewise.device.Capability;
 import io.pagewise.nbd.client.NbdClient;
 import io.pagewise.nbd.server.NbdServer;
 import io.pagewise.nbd.server.ServerStats;
@@ -86,26 +84,31 @@ class LargeRequestTest {
             raf.write(data);
         }
         // Each connection may hold the whole budget, so a request's piece is the whole budget.
-        try (GatedExport export = new GatedExport(FileDevice.open(file, CacheMode.WRITEBACK, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE));
+        CountDownLatch open = new CountDownLatch(1);
+        CountDownLatch writeEntered = new CountDownLatch(1);
+        AtomicLong reads = new AtomicLong();
+        try (HeldExport export = new HeldExport(FileDevice.open(file, CacheMode.WRITEBACK,
+                        java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE),
+                     reads::incrementAndGet, HeldExport.gate(writeEntered, open));
              NbdServer server = server(export, BUDGET);
              RawClient holder = new RawClient(server);
              RawClient waiter = new RawClient(server)) {
             try {
                 holder.request(WRITE, 1, 0, (int) BUDGET);
                 holder.send(ByteBuffer.wrap(random(8, (int) BUDGET)));
-                assertTrue(export.writeEntered.await(30, TimeUnit.SECONDS), "the WRITE reached the export");
+                assertTrue(writeEntered.await(30, TimeUnit.SECONDS), "the WRITE reached the export");
                 assertEquals(BUDGET, server.stats().payloadBytesHeld(), "the WRITE holds the whole budget");
 
                 waiter.request(READ, 2, 64L * MiB, data.length);
                 Thread.sleep(300); // long enough for a READ that did not wait to reach the export
-                assertEquals(0, export.reads.get(), "a READ started while the budget was all held");
+                assertEquals(0, reads.get(), "a READ started while the budget was all held");
 
-                export.open.countDown();
+                open.countDown();
                 assertEquals(0, holder.reply(1));
                 assertEquals(0, waiter.reply(2));
                 assertArrayEquals(data, waiter.receive(data.length), "the READ, served in pieces of the budget");
             } finally {
-                export.open.countDown(); // also when an assertion failed: the gated thread must not hold up the close
+                open.countDown(); // also when an assertion failed: the gated thread must not hold up the close
             }
             assertTrue(server.stats().peakPayloadBytesHeld() <= BUDGET,
                     "held " + server.stats().peakPayloadBytesHeld() + " bytes; the budget is " + BUDGET);
@@ -211,52 +214,6 @@ class LargeRequestTest {
         @Override
         public void close() throws IOException {
             channel.close();
-        }
-    }
-
-    /** A file export whose writes wait until {@link #open} is counted down, and which counts its reads. */
-    private static final class GatedExport implements BlockDevice {
-        final FileDevice file;
-        final CountDownLatch open = new CountDownLatch(1);
-        final CountDownLatch writeEntered = new CountDownLatch(1);
-        final AtomicLong reads = new AtomicLong();
-
-        GatedExport(FileDevice file) {
-            this.file = file;
-        }
-
-        @Override
-        public long size() throws IOException {
-            return file.size();
-        }
-
-        @Override
-        public void readFully(ByteBuffer dst, long offset) throws IOException {
-            reads.incrementAndGet();
-            file.readFully(dst, offset);
-        }
-
-        @Override
-        public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
-            writeEntered.countDown();
-            try {
-                if (!open.await(60, TimeUnit.SECONDS)) throw new IOException("the test never opened the gate");
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IOException("interrupted at the gate", e);
-            }
-            file.write(src, offset, fua);
-        }
-
-        @Override
-        public Capabilities capabilities() {
-            return Capabilities.of(Capability.WRITE);
-        }
-
-        @Override
-        public void close() throws IOException {
-            open.countDown();
-            file.close();
         }
     }
 }

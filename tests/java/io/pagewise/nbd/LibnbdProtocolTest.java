@@ -1,9 +1,6 @@
 package io.pagewise.nbd;
 
 import io.pagewise.backends.MemoryDevice;
-import io.pagewise.device.BlockDevice;
-import io.pagewise.device.Capabilities;
-import io.pagewise.device.Capability;
 import io.pagewise.testing.ExternalTools;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -11,8 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.pagewise.CacheMode;
 import io.pagewise.nbd.server.NbdServer;
 import io.pagewise.nbd.server.ServerStats;
-import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.concurrent.BrokenBarrierException;
 import java.util.concurrent.CyclicBarrier;
@@ -71,50 +66,22 @@ class LibnbdProtocolTest {
     }
 
     /** A memory export whose reads and writes each wait until {@code crowd} of them are inside (or 15 s pass). */
-    private static final class CrowdingExport implements BlockDevice {
-        private final MemoryDevice memory = new MemoryDevice(1 << 20);
-        private final CyclicBarrier crowd;
-
-        CrowdingExport(int crowd) {
-            this.crowd = new CyclicBarrier(crowd);
-        }
-
-        private void waitForTheCrowd() {
+    private static HeldExport crowdingExport(int crowd) {
+        CyclicBarrier barrier = new CyclicBarrier(crowd);
+        return HeldExport.memory(1 << 20, () -> {
             try {
-                crowd.await(15, TimeUnit.SECONDS);
+                barrier.await(15, TimeUnit.SECONDS);
             } catch (InterruptedException | BrokenBarrierException | TimeoutException e) {
                 // go on: the test then sees fewer requests in flight than it expects
             }
-        }
-
-        @Override
-        public long size() {
-            return memory.size();
-        }
-
-        @Override
-        public void readFully(ByteBuffer dst, long offset) {
-            waitForTheCrowd();
-            memory.readFully(dst, offset);
-        }
-
-        @Override
-        public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
-            waitForTheCrowd();
-            memory.write(src, offset, fua);
-        }
-
-        @Override
-        public Capabilities capabilities() {
-            return Capabilities.of(Capability.WRITE);
-        }
+        });
     }
 
     @Test
     void aHundredAndTwentyEightRequestsAreInFlightOnTheServerAtOnce() throws Exception {
         ExternalTools.python();
         int requests = 128;
-        try (NbdServer server = NbdServer.builder().export("", new CrowdingExport(requests))
+        try (NbdServer server = NbdServer.builder().export("", crowdingExport(requests))
                 .unixSocket(dir.resolve("nbd.sock")).threads(requests).start()) {
             ExternalTools.pythonScript("in_flight.py", server.uri(), 60).assertOk("in_flight.py");
             ServerStats stats = server.stats();

@@ -4,10 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pagewise.backends.NbdDevice;
 import io.pagewise.device.BlockDevice;
 import io.pagewise.device.Capabilities;
 import io.pagewise.device.Capability;
 import io.pagewise.device.DeviceException;
+import io.pagewise.device.FilterDevice;
 import io.pagewise.device.ZeroFlag;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -46,23 +48,9 @@ class NbdErrorTest {
     }
 
     /** Forwards reads and writes to another server; refuses zeroing with ENOTSUP as a fast-zero-only export would. */
-    private static final class ForwardingExport implements BlockDevice {
-        private final NbdClient upstream;
-
+    private static final class ForwardingExport extends FilterDevice {
         ForwardingExport(NbdClient upstream) {
-            this.upstream = upstream;
-        }
-
-        @Override public long size() { return upstream.size(); }
-
-        @Override
-        public void readFully(ByteBuffer dst, long offset) throws IOException {
-            upstream.read(dst, offset);
-        }
-
-        @Override
-        public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
-            upstream.write(src, offset, fua);
+            super(new NbdDevice(upstream));
         }
 
         @Override

@@ -46,14 +46,7 @@ class DirectAioWritesTest {
     @ParameterizedTest
     @EnumSource(value = CacheMode.class, names = {"DIRECT", "DIRECTSYNC"})
     void writesIntoHolesGoByIoSubmitAndKeepTheGuarantees(CacheMode mode) throws IOException {
-        ExternalTools.requireNativeLibrary();
-        Path path = sparseFile(dir.resolve("sparse"), 64L * MIB);
-        try (RawFile file = open(path, mode)) {
-            CachePolicy policy = CachePolicy.create(mode, file);
-            IoCounters counters = file.counters();
-            byte[] whole = random(1, MIB);
-            policy.write(new ByteBuffer[] {aligned(whole)}, 4L * MIB, false);
-            assertEquals(1, counters.aioWrites(), "an aligned 1 MiB write is one io_submit");
+        afterAWriteIntoAHole(mode, "writes by io_submit", (file, policy, counters, whole) -> {
             assertEquals(0, counters.dsyncWrites());
 
             byte[] fua = random(2, 256 * 1024);
@@ -75,8 +68,7 @@ class DirectAioWritesTest {
             assertEquals(4L * MIB, file.seek(0, Space.SEEK_DATA), "nothing allocated before the first write");
             assertEquals(5L * MIB, file.seek(4L * MIB, Space.SEEK_HOLE), "nothing allocated past the write");
             assertEquals(64L * MIB, file.size(), "writes inside the file keep its size");
-        }
-        ResidencyCheck.assertAtMostOnePercent(path, mode + " writes by io_submit");
+        });
     }
 
     /**
@@ -87,15 +79,7 @@ class DirectAioWritesTest {
     @ParameterizedTest
     @EnumSource(value = CacheMode.class, names = {"DIRECT", "DIRECTSYNC"})
     void overwritesOfAllocatedDataGoByPwritev(CacheMode mode) throws IOException {
-        ExternalTools.requireNativeLibrary();
-        Path path = sparseFile(dir.resolve("sparse"), 64L * MIB);
-        try (RawFile file = open(path, mode)) {
-            CachePolicy policy = CachePolicy.create(mode, file);
-            IoCounters counters = file.counters();
-            byte[] whole = random(1, MIB);
-            policy.write(new ByteBuffer[] {aligned(whole)}, 4L * MIB, false);
-            assertEquals(1, counters.aioWrites(), "into the hole: by io_submit");
-
+        afterAWriteIntoAHole(mode, "overwrites by pwritev", (file, policy, counters, whole) -> {
             byte[] page = random(4, 4096);
             policy.write(aligned(page), 4L * MIB + 8192, false);
             byte[] fua = random(5, 4096);
@@ -123,8 +107,30 @@ class DirectAioWritesTest {
             assertTrue(policy.fallocate(Space.PUNCH_HOLE, 4L * MIB, 64 * 1024), "punch");
             policy.write(aligned(page), 4L * MIB + 8192, false);
             assertEquals(3, counters.aioWrites(), "into the punched hole: by io_submit");
+        });
+    }
+
+    /** The rest of a test, once 1 MiB of random data (seed 1) is in the file at 4 MiB. */
+    private interface AfterTheFirstWrite {
+        void run(RawFile file, CachePolicy policy, IoCounters counters, byte[] whole) throws IOException;
+    }
+
+    /**
+     * Opens a 64 MiB sparse file in mode, writes 1 MiB into its hole at 4 MiB (one io_submit), runs the rest of the
+     * test, and checks after close that the file is at most 1 % cached.
+     */
+    private void afterAWriteIntoAHole(CacheMode mode, String writes, AfterTheFirstWrite rest) throws IOException {
+        ExternalTools.requireNativeLibrary();
+        Path path = sparseFile(dir.resolve("sparse"), 64L * MIB);
+        try (RawFile file = open(path, mode)) {
+            CachePolicy policy = CachePolicy.create(mode, file);
+            IoCounters counters = file.counters();
+            byte[] whole = random(1, MIB);
+            policy.write(new ByteBuffer[] {aligned(whole)}, 4L * MIB, false);
+            assertEquals(1, counters.aioWrites(), "an aligned 1 MiB write into a hole is one io_submit");
+            rest.run(file, policy, counters, whole);
         }
-        ResidencyCheck.assertAtMostOnePercent(path, mode + " overwrites by pwritev");
+        ResidencyCheck.assertAtMostOnePercent(path, mode + " " + writes);
     }
 
     /**

@@ -165,8 +165,16 @@ public final class ExternalTools {
 
     /** Runs a Python script from tests/nbd/ (relative to the project directory) with $uri set. */
     public static Result pythonScript(String name, String uri, int timeoutSeconds) throws IOException {
-        Path script = Path.of(System.getProperty("user.dir"), "tests", "nbd", name);
-        return run(Map.of("uri", uri), timeoutSeconds, python(), script.toString());
+        return run(Map.of("uri", uri), timeoutSeconds, python(), nbdScript(name).toString());
+    }
+
+    /** {@return the command line that runs a Python script from tests/nbd/, for {@code serve --run}} */
+    public static String pythonScriptCommand(String name) {
+        return python() + " " + nbdScript(name);
+    }
+
+    private static Path nbdScript(String name) {
+        return Path.of(System.getProperty("user.dir"), "tests", "nbd", name);
     }
 
     /** Stops a child process: SIGTERM, up to 5 s for it to exit, then SIGKILL and 5 s more. Keeps an interrupt. */

@@ -1,6 +1,7 @@
 package io.pagewise.testing;
 
 import io.pagewise.device.BlockDevice;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
@@ -37,5 +38,27 @@ public final class TestData {
     /** {@return path, written with size pseudo-random bytes from seed} */
     public static Path randomFile(Path path, long seed, int size) throws IOException {
         return Files.write(path, random(seed, size));
+    }
+
+    /** A positional read as FileChannel has it: fills from dst's position, returns the count, or -1 at the end. */
+    @FunctionalInterface
+    public interface PositionalRead {
+        int read(ByteBuffer dst, long position) throws IOException;
+    }
+
+    /**
+     * {@return every byte read by the loop written for FileChannel: read at the position, move on by the count, until
+     * a read returns -1} A read that never returns -1 keeps it looping: callers bound it in time.
+     */
+    public static byte[] readToTheEnd(PositionalRead read, int bufferSize) throws IOException {
+        ByteArrayOutputStream all = new ByteArrayOutputStream();
+        ByteBuffer buffer = ByteBuffer.allocate(bufferSize);
+        long position = 0;
+        int n;
+        while ((n = read.read(buffer.clear(), position)) != -1) {
+            position += n;
+            all.write(buffer.array(), 0, buffer.position());
+        }
+        return all.toByteArray();
     }
 }
