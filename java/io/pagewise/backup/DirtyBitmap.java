@@ -1,11 +1,12 @@
 package io.pagewise.backup;
 
 import io.pagewise.Extent;
+import static io.pagewise.backup.BitmapFileFormat.*;
+
 import io.pagewise.internal.FileKinds;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -16,7 +17,6 @@ import java.util.BitSet;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
-import java.util.zip.CRC32C;
 
 /**
  * A persistent record of which parts of an image were written: one bit per {@link #granularity()} bytes, kept in a
@@ -40,13 +40,7 @@ import java.util.zip.CRC32C;
 public final class DirtyBitmap implements Closeable {
     /** The granularity used unless one is given: 64 KiB, qemu's default for dirty bitmaps. */
     public static final long DEFAULT_GRANULARITY = 64 << 10;
-    static final int HEADER = 4096;
-    private static final long MAGIC = 0x50414d5449425750L; // "PWBITMAP", little-endian
-    private static final int VERSION = 1;
-    private static final int IN_USE = 1;
-    private static final int INVALID = 2;
     private static final int PAGE = 4096;
-    private static final int TRAILER = 16;
 
     private final Path file;
     private final Path image;
@@ -150,41 +144,20 @@ public final class DirtyBitmap implements Closeable {
         }
     }
 
-    /** What to do about a bitmap file that cannot be used. */
-    private static final String START_AFRESH = "delete the file to start a new bitmap (the next copy from it must then"
-            + " be a full one)";
-
     private static DirtyBitmap reopen(Path file, String name, Path image, long imageSize, long granularity,
                                       FileChannel channel) throws IOException {
         long length = channel.size();
-        if (length < HEADER) {
-            throw new IOException(file + " is " + length + " bytes long, shorter than a bitmap's " + HEADER
-                    + "-byte header: cut short, or not a bitmap; " + START_AFRESH);
+        BitmapFileFormat.Header saved = BitmapFileFormat.read(channel, file);
+        int flags = saved.flags();
+        long savedModified = saved.modified();
+        if (!saved.name().equals(name)) {
+            throw new IOException(file + " holds bitmap '" + saved.name() + "', not '" + name + "'");
         }
-        ByteBuffer header = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
-        readFully(channel, header, 0);
-        header.flip();
-        CRC32C crc = new CRC32C();
-        crc.update(header.array(), 0, HEADER - 4);
-        if (header.getLong(0) != MAGIC || (int) crc.getValue() != header.getInt(HEADER - 4)) {
-            throw new IOException(file + ": not a pagewise dirty bitmap, or its header is damaged; " + START_AFRESH);
-        }
-        if (header.getInt(8) != VERSION) {
-            throw new IOException(file + ": bitmap version " + header.getInt(8) + " is unknown; " + START_AFRESH);
-        }
-        int flags = header.getInt(12);
-        long savedGranularity = header.getLong(16);
-        long savedSize = header.getLong(24);
-        long generation = header.getLong(32);
-        long savedModified = header.getLong(40);
-        int nameLength = header.getInt(48);
-        String savedName = new String(header.array(), 52, Math.min(nameLength, 1024), StandardCharsets.UTF_8);
-        if (!savedName.equals(name)) throw new IOException(file + " holds bitmap '" + savedName + "', not '" + name + "'");
-        if (savedGranularity != granularity) {
-            throw new IOException(file + " has a granularity of " + savedGranularity + " bytes, not " + granularity
+        if (saved.granularity() != granularity) {
+            throw new IOException(file + " has a granularity of " + saved.granularity() + " bytes, not " + granularity
                     + ": give that granularity, or " + START_AFRESH);
         }
-        boolean valid = (flags & INVALID) == 0 && savedSize == imageSize;
+        boolean valid = (flags & INVALID) == 0 && saved.imageSize() == imageSize;
         // A clean close saved the image's modification time: a different one means writes we did not see. After an
         // unclean end (IN_USE) the bits are still complete, since each reached the disk before its write, but only
         // for changes made through the bitmap: the trailer says when the last of those had ended, and an image
@@ -210,17 +183,7 @@ public final class DirtyBitmap implements Closeable {
             readFully(channel, data, HEADER);
             bits = BitSet.valueOf(data.flip());
         }
-        return new DirtyBitmap(file, image, name, imageSize, granularity, channel, bits, valid, generation);
-    }
-
-    /** The trailer's time, or Long.MIN_VALUE when the file has none (an older file) or it does not check out. */
-    private static long changesEndedBefore(FileChannel channel, long chunks) throws IOException {
-        long at = HEADER + (chunks + 7) / 8;
-        if (channel.size() < at + TRAILER) return Long.MIN_VALUE;
-        ByteBuffer trailer = ByteBuffer.allocate(TRAILER).order(ByteOrder.LITTLE_ENDIAN);
-        readFully(channel, trailer, at);
-        long time = trailer.getLong(0);
-        return trailer.getLong(8) == ~time ? time : Long.MIN_VALUE;
+        return new DirtyBitmap(file, image, name, imageSize, granularity, channel, bits, valid, saved.generation());
     }
 
     /** {@return the name the bitmap was opened with} */
@@ -290,16 +253,12 @@ public final class DirtyBitmap implements Closeable {
             if (endOfMillisecond <= changesEndedBefore) return;
             changesEndedBefore = endOfMillisecond;
             try {
-                writeFully(trailer(endOfMillisecond), HEADER + (chunks + 7) / 8);
+                writeFully(trailer(endOfMillisecond), trailerAt(chunks));
             } catch (IOException e) {
                 // The change itself was made. A trailer left behind only makes a restart after an unclean end call
                 // the bitmap invalid; a closed bitmap saved the image's modification time instead.
             }
         }
-    }
-
-    private static ByteBuffer trailer(long time) {
-        return ByteBuffer.allocate(TRAILER).order(ByteOrder.LITTLE_ENDIAN).putLong(0, time).putLong(8, ~time);
     }
 
     private void mark(long offset, long length) throws IOException {
@@ -435,27 +394,24 @@ public final class DirtyBitmap implements Closeable {
 
     /** Writes the header with flags and every page of bits, and syncs; under saveLock or before publication. */
     private void saveAll(int flags) throws IOException {
-        ByteBuffer header = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
         long pages = (chunks + PAGE * 8L - 1) / (PAGE * 8L);
         List<ByteBuffer> data = new ArrayList<>();
         long upTo;
+        int savedFlags;
+        long savedGeneration;
         synchronized (lock) {
             upTo = changes;
-            header.putLong(0, MAGIC).putInt(8, VERSION).putInt(12, flags | (valid ? 0 : INVALID))
-                    .putLong(16, granularity).putLong(24, imageSize).putLong(32, generation);
+            savedFlags = flags | (valid ? 0 : INVALID);
+            savedGeneration = generation;
             for (int page = 0; page < pages; page++) data.add(pageBytes(page));
             unsavedPages.clear();
         }
         // In use, the time at open: after an unclean end, an image modified before it was replaced meanwhile.
-        header.putLong(40, image != null ? modified(image) : 0);
-        byte[] nameBytes = name.getBytes(StandardCharsets.UTF_8);
-        header.putInt(48, nameBytes.length).put(52, nameBytes);
-        CRC32C crc = new CRC32C();
-        crc.update(header.array(), 0, HEADER - 4);
-        header.putInt(HEADER - 4, (int) crc.getValue());
+        ByteBuffer header = BitmapFileFormat.header(new BitmapFileFormat.Header(savedFlags, granularity, imageSize,
+                savedGeneration, image != null ? modified(image) : 0, name));
         // Bits first, then the header that vouches for them.
         for (int page = 0; page < data.size(); page++) writeFully(data.get(page), HEADER + (long) page * PAGE);
-        long trailerAt = HEADER + (chunks + 7) / 8;
+        long trailerAt = trailerAt(chunks);
         synchronized (trailerLock) {
             changesEndedBefore = Math.max(changesEndedBefore, (System.currentTimeMillis() + 1) * 1_000_000L);
             writeFully(trailer(changesEndedBefore), trailerAt);
@@ -473,13 +429,5 @@ public final class DirtyBitmap implements Closeable {
 
     private void writeFully(ByteBuffer buffer, long position) throws IOException {
         while (buffer.hasRemaining()) position += channel.write(buffer, position);
-    }
-
-    private static void readFully(FileChannel channel, ByteBuffer buffer, long position) throws IOException {
-        while (buffer.hasRemaining()) {
-            int n = channel.read(buffer, position);
-            if (n < 0) throw new java.io.EOFException("bitmap file ends at " + position);
-            position += n;
-        }
     }
 }

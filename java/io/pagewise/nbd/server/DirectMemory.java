@@ -1,5 +1,6 @@
 package io.pagewise.nbd.server;
 
+import java.lang.System.Logger.Level;
 import java.lang.management.ManagementFactory;
 import java.util.List;
 import java.util.Locale;
@@ -25,6 +26,19 @@ final class DirectMemory {
             set = -1; // no management here: the default applies
         }
         return set > 0 ? set : Runtime.getRuntime().maxMemory();
+    }
+
+    /**
+     * The in-flight budget, at most half the JVM's direct memory limit (the payload buffers' alignment, the free list
+     * and other direct buffers need the rest), and never below the smallest budget; a lowered one is logged.
+     */
+    static long fitBudget(long requested, long directLimit, System.Logger log) {
+        long fits = Math.max(NbdServer.Builder.MIN_INFLIGHT_BYTES, directLimit / 2);
+        if (requested <= fits) return requested;
+        log.log(Level.WARNING, "in-flight bytes lowered to " + fits + " from " + requested + " (--max-inflight-bytes):"
+                + " the JVM may hold at most " + directLimit + " bytes of direct memory (-XX:MaxDirectMemorySize, else"
+                + " the heap's -Xmx), and request payloads live there");
+        return fits;
     }
 
     /** A HotSpot size: digits with an optional k, m, g or t; -1 when it is none. */

@@ -1,12 +1,9 @@
 package io.pagewise.nbd.server;
 
 import io.pagewise.device.BlockDevice;
-import io.pagewise.device.Capability;
 import io.pagewise.internal.FileErrors;
 import io.pagewise.nbd.TlsMode;
 import io.pagewise.nbd.server.ExportEntry;
-import io.pagewise.nbd.server.access.AddressRange;
-import io.pagewise.nbd.server.access.ClientAccess;
 import io.pagewise.nbd.server.exports.Exports;
 import io.pagewise.nbd.server.metrics.PrometheusText;
 import io.pagewise.nbd.server.metrics.RequestStats;
@@ -28,19 +25,14 @@ import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.net.UnixDomainSocketAddress;
 import java.nio.channels.ServerSocketChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.nio.file.attribute.UserPrincipal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import javax.net.ssl.SSLContext;
-import javax.security.auth.x500.X500Principal;
 
 /**
  * An NBD server: fixed-newstyle handshake, structured replies, {@code base:allocation}, and many connections with
@@ -115,7 +107,7 @@ public final class NbdServer implements Closeable {
                 : new TlsSettings(b.tlsContext, b.tlsMode, b.tlsVerifyPeer), b.tlsWarmupBytes, log);
         this.listener = b.inherited != null ? Listener.adopt(b.inherited) : Listener.bind(b.address != null ? b.address
                 : new InetSocketAddress(InetAddress.getLoopbackAddress(), DEFAULT_PORT));
-        long inflight = fitDirectMemory(b.maxInflightBytes, DirectMemory.limit(), log);
+        long inflight = DirectMemory.fitBudget(b.maxInflightBytes, DirectMemory.limit(), log);
         ByteBudget budget = new ByteBudget(inflight);
         long perConnection = b.maxInflightBytesPerConnection > 0 ? Math.min(b.maxInflightBytesPerConnection, inflight)
                 : Math.max(PayloadBuffers.SMALL, inflight / 4);
@@ -127,20 +119,7 @@ public final class NbdServer implements Closeable {
         this.mbeans = b.jmxName == null ? null : new ServerMBeans(b.jmxName, this, log);
         this.connections = new Connections(new Connections.Settings(exports, context, tls, stats.connectionEvents(),
                 b.maxConnections, b.maxHandshakes, b.handshakeTimeout, b.idleTimeout, b.replyTimeout, b.shutdownGrace,
-                new ClientAccess(List.copyOf(b.allowed), Set.copyOf(b.allowedUsers), Set.copyOf(b.allowedSubjects))), listener);
-    }
-
-    /**
-     * The in-flight budget, at most half the JVM's direct memory limit (the payload buffers' alignment, the free list
-     * and other direct buffers need the rest), and never below the smallest budget; a lowered one is logged.
-     */
-    static long fitDirectMemory(long requested, long directLimit, System.Logger log) {
-        long fits = Math.max(Builder.MIN_INFLIGHT_BYTES, directLimit / 2);
-        if (requested <= fits) return requested;
-        log.log(Level.WARNING, "in-flight bytes lowered to " + fits + " from " + requested + " (--max-inflight-bytes):"
-                + " the JVM may hold at most " + directLimit + " bytes of direct memory (-XX:MaxDirectMemorySize, else"
-                + " the heap's -Xmx), and request payloads live there");
-        return fits;
+                b.allowLists.access()), listener);
     }
 
     /** {@return new settings for a server, to add exports to and then {@link Builder#start()}} */
@@ -165,15 +144,7 @@ public final class NbdServer implements Closeable {
      * @param exportName the export's name, which the URI percent-encodes
      */
     public String uri(String exportName) {
-        String name = encode(exportName);
-        String scheme = tls.mode() == TlsMode.REQUIRE ? "nbds" : "nbd";
-        if (listener.isUnix()) return scheme + "+unix:///" + name + "?socket=" + listener.socketFile();
-        InetSocketAddress inet = (InetSocketAddress) listener.address();
-        InetAddress host = inet.getAddress();
-        if (host.isAnyLocalAddress()) host = InetAddress.getLoopbackAddress();
-        String text = host.getHostAddress().replaceAll("%.*", "");
-        if (text.contains(":")) text = "[" + (host.isLoopbackAddress() ? "::1" : text) + "]";
-        return scheme + "://" + text + ":" + inet.getPort() + "/" + name;
+        return ServerUri.of(listener, tls.mode() == TlsMode.REQUIRE, exportName);
     }
 
     /** {@return the server's live counters} */
@@ -250,21 +221,7 @@ public final class NbdServer implements Closeable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
-            IOException failure = null;
-            for (ExportEntry entry : exports.handedOut()) {
-                if (!entry.device().capabilities().has(Capability.FLUSH)) continue;
-                long started = System.nanoTime();
-                try {
-                    entry.device().flushAtShutdown();
-                    stats.flushedAtShutdown(System.nanoTime() - started, false);
-                } catch (java.nio.channels.ClosedChannelException e) {
-                    // closed by its source (a replaced file of a directory) once its last client had gone: flushed then
-                } catch (IOException e) {
-                    stats.flushedAtShutdown(System.nanoTime() - started, true);
-                    log.log(Level.ERROR, "flush of export '" + entry.name() + "' at shutdown failed: " + e.getMessage());
-                    if (failure == null) failure = e;
-                }
-            }
+            IOException failure = ShutdownFlush.flushAll(exports.handedOut(), stats, log);
             removeSocketFile();
             if (mbeans != null) mbeans.unregisterAll();
             stopped.countDown();
@@ -300,20 +257,6 @@ public final class NbdServer implements Closeable {
         return this;
     }
 
-    /** Percent-encodes an export name for a URI: RFC 3986's unreserved characters stay as they are. */
-    private static String encode(String name) {
-        StringBuilder out = new StringBuilder();
-        for (byte b : name.getBytes(StandardCharsets.UTF_8)) {
-            char c = (char) (b & 0xff);
-            if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || "-._~".indexOf(c) >= 0) {
-                out.append(c);
-            } else {
-                out.append('%').append(String.format("%02X", b & 0xff));
-            }
-        }
-        return out.toString();
-    }
-
     /** Settings for a server; {@link #start()} binds and starts accepting. */
     public static final class Builder {
         private final Map<String, ExportEntry> exports = new LinkedHashMap<>();
@@ -339,9 +282,7 @@ public final class NbdServer implements Closeable {
         private TlsMode tlsMode = TlsMode.OFF;
         private boolean tlsVerifyPeer;
         private long tlsWarmupBytes = TlsWarmup.DEFAULT_BYTES;
-        private final List<AddressRange> allowed = new ArrayList<>();
-        private final Set<UserPrincipal> allowedUsers = new LinkedHashSet<>();
-        private final Set<X500Principal> allowedSubjects = new LinkedHashSet<>();
+        private final AllowLists allowLists = new AllowLists();
 
         private Builder() {}
 
@@ -657,7 +598,7 @@ public final class NbdServer implements Closeable {
          * @throws IllegalArgumentException naming a value that is not an address or CIDR block
          */
         public Builder allow(String... cidrs) {
-            for (String cidr : cidrs) allowed.add(AddressRange.parse(cidr));
+            allowLists.addAddresses(cidrs);
             return this;
         }
 
@@ -670,14 +611,7 @@ public final class NbdServer implements Closeable {
          * @throws IllegalArgumentException naming a user that does not exist
          */
         public Builder allowUsers(String... users) {
-            var lookup = java.nio.file.FileSystems.getDefault().getUserPrincipalLookupService();
-            for (String user : users) {
-                try {
-                    allowedUsers.add(lookup.lookupPrincipalByName(user.trim()));
-                } catch (IOException e) {
-                    throw new IllegalArgumentException("allowed user '" + user + "' is neither a user name nor a uid");
-                }
-            }
+            allowLists.addUsers(users);
             return this;
         }
 
@@ -693,14 +627,7 @@ public final class NbdServer implements Closeable {
          * @throws IllegalArgumentException naming a subject that is not a distinguished name
          */
         public Builder tlsAuthz(java.util.Collection<String> subjects) {
-            for (String subject : subjects) {
-                try {
-                    allowedSubjects.add(ClientAccess.canonical(new X500Principal(subject)));
-                } catch (IllegalArgumentException e) {
-                    throw new IllegalArgumentException("TLS client subject '" + subject + "' is not a distinguished name: "
-                            + e.getMessage());
-                }
-            }
+            allowLists.addSubjects(subjects);
             this.tlsVerifyPeer = true;
             return this;
         }

@@ -26,12 +26,12 @@ class DirectMemoryTest {
     @Test
     void aBudgetAboveHalfTheLimitIsLoweredAndSaysSo() {
         RecordingLogger log = new RecordingLogger(null, System.Logger.Level.DEBUG);
-        assertEquals(32L << 20, NbdServer.fitDirectMemory(64L << 20, 64L << 20, log));
+        assertEquals(32L << 20, DirectMemory.fitBudget(64L << 20, 64L << 20, log));
         List<String> lines = log.messages(System.Logger.Level.WARNING, "in-flight bytes lowered");
         assertEquals(1, lines.size(), log.entries().toString());
         assertTrue(lines.get(0).startsWith("in-flight bytes lowered to 33554432 from 67108864"), lines.get(0));
-        assertEquals(64L << 20, NbdServer.fitDirectMemory(64L << 20, 1L << 30, log));
-        assertEquals(NbdServer.Builder.MIN_INFLIGHT_BYTES, NbdServer.fitDirectMemory(1L << 20, 64 << 10, log),
+        assertEquals(64L << 20, DirectMemory.fitBudget(64L << 20, 1L << 30, log));
+        assertEquals(NbdServer.Builder.MIN_INFLIGHT_BYTES, DirectMemory.fitBudget(1L << 20, 64 << 10, log),
                 "never below the smallest budget");
         assertEquals(2, log.entries().size());
     }
