@@ -41,7 +41,7 @@ public final class Copier {
     static final System.Logger LOG = System.getLogger(LOGGER_NAME);
 
     private final CopyOptions options;
-    private final CopyRun run;
+    private final SharedCopyState run;
     /** Set by the first copy(): the counts and the checksum are one copy's, so a Copier runs one. */
     private final java.util.concurrent.atomic.AtomicBoolean used = new java.util.concurrent.atomic.AtomicBoolean();
     private volatile byte[] checksum;
@@ -53,7 +53,7 @@ public final class Copier {
      */
     public Copier(CopyOptions options) {
         this.options = options;
-        this.run = new CopyRun(options);
+        this.run = new SharedCopyState(options);
     }
 
     /** Stops a running copy: copy() then throws {@link CopyCancelledException}. */

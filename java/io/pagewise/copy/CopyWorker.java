@@ -13,7 +13,7 @@ import java.util.concurrent.BlockingQueue;
 /**
  * One of the copy's worker threads: takes {@link CopyWork} from the queue until {@link CopyWork#END}, reads each data
  * range and writes it (splitting out all-zero blocks as zeroing), or zeroes each hole range. A failure is recorded in
- * the {@link CopyRun}, which stops the copy.
+ * the {@link SharedCopyState}, which stops the copy.
  */
 final class CopyWorker implements Runnable {
     private final BlockDevice source;
@@ -27,9 +27,9 @@ final class CopyWorker implements Runnable {
     private final int sparseBlock;
     private final long tailEnd;
     private final Accumulator sum;
-    private final CopyRun run;
+    private final SharedCopyState run;
 
-    CopyWorker(CopySetup setup, CopyOptions options, BlockingQueue<CopyWork> queue, CopyRun run) {
+    CopyWorker(CopySetup setup, CopyOptions options, BlockingQueue<CopyWork> queue, SharedCopyState run) {
         this.source = setup.source();
         this.destination = setup.destination();
         this.queue = queue;

@@ -27,9 +27,9 @@ final class WorkPlanner {
     private final BlockingQueue<CopyWork> queue;
     private final int requestSize;
     private final int alignment;
-    private final CopyRun run;
+    private final SharedCopyState run;
 
-    WorkPlanner(CopySetup setup, BlockingQueue<CopyWork> queue, CopyRun run) {
+    WorkPlanner(CopySetup setup, BlockingQueue<CopyWork> queue, SharedCopyState run) {
         this.source = setup.source();
         this.queue = queue;
         this.requestSize = setup.requestSize();

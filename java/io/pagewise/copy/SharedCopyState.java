@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * What a {@link Copier}'s planner, its workers and its caller share while one copy runs: the bytes done and how they
  * were done, the first failure, whether it was cancelled, and the calls to the progress listener.
  */
-final class CopyRun {
+final class SharedCopyState {
     final AtomicLong dataBytes = new AtomicLong();
     final AtomicLong zeroedBytes = new AtomicLong();
     final AtomicLong skippedBytes = new AtomicLong();
@@ -25,7 +25,7 @@ final class CopyRun {
     /** The bytes of the whole copy; set before the copy's threads start. */
     private long total;
 
-    CopyRun(CopyOptions options) {
+    SharedCopyState(CopyOptions options) {
         this.options = options;
     }
 
