@@ -1,6 +1,5 @@
 package io.pagewise;
 
-import static java.nio.file.StandardOpenOption.CREATE_NEW;
 import static java.nio.file.StandardOpenOption.READ;
 import static java.nio.file.StandardOpenOption.WRITE;
 import static org.junit.jupiter.api.Assertions.assertAll;
@@ -10,8 +9,6 @@ import io.pagewise.testing.ExternalTools;
 import io.pagewise.testing.LazyFsExtension;
 import io.pagewise.testing.LazyFsMount;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -36,17 +33,10 @@ class PowerLossTest {
     private static final int BLOCKS = 16;
     private static final AtomicInteger FILES = new AtomicInteger();
 
-    /**
-     * A new file on the mount holding old, durable data (written and fsynced through the mount, so LazyFS also has
-     * it cached: LazyFS cannot serve an O_DIRECT read from its backing file, which it opens with O_DIRECT and reads
-     * into unaligned buffers); returns its name.
-     */
+    /** A new file on the mount holding old, durable data ({@link LazyFsMount#durableFile}); returns its name. */
     private static String durableFile(byte[] old) throws IOException {
         String name = "file-" + FILES.incrementAndGet();
-        try (FileChannel channel = FileChannel.open(LAZYFS.mount().file(name), CREATE_NEW, WRITE)) {
-            channel.write(ByteBuffer.wrap(old), 0);
-            channel.force(true);
-        }
+        LAZYFS.mount().durableFile(name, old);
         return name;
     }
 

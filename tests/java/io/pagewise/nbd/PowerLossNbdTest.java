@@ -3,7 +3,7 @@ package io.pagewise.nbd;
 import static io.pagewise.nbd.wire.Protocol.CMD_FLAG_FUA;
 import static io.pagewise.nbd.wire.Protocol.CMD_WRITE_ZEROES;
 import static io.pagewise.testing.TestData.random;
-import static java.nio.file.StandardOpenOption.CREATE_NEW;
+import static java.nio.file.StandardOpenOption.READ;
 import static java.nio.file.StandardOpenOption.WRITE;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -21,7 +21,6 @@ import java.io.IOException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -63,12 +62,9 @@ class PowerLossNbdTest {
         Served(CacheMode mode, byte[] old) throws IOException {
             LazyFsMount lazyfs = LAZYFS.mount();
             if (mode.needsNative()) ExternalTools.requireNativeLibrary();
-            try (FileChannel channel = FileChannel.open(lazyfs.file(name), CREATE_NEW, WRITE)) {
-                channel.write(ByteBuffer.wrap(old), 0);
-                channel.force(true);
-            }
+            Path file = lazyfs.durableFile(name, old);
             socket = dir.resolve(name + ".sock");
-            export = FileDevice.open(lazyfs.file(name), mode, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE);
+            export = FileDevice.open(file, mode, READ, WRITE);
             NbdServer started = null;
             NbdClient connected = null;
             try {
