@@ -34,6 +34,7 @@ abstract class ThresholdLogger implements System.Logger {
 
     @Override
     public final void log(Level level, ResourceBundle bundle, String format, Object... params) {
-        if (isLoggable(level)) print(level, params == null || params.length == 0 ? format : MessageFormat.format(format, params), null);
+        if (!isLoggable(level)) return;
+        print(level, params == null || params.length == 0 ? format : MessageFormat.format(format, params), null);
     }
 }

@@ -104,7 +104,9 @@ class PowerLossNbdTest {
             try (SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX)) {
                 channel.connect(UnixDomainSocketAddress.of(socket));
                 try (RawConnection connection = RawConnection.negotiate(channel, server.uri(), "")) {
-                    for (int b = 0; b < BLOCKS; b += 2) connection.send(CMD_WRITE_ZEROES, (long) b * BLOCK, BLOCK, CMD_FLAG_FUA);
+                    for (int b = 0; b < BLOCKS; b += 2) {
+                        connection.send(CMD_WRITE_ZEROES, (long) b * BLOCK, BLOCK, CMD_FLAG_FUA);
+                    }
                 }
             }
         }
