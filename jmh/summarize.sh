@@ -41,6 +41,13 @@ read_ref, write_ref, paths = sys.argv[1], sys.argv[2], sys.argv[3:]
 median = statistics.median
 
 
+def table(caption, columns):
+    """Prints caption as a paragraph of its own, then the head of a Markdown table of columns ("a | b | c")."""
+    print(f"\n{caption}")
+    print(f"| {columns} |")
+    print("|" + "---|" * len(columns.split(" | ")))
+
+
 def verdict(ok):
     return "**met**" if ok else "**not met**"
 
@@ -72,9 +79,8 @@ def servers(path, rows):
             continue
         # A run without the reference row is paired against the first peer it has.
         ref = next((c for c in (refs[test], "qemu-none", "nbdkit-none") if c in configs), configs[0])
-        print(f"\n{path}: {test}s, {rounds} rounds (paired ratio against {ref})")
-        print("| server and options | median s | min s | max s | left resident | paired |")
-        print("|---|---|---|---|---|---|")
+        table(f"{path}: {test}s, {rounds} rounds (paired ratio against {ref})",
+              "server and options | median s | min s | max s | left resident | paired")
         for config in configs:
             p = paired(test, config, ref)
             print(f"| {config} | {median(times(test, config)):.2f} | {min(times(test, config)):.2f} "
@@ -99,9 +105,8 @@ def servers(path, rows):
     # Peers are NBD servers: fio alone (the disk's limit) is compared with below, not raced against.
     peers = [c for t, c in runs if t == "read" and not c.startswith(("pagewise-", "fio-"))]
     fastest = min(peers, key=lambda c: median(times("read", c))) if peers else "a peer"
-    print(f"\n{path}: targets (a time is met only when ratio of medians and paired median are both <= 1)")
-    print("| target | measured | verdict |")
-    print("|---|---|---|")
+    table(f"{path}: targets (a time is met only when ratio of medians and paired median are both <= 1)",
+          "target | measured | verdict")
     compare("R1 evict reads: ≤ 1 % left, time ≤ fastest peer", "read", "pagewise-evict", fastest, True)
     compare("R1 dontcache reads", "read", "pagewise-dontcache", fastest, True)
     compare("R2 writeback reads ≤ nbdkit default", "read", "pagewise-writeback", "nbdkit", False)
@@ -117,11 +122,10 @@ def servers(path, rows):
     if read_peers or write_peers:
         best = min(read_peers, key=lambda c: median(times("read", c))) if read_peers else None
         best_write = min(write_peers, key=lambda c: median(times("write", c))) if write_peers else None
-        print(f"\n{path}: issue 12 target C1, clean modes vs the best peer of their kind "
+        table(f"{path}: issue 12 target C1, clean modes vs the best peer of their kind "
               f"(reads: {best or 'not run'}, the fastest of nbdkit-none, nbdkit-none-random and qemu-none by median; "
-              f"writes: {best_write or 'not run'}, the faster nbdkit cache=none)")
-        print("| target | measured | verdict |")
-        print("|---|---|---|")
+              f"writes: {best_write or 'not run'}, the faster nbdkit cache=none)",
+              "target | measured | verdict")
         for mode in ("evict", "dontcache", "direct") if best else ():
             compare(f"C1 {mode} reads", "read", f"pagewise-{mode}", best, True)
         for mode in ("evict", "dontcache", "direct") if best_write else ():
@@ -130,9 +134,8 @@ def servers(path, rows):
     # DONTCACHE writes against nbdkit cache=none, the bookworm one and the newest (1.42).
     for peer in ("nbdkit-none", "nbdkit142-none"):
         if times("write", "pagewise-dontcache") and times("write", peer):
-            print(f"\n{path}: issue 24 target 2, dontcache writes at or below {peer}")
-            print("| target | measured | verdict |")
-            print("|---|---|---|")
+            table(f"{path}: issue 24 target 2, dontcache writes at or below {peer}",
+                  "target | measured | verdict")
             compare(f"dontcache writes ≤ {peer}", "write", "pagewise-dontcache", peer, True)
 
     # Clean modes against the disk's own limit, the faster of fio-direct and fio-buffered by median, in the same run.
@@ -150,10 +153,9 @@ def servers(path, rows):
         if not disk:
             continue
         limit_config = min(disk, key=lambda c: median(times(test, c)))
-        print(f"\n{path}: issue 24 target 5, {test}s as a ratio to the disk's limit ({limit_config}, the faster "
-              f"fio run by median; a time is met when the ratio of medians and the paired median are both within)")
-        print("| target | measured | verdict |")
-        print("|---|---|---|")
+        table(f"{path}: issue 24 target 5, {test}s as a ratio to the disk's limit ({limit_config}, the faster "
+              f"fio run by median; a time is met when the ratio of medians and the paired median are both within)",
+              "target | measured | verdict")
         for mode in ("evict", "dontcache", "direct"):
             limit = 1.2 if (test, mode) == ("read", "direct") else 1.1
             within(f"{mode} {test}s ≤ {limit}× disk", test, f"pagewise-{mode}", limit_config, limit)
@@ -195,9 +197,8 @@ def copies(path, rows):
 
 
 def cache_modes(path, rows):
-    print(f"\n{path}: median of the measured passes (the first row of each mode and op is the warm-up)")
-    print("| mode | read s (min) | read MiB/s | read left cached | write s (min) | write MiB/s | write left cached |")
-    print("|---|---|---|---|---|---|---|")
+    table(f"{path}: median of the measured passes (the first row of each mode and op is the warm-up)",
+          "mode | read s (min) | read MiB/s | read left cached | write s (min) | write MiB/s | write left cached")
     modes = []
     for r in rows:
         if r["mode"] not in modes:
@@ -219,9 +220,8 @@ def positional_io(path, text):
                          text, re.M):
         op, api, size, score, error = m.groups()
         scores[(op, int(size), api)] = (float(score), float(error))
-    print(f"\n{path}: J1, JNI positional I/O vs FileChannel (JMH score: mean ops/s ± 99.9 % error)")
-    print("| op | size | pagewise ops/s | FileChannel ops/s | ratio | error intervals |")
-    print("|---|---|---|---|---|---|")
+    table(f"{path}: J1, JNI positional I/O vs FileChannel (JMH score: mean ops/s ± 99.9 % error)",
+          "op | size | pagewise ops/s | FileChannel ops/s | ratio | error intervals")
     all_ok = True
     for op in ("read", "write"):
         for size in sorted({s for o, s, a in scores if o == op}):
@@ -298,11 +298,10 @@ def positional_rounds(path, rows):
         score.setdefault(key, {}).setdefault(r["api"], {})[r["round"]] = float(r["ops_per_s"])
     loads = [float(r["load1"]) for r in rows]
     rounds = len({r["round"] for r in rows})
-    print(f"\n{path}: issue 24, StorageFile against FileChannel in {rounds} interleaved rounds (one JMH fork per "
+    table(f"{path}: issue 24, StorageFile against FileChannel in {rounds} interleaved rounds (one JMH fork per "
           f"case, API and round; load average {min(loads):.1f}–{max(loads):.1f}); median ops/s, and paired: the "
-          "median over rounds of pagewise / FileChannel (min–max)")
-    print("| threads | op | buffer | pagewise ops/s | FileChannel ops/s | pagewise / FileChannel paired | at least as fast (paired median ≥ 1.00) |")
-    print("|---|---|---|---|---|---|---|")
+          "median over rounds of pagewise / FileChannel (min–max)",
+          "threads | op | buffer | pagewise ops/s | FileChannel ops/s | pagewise / FileChannel paired | at least as fast (paired median ≥ 1.00)")
     for key in sorted(score):
         mine, theirs = score[key].get("pagewise", {}), score[key].get("filechannel", {})
         pairs = [mine[k] / theirs[k] for k in mine if k in theirs]
@@ -326,12 +325,11 @@ def paired_json(path, results):
     speed ratio pagewise / FileChannel is fileChannelNanos / pagewiseNanos. Each case ran with each API on either
     file (swapFiles); the ratio is the geometric mean of the two assignments' medians, in which a file's own speed
     cancels."""
-    print(f"\n{path}: issue 24, StorageFile against FileChannel, paired call by call in one JVM "
+    table(f"{path}: issue 24, StorageFile against FileChannel, paired call by call in one JVM "
           "(PairedPositionalIoBenchmark); µs per call: median over iterations, both file assignments; by file: the "
           "median ratio (FileChannel time / pagewise time) with pagewise on the file made first, then on the "
-          "second; ratio: their geometric mean")
-    print("| threads | op | buffer | mode | size | pagewise µs/call | FileChannel µs/call | by file | ratio | at least as fast (ratio ≥ 1.00) |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "second; ratio: their geometric mean",
+          "threads | op | buffer | mode | size | pagewise µs/call | FileChannel µs/call | by file | ratio | at least as fast (ratio ≥ 1.00)")
     order = {m: i for i, m in enumerate(COMPARED)}
     cases = {}
     for r in results:
@@ -370,11 +368,10 @@ def positional_json(path, results):
         forks = r["primaryMetric"]["rawData"]
         cases.setdefault(key, {}).setdefault(p["via"], []).extend(forks)
     sizes = sorted({k[4] for k in cases})
-    print(f"\n{path}: issue 24, StorageFile against FileChannel at {', '.join(str(s) for s in sizes)} bytes; median "
+    table(f"{path}: issue 24, StorageFile against FileChannel at {', '.join(str(s) for s in sizes)} bytes; median "
           "ops/s over every measured iteration of every fork; ratio = pagewise median / FileChannel median; per fork: "
-          "the pagewise / FileChannel ratio of the forks' means, fork by fork (min–max)")
-    print("| threads | op | buffer | mode | compared | pagewise ops/s | FileChannel ops/s | ratio | per fork | at least as fast (ratio ≥ 1.00) |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "the pagewise / FileChannel ratio of the forks' means, fork by fork (min–max)",
+          "threads | op | buffer | mode | compared | pagewise ops/s | FileChannel ops/s | ratio | per fork | at least as fast (ratio ≥ 1.00)")
     order = {m: i for i, m in enumerate(COMPARED)}
     met = {}
     for key in sorted(cases, key=lambda k: (k[0], k[1], k[2], order.get(k[3], 99), k[4])):
@@ -401,9 +398,8 @@ def server_cpu(path, text):
     cpu = {}
     for r in rows:
         cpu.setdefault((r[1], r[2]), {})[r[0]] = (float(r[4]) + float(r[5])) / (gib or 1)
-    print(f"\n{path}: the server's CPU seconds (user + system) {per}, median over rounds")
-    print("| test | config | wall s | CPU s | paired CPU ratio to nbdkit-none |")
-    print("|---|---|---|---|---|")
+    table(f"{path}: the server's CPU seconds (user + system) {per}, median over rounds",
+          "test | config | wall s | CPU s | paired CPU ratio to nbdkit-none")
     for (test, config), by_round in sorted(cpu.items()):
         wall = median(float(r[3]) for r in rows if r[1] == test and r[2] == config)
         ref = cpu.get((test, "nbdkit-none"), {})

@@ -7,6 +7,7 @@ import io.pagewise.device.ZeroFlag;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.Set;
+import java.util.function.ObjLongConsumer;
 
 /** A volatile device held in memory (at most 2 GiB), writable, zero-filled when made; for tests and demos. */
 public final class MemoryDevice implements BlockDevice {
@@ -35,12 +36,7 @@ public final class MemoryDevice implements BlockDevice {
 
     @Override
     public synchronized void readFully(ByteBuffer[] dsts, long offset) {
-        long at = offset;
-        for (ByteBuffer dst : dsts) {
-            int n = dst.remaining();
-            dst.put(data, (int) at, n);
-            at += n;
-        }
+        eachInTurn(dsts, offset, this::readFully);
     }
 
     @Override
@@ -50,10 +46,15 @@ public final class MemoryDevice implements BlockDevice {
 
     @Override
     public synchronized void write(ByteBuffer[] srcs, long offset, boolean fua) {
+        eachInTurn(srcs, offset, (src, at) -> write(src, at, fua));
+    }
+
+    /** Runs transfer on each buffer in turn, each at the offset where the one before it ended. */
+    private static void eachInTurn(ByteBuffer[] buffers, long offset, ObjLongConsumer<ByteBuffer> transfer) {
         long at = offset;
-        for (ByteBuffer src : srcs) {
-            int n = src.remaining();
-            src.get(data, (int) at, n);
+        for (ByteBuffer buffer : buffers) {
+            int n = buffer.remaining();
+            transfer.accept(buffer, at);
             at += n;
         }
     }

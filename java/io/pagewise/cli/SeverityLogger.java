@@ -1,8 +1,6 @@
 package io.pagewise.cli;
 
 import java.io.PrintStream;
-import java.text.MessageFormat;
-import java.util.ResourceBundle;
 
 /**
  * {@code --log=stderr} under a service manager: each message as a line on stderr that starts with its syslog
@@ -10,15 +8,9 @@ import java.util.ResourceBundle;
  * systemd read from a service's stderr (sd-daemon(3)) and which {@code journalctl -p warning} then filters on. A
  * message of several lines becomes several lines, each with the severity, so that none is read as info.
  */
-final class SeverityLogger implements System.Logger {
-    private final String prefix;
-    private final PrintStream err;
-    private final Level threshold;
-
+final class SeverityLogger extends ThresholdLogger {
     SeverityLogger(String prefix, PrintStream err, boolean verbose) {
-        this.prefix = prefix;
-        this.err = err;
-        this.threshold = verbose ? Level.DEBUG : Level.INFO;
+        super(prefix, err, verbose);
     }
 
     /** {@return the syslog severity of a level}: ERROR 3, WARNING 4, INFO 6, DEBUG and TRACE 7 */
@@ -36,25 +28,13 @@ final class SeverityLogger implements System.Logger {
         return "pagewise command line, syslog severities";
     }
 
+    /** Each line of the message with the level's severity, and thrown after it unless the message names it. */
     @Override
-    public boolean isLoggable(Level level) {
-        return level != Level.OFF && level.getSeverity() >= threshold.getSeverity();
-    }
-
-    @Override
-    public void log(Level level, ResourceBundle bundle, String message, Throwable thrown) {
-        if (isLoggable(level)) print(level, message + (thrown != null && message.indexOf(String.valueOf(thrown)) < 0 ? ": " + thrown : ""));
-    }
-
-    @Override
-    public void log(Level level, ResourceBundle bundle, String format, Object... params) {
-        if (isLoggable(level)) print(level, params == null || params.length == 0 ? format : MessageFormat.format(format, params));
-    }
-
-    private void print(Level level, String message) {
+    void print(Level level, String message, Throwable thrown) {
+        String text = message + (thrown != null && message.indexOf(String.valueOf(thrown)) < 0 ? ": " + thrown : "");
         String tag = "<" + severity(level) + ">";
         StringBuilder lines = new StringBuilder();
-        for (String line : message.split("\n", -1)) lines.append(tag).append(prefix).append(line).append('\n');
+        for (String line : text.split("\n", -1)) lines.append(tag).append(prefix).append(line).append('\n');
         synchronized (err) {
             err.print(lines);
             err.flush();

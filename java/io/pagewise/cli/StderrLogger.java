@@ -1,23 +1,15 @@
 package io.pagewise.cli;
 
 import java.io.PrintStream;
-import java.text.MessageFormat;
-import java.util.ResourceBundle;
 
 /**
  * The command line's sink for a library logger: each message at or above a level as one line on stderr, after a
  * prefix such as {@code "pagewise serve: "}, with no timestamp, level or stack trace, as the commands have always
  * printed them. {@code -v} lowers the level from INFO to DEBUG.
  */
-final class StderrLogger implements System.Logger {
-    private final String prefix;
-    private final PrintStream err;
-    private final Level threshold;
-
+final class StderrLogger extends ThresholdLogger {
     StderrLogger(String prefix, PrintStream err, boolean verbose) {
-        this.prefix = prefix;
-        this.err = err;
-        this.threshold = verbose ? Level.DEBUG : Level.INFO;
+        super(prefix, err, verbose);
     }
 
     @Override
@@ -26,18 +18,7 @@ final class StderrLogger implements System.Logger {
     }
 
     @Override
-    public boolean isLoggable(Level level) {
-        return level != Level.OFF && level.getSeverity() >= threshold.getSeverity();
-    }
-
-    @Override
-    public void log(Level level, ResourceBundle bundle, String message, Throwable thrown) {
-        if (isLoggable(level)) err.println(prefix + message);
-    }
-
-    @Override
-    public void log(Level level, ResourceBundle bundle, String format, Object... params) {
-        if (!isLoggable(level)) return;
-        err.println(prefix + (params == null || params.length == 0 ? format : MessageFormat.format(format, params)));
+    void print(Level level, String message, Throwable thrown) {
+        err.println(prefix + message);
     }
 }

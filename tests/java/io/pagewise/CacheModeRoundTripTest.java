@@ -60,10 +60,7 @@ class CacheModeRoundTripTest {
                 cases.add(new long[] {random.nextInt(4 << 20), 1 + random.nextInt(random.nextBoolean() ? 9000 : 200_000)});
             }
             for (long[] c : cases) {
-                byte[] data = Fixtures.random(random.nextLong(), (int) c[1]);
-                Fixtures.write(file, c[0], data, kind);
-                model.write(c[0], data);
-                assertEquals(model.size(), file.size(), "size after writing " + c[1] + " bytes at " + c[0]);
+                byte[] data = model.writeRandom(file, random, c[0], (int) c[1], kind, false);
                 // Immediately readable through the same file, with the same kind of buffer.
                 assertBytes(data, Fixtures.read(file, c[0], data.length, kind), "read back at " + c[0]);
             }
@@ -91,7 +88,6 @@ class CacheModeRoundTripTest {
         Path path = dir.resolve("grow");
         Random random = new Random(mode.ordinal());
         Model model = new Model();
-        BufferKind[] kinds = BufferKind.values();
         try (StorageFile file = StorageFile.open(path, mode, CREATE_NEW, WRITE)) {
             for (int i = 0; i < 60; i++) {
                 long offset;
@@ -104,11 +100,7 @@ class CacheModeRoundTripTest {
                 int length = 1 + random.nextInt(i % 4 == 2 ? 50 : 9000);
                 if (i % 4 == 2) length = (int) Math.min(length, model.size() - offset); // stays inside the file
                 if (length <= 0) length = 1;
-                byte[] data = Fixtures.random(random.nextLong(), length);
-                Fixtures.write(file, offset, data, kinds[i % kinds.length]);
-                model.write(offset, data);
-                assertEquals(model.size(), file.size(),
-                        mode + ": size after writing " + length + " bytes at " + offset + " (step " + i + ")");
+                model.writeRandom(file, random, offset, length, BufferKind.inTurn(i), false);
                 assertEquals(model.size(), Files.size(path));
             }
         }

@@ -86,7 +86,6 @@ class FallbackPathTest {
         Path path = dir.resolve("data");
         Random random = new Random(mode.ordinal());
         Model model = new Model();
-        BufferKind[] kinds = BufferKind.values();
         // WRITE without READ: reads must work all the same, as on the native path.
         try (StorageFile file = StorageFile.open(path, mode, CREATE_NEW, WRITE)) {
             assertFalse(file.isNative());
@@ -98,11 +97,8 @@ class FallbackPathTest {
             for (int i = 0; i < cases.length + 10; i++) {
                 long offset = i < cases.length ? cases[i][0] : random.nextInt(4 << 20);
                 int length = i < cases.length ? (int) cases[i][1] : 1 + random.nextInt(100_000);
-                byte[] data = Fixtures.random(random.nextLong(), length);
-                BufferKind kind = kinds[i % kinds.length];
-                Fixtures.write(file, offset, data, kind, i % 3 == 0);
-                model.write(offset, data);
-                assertEquals(model.size(), file.size(), "size after " + length + " bytes at " + offset);
+                BufferKind kind = BufferKind.inTurn(i);
+                byte[] data = model.writeRandom(file, random, offset, length, kind, i % 3 == 0);
                 assertBytes(data, Fixtures.read(file, offset, length, kind), "read back at " + offset);
             }
             assertBytes(model.bytes(), Fixtures.read(file, 0, model.size() + 5000, BufferKind.HEAP), "whole file");
@@ -132,7 +128,7 @@ class FallbackPathTest {
                         for (int at = id * 3001, piece = 0; at < total; at += 4 * 3001, piece++) {
                             int length = Math.min(3001, total - at);
                             Fixtures.write(file, at, java.util.Arrays.copyOfRange(expected, at, at + length),
-                                    BufferKind.values()[piece % 4]);
+                                    BufferKind.inTurn(piece));
                         }
                         return null;
                     }));

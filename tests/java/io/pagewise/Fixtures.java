@@ -35,7 +35,12 @@ final class Fixtures {
         /** A direct buffer whose position is page aligned (the O_DIRECT zero-copy path when offset/length align). */
         DIRECT,
         /** A direct buffer whose position is at an odd address (needs a bounce buffer under O_DIRECT). */
-        DIRECT_UNALIGNED
+        DIRECT_UNALIGNED;
+
+        /** {@return the i-th kind of all the kinds taken in turn}, for a test that cycles through them */
+        static BufferKind inTurn(int i) {
+            return values()[i % values().length];
+        }
     }
 
     static byte[] random(long seed, int length) {
@@ -179,6 +184,20 @@ final class Fixtures {
             size = Math.max(size, end);
         }
 
+        /**
+         * Writes length bytes drawn from random to file at offset, through a buffer of kind and with FUA or
+         * without, and the same bytes here; checks that the file's size is then the model's.
+         * {@return the bytes written}
+         */
+        byte[] writeRandom(StorageFile file, Random random, long offset, int length, BufferKind kind, boolean fua)
+                throws IOException {
+            byte[] data = Fixtures.random(random.nextLong(), length);
+            Fixtures.write(file, offset, data, kind, fua);
+            write(offset, data);
+            assertEquals(size, file.size(), "size after writing " + length + " bytes at " + offset);
+            return data;
+        }
+
         /** Zeros [offset, offset + length); grows the file only when grows is set. */
         void zero(long offset, long length, boolean grows) {
             int end = Math.toIntExact(offset + length);
@@ -220,7 +239,6 @@ final class Fixtures {
         List<List<int[]>> owned = new ArrayList<>();
         for (int t = 0; t < threads; t++) owned.add(new ArrayList<>());
         for (int i = 0; i < pieces.size(); i++) owned.get(i % threads).add(pieces.get(i)); // neighbours differ
-        BufferKind[] kinds = BufferKind.values();
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         try {
             CyclicBarrier start = new CyclicBarrier(threads);
@@ -234,7 +252,7 @@ final class Fixtures {
                     int i = 0;
                     for (int[] piece : mine) {
                         byte[] data = Arrays.copyOfRange(expected, piece[0], piece[0] + piece[1]);
-                        Fixtures.write(file, piece[0], data, kinds[(id + i++) % kinds.length], someFua && i % 17 == 0);
+                        Fixtures.write(file, piece[0], data, BufferKind.inTurn(id + i++), someFua && i % 17 == 0);
                     }
                     return null;
                 }));

@@ -40,14 +40,13 @@ class FuaAndFlushTest {
         Path path = dir.resolve("fua");
         Model model = new Model();
         long[][] cases = {{0, 4096}, {4096, 8192}, {100, 50}, {12_345, 70_000}, {(1 << 20) + 1, 3}};
-        BufferKind[] kinds = BufferKind.values();
         try (StorageFile file = StorageFile.open(path, mode, CREATE_NEW, READ, WRITE)) {
             assertEquals(mode, file.requestedMode());
             for (int i = 0; i < cases.length; i++) {
                 byte[] data = Fixtures.random(i, (int) cases[i][1]);
-                Fixtures.write(file, cases[i][0], data, kinds[i % kinds.length], true);
+                Fixtures.write(file, cases[i][0], data, BufferKind.inTurn(i), true);
                 model.write(cases[i][0], data);
-                assertBytes(data, Fixtures.read(file, cases[i][0], data.length, kinds[i % kinds.length]),
+                assertBytes(data, Fixtures.read(file, cases[i][0], data.length, BufferKind.inTurn(i)),
                         "after FUA write at " + cases[i][0]);
                 assertEquals(model.size(), file.size());
             }

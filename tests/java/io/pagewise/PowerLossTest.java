@@ -1,6 +1,5 @@
 package io.pagewise;
 
-import static java.nio.file.StandardOpenOption.CREATE_NEW;
 import static java.nio.file.StandardOpenOption.READ;
 import static java.nio.file.StandardOpenOption.WRITE;
 import static org.junit.jupiter.api.Assertions.assertAll;
@@ -10,8 +9,6 @@ import io.pagewise.testing.ExternalTools;
 import io.pagewise.testing.LazyFsExtension;
 import io.pagewise.testing.LazyFsMount;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -36,27 +33,16 @@ class PowerLossTest {
     private static final int BLOCKS = 16;
     private static final AtomicInteger FILES = new AtomicInteger();
 
-    /**
-     * A new file on the mount holding old, durable data (written and fsynced through the mount, so LazyFS also has
-     * it cached: LazyFS cannot serve an O_DIRECT read from its backing file, which it opens with O_DIRECT and reads
-     * into unaligned buffers); returns its name.
-     */
+    /** A new file on the mount holding old, durable data ({@link LazyFsMount#durableFile}); returns its name. */
     private static String durableFile(byte[] old) throws IOException {
         String name = "file-" + FILES.incrementAndGet();
-        try (FileChannel channel = FileChannel.open(LAZYFS.mount().file(name), CREATE_NEW, WRITE)) {
-            channel.write(ByteBuffer.wrap(old), 0);
-            channel.force(true);
-        }
+        LAZYFS.mount().durableFile(name, old);
         return name;
     }
 
     private static StorageFile open(String name, CacheMode mode) throws IOException {
         if (mode.needsNative()) ExternalTools.requireNativeLibrary();
         return StorageFile.open(LAZYFS.mount().file(name), mode, READ, WRITE);
-    }
-
-    private static byte[] block(byte[] data, int b) {
-        return Arrays.copyOfRange(data, b * BLOCK, (b + 1) * BLOCK);
     }
 
     /** What a test does to the open file before the power is cut. */
@@ -75,44 +61,58 @@ class PowerLossTest {
         lazyfs.assertSurvived(name, expected, blockSize, mode + ": " + what);
     }
 
-    private static void writeBlocks(StorageFile file, byte[] data, boolean fua) throws IOException {
-        for (int b = 0; b < BLOCKS; b++) Fixtures.write(file, (long) b * BLOCK, block(data, b), BufferKind.DIRECT, fua);
+    /** Writes data in blocks of blockSize, each from a direct buffer, with FUA or without. */
+    private static void writeBlocks(StorageFile file, byte[] data, int blockSize, boolean fua) throws IOException {
+        for (int at = 0; at < data.length; at += blockSize) {
+            Fixtures.write(file, at, Arrays.copyOfRange(data, at, at + blockSize), BufferKind.DIRECT, fua);
+        }
     }
 
-    /** Zeroes every other block (half of them with may-trim) and the same blocks of expected. */
-    private static void zeroEveryOtherBlock(StorageFile file, byte[] expected) throws IOException {
-        for (int b = 0; b < BLOCKS; b += 2) {
-            file.zero((long) b * BLOCK, BLOCK, b % 4 == 0);
-            Arrays.fill(expected, b * BLOCK, (b + 1) * BLOCK, (byte) 0);
-        }
+    /**
+     * Overwrites a file of old, durable data with blocks of blockSize, each with FUA or without, then flushes or
+     * not, cuts the power, and checks that the new data survived.
+     */
+    private static void assertOverwriteSurvives(CacheMode mode, int blockSize, int blocks, boolean fua, boolean flush)
+            throws Exception {
+        byte[] fresh = Fixtures.random(2, blocks * blockSize);
+        assertCutKeeps(durableFile(Fixtures.random(1, blocks * blockSize)), mode, file -> {
+            writeBlocks(file, fresh, blockSize, fua);
+            if (flush) file.flush();
+        }, fresh, blockSize, blocks + " writes of " + blockSize + " bytes" + (fua ? " with FUA" : "")
+                + (flush ? ", then flush" : ", no flush"));
+    }
+
+    /**
+     * Zeroes every other block of a file of old, durable data (half of them with may-trim), then flushes or not,
+     * cuts the power, and checks that the zeros and the data between them survived.
+     */
+    private static void assertZerosSurvive(CacheMode mode, boolean flush) throws Exception {
+        byte[] expected = Fixtures.random(5, BLOCKS * BLOCK);
+        assertCutKeeps(durableFile(expected.clone()), mode, file -> {
+            for (int b = 0; b < BLOCKS; b += 2) {
+                file.zero((long) b * BLOCK, BLOCK, b % 4 == 0);
+                Arrays.fill(expected, b * BLOCK, (b + 1) * BLOCK, (byte) 0);
+            }
+            if (flush) file.flush();
+        }, expected, BLOCK, "every other block zeroed" + (flush ? ", then flush" : ", no flush"));
     }
 
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#durableModes")
     void fuaWritesSurvive(CacheMode mode) throws Exception {
-        byte[] fresh = Fixtures.random(2, BLOCKS * BLOCK);
-        assertCutKeeps(durableFile(Fixtures.random(1, BLOCKS * BLOCK)), mode, file -> writeBlocks(file, fresh, true),
-                fresh, BLOCK, BLOCKS + " FUA writes");
+        assertOverwriteSurvives(mode, BLOCK, BLOCKS, true, false);
     }
 
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#durableModes")
     void writesBeforeAFlushSurvive(CacheMode mode) throws Exception {
-        byte[] fresh = Fixtures.random(4, BLOCKS * BLOCK);
-        assertCutKeeps(durableFile(Fixtures.random(3, BLOCKS * BLOCK)), mode, file -> {
-            writeBlocks(file, fresh, false);
-            file.flush();
-        }, fresh, BLOCK, BLOCKS + " writes, then flush");
+        assertOverwriteSurvives(mode, BLOCK, BLOCKS, false, true);
     }
 
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#durableModes")
     void zerosBeforeAFlushSurvive(CacheMode mode) throws Exception {
-        byte[] expected = Fixtures.random(5, BLOCKS * BLOCK);
-        assertCutKeeps(durableFile(expected), mode, file -> {
-            zeroEveryOtherBlock(file, expected);
-            file.flush();
-        }, expected, BLOCK, "every other block zeroed, then flush");
+        assertZerosSurvive(mode, true);
     }
 
     /**
@@ -122,49 +122,26 @@ class PowerLossTest {
     @ParameterizedTest
     @EnumSource(value = CacheMode.class, names = {"EVICT", "DONTCACHE"})
     void largeFuaWritesSurvive(CacheMode mode) throws Exception {
-        largeWrites(mode, true);
+        assertOverwriteSurvives(mode, 1 << 20, 4, true, false);
     }
 
     @ParameterizedTest
     @EnumSource(value = CacheMode.class, names = {"EVICT", "DONTCACHE"})
     void largeWritesBeforeAFlushSurvive(CacheMode mode) throws Exception {
-        largeWrites(mode, false);
-    }
-
-    private static void largeWrites(CacheMode mode, boolean fua) throws Exception {
-        int large = 1 << 20;
-        int blocks = 4;
-        byte[] fresh = Fixtures.random(21, blocks * large);
-        assertCutKeeps(durableFile(Fixtures.random(20, blocks * large)), mode, file -> {
-            for (int b = 0; b < blocks; b++) {
-                Fixtures.write(file, (long) b * large, Arrays.copyOfRange(fresh, b * large, (b + 1) * large),
-                        BufferKind.DIRECT, fua);
-            }
-            if (!fua) file.flush();
-        }, fresh, large, "1 MiB writes" + (fua ? " with FUA" : ", then flush"));
+        assertOverwriteSurvives(mode, 1 << 20, 4, false, true);
     }
 
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#everyWriteModes")
     void everyWriteSurvives(CacheMode mode) throws Exception {
-        byte[] fresh = Fixtures.random(7, BLOCKS * BLOCK);
-        assertCutKeeps(durableFile(Fixtures.random(6, BLOCKS * BLOCK)), mode, file -> writeBlocks(file, fresh, false),
-                fresh, BLOCK, BLOCKS + " plain writes, no flush");
+        assertOverwriteSurvives(mode, BLOCK, BLOCKS, false, false);
     }
 
-    /**
-     * In the modes that make every write durable, a zeroed range is durable too, without FUA or flush: written and
-     * flushed, then every other block zeroed, then the power cut.
-     */
+    /** In the modes that make every write durable, a zeroed range is durable too, without FUA or flush. */
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#everyWriteModes")
     void everyZeroSurvives(CacheMode mode) throws Exception {
-        byte[] expected = Fixtures.random(8, BLOCKS * BLOCK);
-        assertCutKeeps(durableFile(new byte[0]), mode, file -> {
-            writeBlocks(file, expected, false);
-            file.flush();
-            zeroEveryOtherBlock(file, expected);
-        }, expected, BLOCK, "every other block zeroed, no flush");
+        assertZerosSurvive(mode, false);
     }
 
     /**
@@ -180,7 +157,7 @@ class PowerLossTest {
         byte[] before;
         try (StorageFile file = open(name, mode)) {
             byte[] data = Fixtures.random(9, BLOCKS * BLOCK);
-            writeBlocks(file, data, false);
+            writeBlocks(file, data, BLOCK, false);
             file.flush();
             for (int b = 1; b < BLOCKS; b += 2) file.trim((long) b * BLOCK, BLOCK);
             before = Fixtures.readFully(file, 0, BLOCKS * BLOCK);

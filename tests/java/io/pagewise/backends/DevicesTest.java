@@ -101,6 +101,24 @@ class DevicesTest {
         assertArrayEquals(new byte[] {1, 0, 0, 4}, through.array(), "reads pass through");
     }
 
+    /** Vectored I/O on memory: each buffer takes the bytes where the one before it ended, reading as writing. */
+    @Test
+    void memoryWritesAndReadsBufferAfterBuffer() throws Exception {
+        MemoryDevice memory = new MemoryDevice(8192);
+        memory.write(new ByteBuffer[] {ByteBuffer.wrap(new byte[] {1, 2}), ByteBuffer.allocate(0),
+                ByteBuffer.wrap(new byte[] {3, 4, 5})}, 1000, false);
+        ByteBuffer whole = ByteBuffer.allocate(7);
+        memory.readFully(whole, 999);
+        assertArrayEquals(new byte[] {0, 1, 2, 3, 4, 5, 0}, whole.array());
+
+        ByteBuffer first = ByteBuffer.allocate(3);
+        ByteBuffer second = ByteBuffer.allocate(2);
+        memory.readFully(new ByteBuffer[] {first, ByteBuffer.allocate(0), second}, 1000);
+        assertArrayEquals(new byte[] {1, 2, 3}, first.array());
+        assertArrayEquals(new byte[] {4, 5}, second.array());
+        assertFalse(first.hasRemaining() || second.hasRemaining(), "every buffer filled");
+    }
+
     /** A failure whose message must say something. */
     private interface IllegalArgumentOrIo {
         void run() throws Exception;

@@ -249,33 +249,23 @@ class ServeCommandTest {
         return pythonScript(name, all.toArray(String[]::new));
     }
 
+    /**
+     * Serves a 1 MiB disk with this timeout option to the client script of tests/nbd, which exits 0 only when the
+     * server hung up on it; the server's stderr must say why.
+     */
+    private void assertServeDropsClient(String timeoutOption, String clientScript, String why) throws IOException {
+        String script = ExternalTools.pythonScriptCommand(clientScript);
+        serve(timeoutOption, "--run", script, disk(1 << 20).toString()).assertOk().assertErrContains(why);
+    }
+
     @Test
     void handshakeTimeoutDropsASilentClient() throws Exception {
-        Path file = disk(1 << 20);
-        String script = pythonScript("silent.py",
-                "import os, socket, sys",
-                "s = socket.socket(socket.AF_UNIX)",
-                "s.settimeout(20)",
-                "s.connect(os.environ['unixsocket'])",
-                "assert len(s.recv(18, socket.MSG_WAITALL)) == 18",
-                "sys.exit(0 if s.recv(1) == b'' else 9)");
-        CommandRun outcome = serve("--handshake-timeout=1", "--run", script, file.toString());
-        outcome.assertOk().assertErrContains("handshake not finished within 1 s");
+        assertServeDropsClient("--handshake-timeout=1", "silent_client.py", "handshake not finished within 1 s");
     }
 
     @Test
     void idleTimeoutClosesAClientThatSendsNothing() throws Exception {
-        Path file = disk(1 << 20);
-        String script = nbdScript("idle.py",
-                "h.pread(512, 0)",
-                "time.sleep(3)",
-                "try:",
-                "    h.pread(512, 0)",
-                "except nbd.Error:",
-                "    sys.exit(0)",
-                "sys.exit(9)");
-        CommandRun outcome = serve("--idle-timeout=1", "--run", script, file.toString());
-        outcome.assertOk().assertErrContains("closed after 1 s without requests (--idle-timeout)");
+        assertServeDropsClient("--idle-timeout=1", "idle_client.py", "closed after 1 s without requests (--idle-timeout)");
     }
 
     /**

@@ -526,15 +526,10 @@ class ServeOperationsTest {
         args.add("--pidfile=" + pidFile);
         args.add("-v");
         Path socket = dir.resolve("act.sock");
-        List<String> command = new ArrayList<>(List.of("systemd-socket-activate", "-l", socket.toString()));
-        command.addAll(serveCommand(args.toArray(String[]::new)));
-        Process process = start(command);
+        Process process = start(ExternalTools.socketActivated(socket.toString(), serveCommand(args.toArray(String[]::new))));
         try {
             awaitFile(socket, process);
-            // The first connection starts the server (systemd-socket-activate execs it then); it waits in the backlog.
-            String size = ExternalTools.run(60, "nbdinfo", "--size", "nbd+unix:///vm1.img?socket=" + socket)
-                    .assertOk("nbdinfo on the activated socket").stdout().trim();
-            assertEquals(String.valueOf(1 << 20), size);
+            ExternalTools.assertExportSize("nbd+unix:///vm1.img?socket=" + socket, 1 << 20);
             assertEquals(process.pid() + "\n", Files.readString(pidFile), "systemd-socket-activate execs the server");
             String metrics = ExternalTools.run(30, "curl", "-sSf", "http://127.0.0.1:" + port + "/metrics")
                     .assertOk("curl").stdout();
@@ -606,9 +601,7 @@ class ServeOperationsTest {
 
     private void refusedUnderActivation(Path disk, String socketName, String option, String message) throws Exception {
         Path socket = dir.resolve(socketName);
-        List<String> command = new ArrayList<>(List.of("systemd-socket-activate", "-l", socket.toString()));
-        command.addAll(serveCommand(option, disk.toString()));
-        Process process = start(command);
+        Process process = start(ExternalTools.socketActivated(socket.toString(), serveCommand(option, disk.toString())));
         try {
             awaitFile(socket, process);
             ExternalTools.run(60, "nbdinfo", "--size", "nbd+unix:///?socket=" + socket); // starts the server, which refuses

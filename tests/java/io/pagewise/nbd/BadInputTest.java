@@ -10,8 +10,6 @@ import io.pagewise.CacheMode;
 import io.pagewise.device.BlockDevice;
 import io.pagewise.nbd.server.NbdServer;
 import java.io.IOException;
-import java.net.StandardProtocolFamily;
-import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
@@ -47,13 +45,18 @@ class BadInputTest {
         if (server != null) server.close();
     }
 
+    /** {@return a raw client in transmission on a server of the default export} */
+    private Client clientInTransmission() throws IOException {
+        server(null);
+        return new Client().transmitting();
+    }
+
     /** A raw client: handshake helpers and simple-reply transmission. */
     private final class Client implements AutoCloseable {
         final SocketChannel channel;
 
         Client() throws IOException {
-            channel = SocketChannel.open(StandardProtocolFamily.UNIX);
-            channel.connect(UnixDomainSocketAddress.of(server.socket()));
+            channel = server.connect();
         }
 
         Client greeted(int clientFlags) throws IOException {
@@ -118,6 +121,12 @@ class BadInputTest {
         void request(int flags, int type, long cookie, long offset, int length) throws IOException {
             write(ByteBuffer.allocate(28).putInt(0x25609513).putShort((short) flags).putShort((short) type)
                     .putLong(cookie).putLong(offset).putInt(length).flip());
+        }
+
+        /** Sends a request without payload and reads its simple reply; returns its error. */
+        int ask(int flags, int type, long cookie, long offset, int length) throws IOException {
+            request(flags, type, cookie, offset, length);
+            return reply(cookie);
         }
 
         /** Reads a simple reply for cookie; returns its error. */
@@ -355,14 +364,10 @@ class BadInputTest {
 
     @Test
     void unknownCommandAndFlagsGetEinvalAndTheConnectionStaysUsable() throws Exception {
-        server(null);
-        try (Client client = new Client().transmitting()) {
-            client.request(0, 42, 1, 0, 512);
-            assertEquals(22, client.reply(1));
-            client.request(1 << 9, 0, 2, 0, 512);
-            assertEquals(22, client.reply(2));
-            client.request(0, 7, 3, 0, 512);              // BLOCK_STATUS without a meta context
-            assertEquals(22, client.reply(3));
+        try (Client client = clientInTransmission()) {
+            assertEquals(22, client.ask(0, 42, 1, 0, 512));
+            assertEquals(22, client.ask(1 << 9, 0, 2, 0, 512));
+            assertEquals(22, client.ask(0, 7, 3, 0, 512)); // BLOCK_STATUS without a meta context
             client.writeAt(512, new byte[] {9, 9});
             assertArrayEquals(new byte[] {9, 9}, client.readAt(512, 2));
         }
@@ -370,10 +375,8 @@ class BadInputTest {
 
     @Test
     void requestsPastTheEndFailAndRefusedPayloadsAreConsumed() throws Exception {
-        server(null);
-        try (Client client = new Client().transmitting()) {
-            client.request(0, 0, 1, SIZE - 100, 4096);     // READ past the end
-            assertEquals(22, client.reply(1));
+        try (Client client = clientInTransmission()) {
+            assertEquals(22, client.ask(0, 0, 1, SIZE - 100, 4096)); // READ past the end
             client.request(0, 1, 2, SIZE - 100, 4096);     // WRITE past the end, with its payload
             client.write(ByteBuffer.allocate(4096));
             assertEquals(28, client.reply(2));
@@ -392,10 +395,8 @@ class BadInputTest {
     /** A command number NBD does not define is answered EINVAL and counted apart from every command. */
     @Test
     void anUnknownCommandIsRefusedAndCounted() throws Exception {
-        server(null);
-        try (Client client = new Client().transmitting()) {
-            client.request(0, 42, 1, 0, 0);
-            assertEquals(22, client.reply(1));
+        try (Client client = clientInTransmission()) {
+            assertEquals(22, client.ask(0, 42, 1, 0, 0));
             client.writeAt(0, new byte[] {7, 8});   // in step: its reply is checked
         }
         io.pagewise.nbd.server.ServerStats stats = server.server.stats();
@@ -416,8 +417,7 @@ class BadInputTest {
         };
         server(b -> b.export("small", small));
         try (Client client = new Client().transmitting("small", 1 << 20)) {
-            client.request(0, 0, 1, 0, 65536 + 4096);    // READ over the maximum
-            assertEquals(22, client.reply(1));
+            assertEquals(22, client.ask(0, 0, 1, 0, 65536 + 4096)); // READ over the maximum
             client.request(0, 1, 2, 0, 65536 + 4096);    // WRITE over the maximum, with its payload
             client.write(ByteBuffer.allocate(65536 + 4096));
             assertEquals(22, client.reply(2));
@@ -428,8 +428,7 @@ class BadInputTest {
 
     @Test
     void wrongRequestMagicClosesTheConnection() throws Exception {
-        server(null);
-        try (Client client = new Client().transmitting()) {
+        try (Client client = clientInTransmission()) {
             client.write(ByteBuffer.allocate(28).putInt(0, 0x12345678));
             assertTrue(client.closedByServer());
             assertEquals(1, warnings("bad request magic"));
@@ -568,8 +567,7 @@ class BadInputTest {
 
     @Test
     void discFinishesInFlightRequestsThenCloses() throws Exception {
-        server(null);
-        try (Client client = new Client().transmitting()) {
+        try (Client client = clientInTransmission()) {
             client.request(0, 1, 5, 4096, 4096);
             client.write(ByteBuffer.wrap(new byte[4096]).put(0, (byte) 7));
             client.request(0, 2, 6, 0, 0);                 // DISC right behind the write

@@ -8,8 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.pagewise.CacheMode;
 import java.io.EOFException;
 import java.io.IOException;
-import java.net.StandardProtocolFamily;
-import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
@@ -45,8 +43,7 @@ class ExtendedHeadersTest {
 
         Client() throws IOException {
             server = server != null ? server : TestServer.start(dir, SIZE, CacheMode.WRITEBACK);
-            channel = SocketChannel.open(StandardProtocolFamily.UNIX);
-            channel.connect(UnixDomainSocketAddress.of(server.socket()));
+            channel = server.connect();
             read(18);
             write(ByteBuffer.allocate(4).putInt(CLIENT_FIXED_NEWSTYLE | CLIENT_NO_ZEROES).flip());
         }

@@ -17,6 +17,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -74,18 +75,32 @@ class MultipleExportsTest {
         }
     }
 
+    /** What a test does with the file vm.img of a directory served, and with its server. */
+    private interface VmTest {
+        void run(Path vm, NbdServer server) throws Exception;
+    }
+
+    /** Serves a directory holding vm.img of 1 MiB, read-only, set up further by setup, to test. */
+    private void withServedVm(UnaryOperator<NbdServer.Builder> setup, VmTest test) throws Exception {
+        ExternalTools.require("nbdinfo");
+        Path exports = Files.createDirectory(dir.resolve("exports"));
+        Path vm = exports.resolve("vm.img");
+        sized(vm, 1 << 20);
+        try (DirectoryExports source = DirectoryExports.of(exports,
+                     file -> FileDevice.open(file, CacheMode.WRITEBACK, StandardOpenOption.READ));
+             NbdServer server = setup.apply(NbdServer.builder().exports(source).unixSocket(dir.resolve("s")).logger(log))
+                     .start()) {
+            test.run(vm, server);
+        }
+    }
+
     @Test
     void aFileResizedOrReplacedUnderItsNameIsServedAsItIsNowAndCountedOnce() throws Exception {
-        ExternalTools.require("nbdinfo");
-        Path exports = directoryWithVm();
-        Path vm = exports.resolve("vm.img");
-        try (DirectoryExports source = readOnly(exports);
-             NbdServer server = NbdServer.builder().exports(source).unixSocket(dir.resolve("s")).logger(log)
-                     .jmx("dir-exports-test").start()) {
+        withServedVm(builder -> builder.jmx("dir-exports-test"), (vm, server) -> {
             assertEquals(String.valueOf(1 << 20), size(server));
             sized(vm, 3 << 20); // in place: the same inode
             assertEquals(String.valueOf(3 << 20), size(server), "a client after the resize sees the size now");
-            replace(exports, vm, 2 << 20);
+            replace(vm, 2 << 20);
             assertEquals(String.valueOf(2 << 20), size(server), "a client after the replacement gets the new file");
 
             String metrics = server.metrics();
@@ -97,19 +112,15 @@ class MultipleExportsTest {
                     "io.pagewise:type=NbdServer,name=\"dir-exports-test\",export=\"vm.img\"");
             assertEquals((long) (2 << 20), jmx.getAttribute(bean, "SizeBytes"), "the bean is the new file's");
             assertEquals(0L, log.count("cannot register"), log.entries().toString());
-        }
+        });
     }
 
     @Test
     void aReplacedOrDeletedFileIsClosedOnceItsLastClientIsGone() throws Exception {
-        ExternalTools.require("nbdinfo");
-        Path exports = directoryWithVm();
-        Path vm = exports.resolve("vm.img");
-        try (DirectoryExports source = readOnly(exports);
-             NbdServer server = NbdServer.builder().exports(source).unixSocket(dir.resolve("s")).logger(log).start()) {
+        withServedVm(builder -> builder, (vm, server) -> {
             io.pagewise.nbd.client.NbdClient holder = io.pagewise.nbd.client.NbdClient.connect(server.uri("vm.img"));
             try {
-                replace(exports, vm, 2 << 20);
+                replace(vm, 2 << 20);
                 assertEquals(String.valueOf(2 << 20), size(server));
                 assertEquals(1, deletedFilesOpen(), "the old file stays open while a client has it");
                 java.nio.ByteBuffer buffer = java.nio.ByteBuffer.allocate(4096);
@@ -119,29 +130,19 @@ class MultipleExportsTest {
             }
             awaitNoDeletedFileOpen("the old file is closed with its last client");
 
-            replace(exports, vm, 3 << 20); // nobody has the current one open: closed at the next request
+            replace(vm, 3 << 20); // nobody has the current one open: closed at the next request
             assertEquals(String.valueOf(3 << 20), size(server));
             awaitNoDeletedFileOpen("a replaced file nobody uses is closed");
 
             Files.delete(vm);
             ExternalTools.run(30, "nbdinfo", "--list", server.uri("")); // any request or listing looks
             awaitNoDeletedFileOpen("a deleted file nobody uses is closed");
-        }
+        });
     }
 
-    /** A directory "exports" holding vm.img of 1 MiB. */
-    private Path directoryWithVm() throws Exception {
-        Path exports = Files.createDirectory(dir.resolve("exports"));
-        sized(exports.resolve("vm.img"), 1 << 20);
-        return exports;
-    }
-
-    private static DirectoryExports readOnly(Path exports) throws Exception {
-        return DirectoryExports.of(exports, file -> FileDevice.open(file, CacheMode.WRITEBACK, StandardOpenOption.READ));
-    }
-
-    private static void replace(Path exports, Path file, long size) throws Exception {
-        Path next = exports.resolve(".next");
+    /** Puts a new file of size bytes in the place of file, under its name, by an atomic rename. */
+    private static void replace(Path file, long size) throws Exception {
+        Path next = file.resolveSibling(".next");
         sized(next, size);
         Files.move(next, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
     }

@@ -3,7 +3,7 @@ package io.pagewise.nbd;
 import static io.pagewise.nbd.wire.Protocol.CMD_FLAG_FUA;
 import static io.pagewise.nbd.wire.Protocol.CMD_WRITE_ZEROES;
 import static io.pagewise.testing.TestData.random;
-import static java.nio.file.StandardOpenOption.CREATE_NEW;
+import static java.nio.file.StandardOpenOption.READ;
 import static java.nio.file.StandardOpenOption.WRITE;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -21,7 +21,6 @@ import java.io.IOException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -63,12 +62,9 @@ class PowerLossNbdTest {
         Served(CacheMode mode, byte[] old) throws IOException {
             LazyFsMount lazyfs = LAZYFS.mount();
             if (mode.needsNative()) ExternalTools.requireNativeLibrary();
-            try (FileChannel channel = FileChannel.open(lazyfs.file(name), CREATE_NEW, WRITE)) {
-                channel.write(ByteBuffer.wrap(old), 0);
-                channel.force(true);
-            }
+            Path file = lazyfs.durableFile(name, old);
             socket = dir.resolve(name + ".sock");
-            export = FileDevice.open(lazyfs.file(name), mode, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE);
+            export = FileDevice.open(file, mode, READ, WRITE);
             NbdServer started = null;
             NbdClient connected = null;
             try {
@@ -92,13 +88,25 @@ class PowerLossNbdTest {
             }
         }
 
-        /** WRITE_ZEROES with FUA on each range, which NbdClient cannot send, on a connection of its own. */
-        void writeZeroesFua(long[][] ranges) throws Exception {
+        /**
+         * WRITE_ZEROES on every other block, and the same blocks of expected zeroed. With FUA (which NbdClient
+         * cannot send) on a connection of its own; without, through the client, half of them allowed to trim.
+         */
+        void zeroEveryOtherBlock(byte[] expected, boolean fua) throws Exception {
+            for (int b = 0; b < BLOCKS; b += 2) Arrays.fill(expected, b * BLOCK, (b + 1) * BLOCK, (byte) 0);
+            if (!fua) {
+                for (int b = 0; b < BLOCKS; b += 2) {
+                    client.zero((long) b * BLOCK, BLOCK, b % 4 == 0 ? ZeroFlag.NONE : ZeroFlag.TRIM);
+                }
+                return;
+            }
             assertTrue(client.info().canZero() && client.info().canFua(), "the export takes WRITE_ZEROES and FUA");
             try (SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX)) {
                 channel.connect(UnixDomainSocketAddress.of(socket));
                 try (RawConnection connection = RawConnection.negotiate(channel, server.uri(), "")) {
-                    for (long[] range : ranges) connection.send(CMD_WRITE_ZEROES, range[0], range[1], CMD_FLAG_FUA);
+                    for (int b = 0; b < BLOCKS; b += 2) {
+                        connection.send(CMD_WRITE_ZEROES, (long) b * BLOCK, BLOCK, CMD_FLAG_FUA);
+                    }
                 }
             }
         }
@@ -138,56 +146,50 @@ class PowerLossNbdTest {
         lazyfs.assertSurvived(name, expected, BLOCK, mode + ": " + what);
     }
 
+    /** Overwrites a served file's old data with NBD writes, each with FUA or without, then a FLUSH or not. */
+    private static void assertOverwriteSurvives(CacheMode mode, boolean fua, boolean flush) throws Exception {
+        byte[] fresh = random(2, BLOCKS * BLOCK);
+        assertCutKeeps(mode, random(1, BLOCKS * BLOCK), served -> {
+            served.writeBlocks(fresh, fua);
+            if (flush) served.client.flush();
+        }, fresh, BLOCKS + " NBD writes" + (fua ? " with FUA" : "") + (flush ? ", then FLUSH" : ", no FLUSH"));
+    }
+
+    /** Zeroes every other block of a served file of old data with WRITE_ZEROES, with FUA or without. */
+    private static void assertWriteZeroesSurvive(CacheMode mode, boolean fua) throws Exception {
+        byte[] expected = random(5, BLOCKS * BLOCK);
+        assertCutKeeps(mode, expected.clone(), served -> served.zeroEveryOtherBlock(expected, fua), expected,
+                "every other block WRITE_ZEROES " + (fua ? "with" : "without") + " FUA");
+    }
+
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#durableModes")
     void fuaWritesSurvive(CacheMode mode) throws Exception {
-        byte[] fresh = random(2, BLOCKS * BLOCK);
-        assertCutKeeps(mode, random(1, BLOCKS * BLOCK), served -> served.writeBlocks(fresh, true), fresh,
-                BLOCKS + " NBD writes with FUA");
+        assertOverwriteSurvives(mode, true, false);
     }
 
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#durableModes")
     void writesBeforeAFlushSurvive(CacheMode mode) throws Exception {
-        byte[] fresh = random(4, BLOCKS * BLOCK);
-        assertCutKeeps(mode, random(3, BLOCKS * BLOCK), served -> {
-            served.writeBlocks(fresh, false);
-            served.client.flush();
-        }, fresh, BLOCKS + " NBD writes, then FLUSH");
+        assertOverwriteSurvives(mode, false, true);
     }
 
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#durableModes")
     void writeZeroesWithFuaSurvives(CacheMode mode) throws Exception {
-        byte[] expected = random(5, BLOCKS * BLOCK);
-        assertCutKeeps(mode, expected, served -> {
-            long[][] zeroed = new long[BLOCKS / 2][];
-            for (int b = 0; b < BLOCKS; b += 2) {
-                zeroed[b / 2] = new long[] {(long) b * BLOCK, BLOCK};
-                Arrays.fill(expected, b * BLOCK, (b + 1) * BLOCK, (byte) 0);
-            }
-            served.writeZeroesFua(zeroed);
-        }, expected, "every other block WRITE_ZEROES with FUA");
+        assertWriteZeroesSurvive(mode, true);
     }
 
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#everyWriteModes")
     void everyWriteSurvives(CacheMode mode) throws Exception {
-        byte[] fresh = random(7, BLOCKS * BLOCK);
-        assertCutKeeps(mode, random(6, BLOCKS * BLOCK), served -> served.writeBlocks(fresh, false), fresh,
-                BLOCKS + " plain NBD writes");
+        assertOverwriteSurvives(mode, false, false);
     }
 
     /** Over NBD, in the modes that make every write durable, a WRITE_ZEROES without FUA is durable once answered. */
     @ParameterizedTest
     @MethodSource("io.pagewise.testing.LazyFsMount#everyWriteModes")
     void everyWriteZeroesSurvives(CacheMode mode) throws Exception {
-        byte[] expected = random(8, BLOCKS * BLOCK);
-        assertCutKeeps(mode, expected, served -> {
-            for (int b = 0; b < BLOCKS; b += 2) {
-                served.client.zero((long) b * BLOCK, BLOCK, b % 4 == 0 ? ZeroFlag.NONE : ZeroFlag.TRIM);
-                Arrays.fill(expected, b * BLOCK, (b + 1) * BLOCK, (byte) 0);
-            }
-        }, expected, "every other block WRITE_ZEROES without FUA");
+        assertWriteZeroesSurvive(mode, false);
     }
 }

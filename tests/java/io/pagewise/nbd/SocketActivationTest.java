@@ -57,16 +57,12 @@ class SocketActivationTest {
         ExternalTools.require("systemd-socket-activate", "nbdinfo");
         Path socket = dir.resolve("act.sock");
         Path ready = dir.resolve("ready");
-        List<String> command = new ArrayList<>(List.of("systemd-socket-activate", "-l", socket.toString()));
         Path pidFile = dir.resolve("pagewise.pid");
-        command.addAll(java(ready.toString(), "--activated", "--pidfile=" + pidFile));
-        Process process = start(command);
+        Process process = start(ExternalTools.socketActivated(socket.toString(),
+                java(ready.toString(), "--activated", "--pidfile=" + pidFile)));
         try {
             awaitListening(socket, process);
-            // The first connection starts the server (systemd-socket-activate execs it then); it waits in the backlog.
-            String size = ExternalTools.run(60, "nbdinfo", "--size", "nbd+unix:///?socket=" + socket)
-                    .assertOk("nbdinfo on the activated socket").stdout().trim();
-            assertEquals(String.valueOf(1 << 20), size);
+            ExternalTools.assertExportSize("nbd+unix:///?socket=" + socket, 1 << 20);
             assertEquals("nbd+unix:///?socket=" + socket, Files.readString(ready).trim(), "the URI names systemd's socket");
             // systemd-socket-activate execs the server: the pid file names the process systemd-socket-activate was.
             assertEquals(process.pid() + "\n", Files.readString(pidFile));
@@ -85,9 +81,7 @@ class SocketActivationTest {
             port = probe.getLocalPort();
         }
         Path ready = dir.resolve("ready");
-        List<String> command = new ArrayList<>(List.of("systemd-socket-activate", "-l", "127.0.0.1:" + port));
-        command.addAll(java(ready.toString(), "--activated"));
-        Process process = start(command);
+        Process process = start(ExternalTools.socketActivated("127.0.0.1:" + port, java(ready.toString(), "--activated")));
         try {
             String size = null;
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);

@@ -6,6 +6,7 @@ import io.pagewise.nbd.server.NbdServer;
 import io.pagewise.testing.RecordingLogger;
 import java.io.IOException;
 import java.io.RandomAccessFile;
+import java.nio.channels.SocketChannel;
 import java.nio.file.Path;
 
 /** An in-process server on a Unix socket in a temp dir, over a sparse file, closed with everything it opened. */
@@ -53,12 +54,15 @@ public final class TestServer implements AutoCloseable {
         return ((java.net.UnixDomainSocketAddress) server.address()).getPath();
     }
 
+    /** {@return a new raw connection to the server's socket}, for a client that speaks the protocol itself */
+    public SocketChannel connect() throws IOException {
+        return SocketChannel.open(server.address());
+    }
+
     @Override
     public void close() throws IOException {
-        try {
-            server.close();
-        } finally {
-            export.close();
+        try (export; server) {
+            // the server first, then its export
         }
     }
 }

@@ -12,6 +12,7 @@ import io.pagewise.nbd.client.NbdClient;
 import io.pagewise.nbd.server.NbdServer;
 import io.pagewise.nbd.tls.TlsChannel;
 import io.pagewise.nbd.wire.SocketIo;
+import io.pagewise.testing.ForwardingChannel;
 import io.pagewise.testing.RecordingLogger;
 import io.pagewise.testing.TestCertificates;
 import java.io.ByteArrayOutputStream;
@@ -319,7 +320,8 @@ class TlsTest {
     }
 
     /** The socket, but the fatal alert written in the clear goes out as the one given. */
-    private record AlertReplacing(SocketChannel socket, byte alert, AtomicBoolean replaced) implements ByteChannel {
+    private record AlertReplacing(SocketChannel channel, byte alert, AtomicBoolean replaced)
+            implements ForwardingChannel {
         @Override
         public int write(ByteBuffer src) throws IOException {
             int at = src.position();
@@ -328,22 +330,7 @@ class TlsTest {
                 src.put(at + 6, alert);
                 replaced.set(true);
             }
-            return socket.write(src);
-        }
-
-        @Override
-        public int read(ByteBuffer dst) throws IOException {
-            return socket.read(dst);
-        }
-
-        @Override
-        public boolean isOpen() {
-            return socket.isOpen();
-        }
-
-        @Override
-        public void close() throws IOException {
-            socket.close();
+            return channel.write(src);
         }
     }
 
@@ -355,37 +342,48 @@ class TlsTest {
         }
     }
 
-    @Test
-    void garbageInsteadOfClientHelloIsDroppedAndLogged() throws Exception {
-        try (Server s = new Server(certs.all, TlsMode.REQUIRE, false, false);
-             SocketChannel raw = SocketChannel.open(s.server.address())) {
-            startTlsInClear(raw);
-            byte[] garbage = new byte[600];
-            new Random(1).nextBytes(garbage);
-            garbage[0] = 0x47; // 'G', not a TLS record type
-            SocketIo.writeFully(raw, ByteBuffer.wrap(garbage));
-            assertTrue(readsToEnd(raw), "the server closes the connection");
-            awaitLogged(s.log, "TLS handshake failed");
+    /** What a test does with a connection, or with the server once that connection is closed. */
+    private interface Step<T> {
+        void on(T t) throws Exception;
+    }
+
+    /**
+     * A REQUIRE server; a raw client asks for STARTTLS in the clear, then does what badClient does and hangs up;
+     * the server must then show afterwards, and still serve a good client.
+     */
+    private void assertServesAfterBadTlsClient(Step<SocketChannel> badClient, Step<Server> afterwards) throws Exception {
+        try (Server s = new Server(certs.all, TlsMode.REQUIRE, false, false)) {
+            try (SocketChannel raw = SocketChannel.open(s.server.address())) {
+                startTlsInClear(raw);
+                badClient.on(raw);
+            }
+            afterwards.on(s);
             s.servesGoodClient();
         }
     }
 
     @Test
+    void garbageInsteadOfClientHelloIsDroppedAndLogged() throws Exception {
+        assertServesAfterBadTlsClient(raw -> {
+            byte[] garbage = new byte[600];
+            new Random(1).nextBytes(garbage);
+            garbage[0] = 0x47; // 'G', not a TLS record type
+            SocketIo.writeFully(raw, ByteBuffer.wrap(garbage));
+            assertTrue(readsToEnd(raw), "the server closes the connection");
+        }, s -> awaitLogged(s.log, "TLS handshake failed"));
+    }
+
+    @Test
     void clientVanishingMidHandshakeLeavesTheServerServing() throws Exception {
-        try (Server s = new Server(certs.all, TlsMode.REQUIRE, false, false)) {
-            try (SocketChannel raw = SocketChannel.open(s.server.address())) {
-                startTlsInClear(raw);
-                SSLEngine engine = TlsCertificates.clientContext(certs.all).createSSLEngine("localhost", 0);
-                engine.setUseClientMode(true);
-                engine.beginHandshake();
-                ByteBuffer hello = ByteBuffer.allocate(engine.getSession().getPacketBufferSize());
-                engine.wrap(ByteBuffer.allocate(0), hello);
-                hello.flip().limit(hello.limit() / 2);
-                SocketIo.writeFully(raw, hello); // half a ClientHello, then gone
-            }
-            awaitConnections(s.server, 0);
-            s.servesGoodClient();
-        }
+        assertServesAfterBadTlsClient(raw -> {
+            SSLEngine engine = TlsCertificates.clientContext(certs.all).createSSLEngine("localhost", 0);
+            engine.setUseClientMode(true);
+            engine.beginHandshake();
+            ByteBuffer hello = ByteBuffer.allocate(engine.getSession().getPacketBufferSize());
+            engine.wrap(ByteBuffer.allocate(0), hello);
+            hello.flip().limit(hello.limit() / 2);
+            SocketIo.writeFully(raw, hello); // half a ClientHello, then gone
+        }, s -> awaitConnections(s.server, 0));
     }
 
     @Test
@@ -393,17 +391,12 @@ class TlsTest {
         try (Server s = new Server(certs.all, TlsMode.REQUIRE, false, false)) {
             try (SocketChannel raw = SocketChannel.open(s.server.address())) {
                 greeting(raw);
-                sendOption(raw, OPT_STARTTLS, new byte[] {1, 2, 3});
-                assertEquals(REP_ERR_INVALID, replyType(raw, OPT_STARTTLS));
-                sendOption(raw, OPT_LIST, new byte[0]);
-                assertEquals(REP_ERR_TLS_REQD, replyType(raw, OPT_LIST));
-                sendOption(raw, OPT_STARTTLS, new byte[0]);
-                assertEquals(REP_ACK, replyType(raw, OPT_STARTTLS));
+                assertEquals(REP_ERR_INVALID, ask(raw, OPT_STARTTLS, new byte[] {1, 2, 3}));
+                assertEquals(REP_ERR_TLS_REQD, ask(raw, OPT_LIST, new byte[0]));
+                assertEquals(REP_ACK, ask(raw, OPT_STARTTLS, new byte[0]));
                 TlsChannel tls = TlsChannel.handshake(raw, clientEngine());
-                sendOption(tls, OPT_STARTTLS, new byte[0]);
-                assertEquals(REP_ERR_INVALID, replyType(tls, OPT_STARTTLS));
-                sendOption(tls, OPT_LIST, new byte[0]);
-                assertEquals(REP_SERVER, replyType(tls, OPT_LIST));
+                assertEquals(REP_ERR_INVALID, ask(tls, OPT_STARTTLS, new byte[0]));
+                assertEquals(REP_SERVER, ask(tls, OPT_LIST, new byte[0]));
             }
             try (SocketChannel raw = SocketChannel.open(s.server.address())) {
                 greeting(raw);
@@ -420,17 +413,12 @@ class TlsTest {
         try (Server s = new Server(certs.all, TlsMode.ON, false, false);
              SocketChannel raw = SocketChannel.open(s.server.address())) {
             greeting(raw);
-            sendOption(raw, OPT_EXTENDED_HEADERS, new byte[0]);
-            assertEquals(REP_ACK, replyType(raw, OPT_EXTENDED_HEADERS));
-            sendOption(raw, OPT_STARTTLS, new byte[0]);
-            assertEquals(REP_ACK, replyType(raw, OPT_STARTTLS));
+            assertEquals(REP_ACK, ask(raw, OPT_EXTENDED_HEADERS, new byte[0]));
+            assertEquals(REP_ACK, ask(raw, OPT_STARTTLS, new byte[0]));
             TlsChannel tls = TlsChannel.handshake(raw, clientEngine());
-            sendOption(tls, OPT_STRUCTURED_REPLY, new byte[0]);
-            assertEquals(REP_ACK, replyType(tls, OPT_STRUCTURED_REPLY), "extended headers were forgotten");
-            sendOption(tls, OPT_EXTENDED_HEADERS, new byte[0]);
-            assertEquals(REP_ACK, replyType(tls, OPT_EXTENDED_HEADERS));
-            sendOption(tls, OPT_STRUCTURED_REPLY, new byte[0]);
-            assertEquals(REP_ERR_EXT_HEADER_REQD, replyType(tls, OPT_STRUCTURED_REPLY));
+            assertEquals(REP_ACK, ask(tls, OPT_STRUCTURED_REPLY, new byte[0]), "extended headers were forgotten");
+            assertEquals(REP_ACK, ask(tls, OPT_EXTENDED_HEADERS, new byte[0]));
+            assertEquals(REP_ERR_EXT_HEADER_REQD, ask(tls, OPT_STRUCTURED_REPLY, new byte[0]));
         }
     }
 
@@ -511,14 +499,19 @@ class TlsTest {
 
     private static void startTlsInClear(SocketChannel raw) throws IOException {
         greeting(raw);
-        sendOption(raw, OPT_STARTTLS, new byte[0]);
-        assertEquals(REP_ACK, replyType(raw, OPT_STARTTLS));
+        assertEquals(REP_ACK, ask(raw, OPT_STARTTLS, new byte[0]));
     }
 
     private static void sendOption(ByteChannel channel, int option, byte[] data) throws IOException {
         ByteBuffer message = ByteBuffer.allocate(16 + data.length).putLong(IHAVEOPT).putInt(option).putInt(data.length)
                 .put(data).flip();
         SocketIo.writeFully(channel, message);
+    }
+
+    /** Sends an option and {@return the type of the server's reply to it} */
+    private static int ask(ByteChannel channel, int option, byte[] data) throws IOException {
+        sendOption(channel, option, data);
+        return replyType(channel, option);
     }
 
     /** Reads one option reply to option and returns its type (its data is read and dropped). */

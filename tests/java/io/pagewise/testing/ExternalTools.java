@@ -1,5 +1,6 @@
 package io.pagewise.testing;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.pagewise.Native;
@@ -8,6 +9,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -175,6 +177,25 @@ public final class ExternalTools {
 
     private static Path nbdScript(String name) {
         return Path.of(System.getProperty("user.dir"), "tests", "nbd", name);
+    }
+
+    /**
+     * {@return the command that runs command under systemd-socket-activate, which listens on listen (a Unix
+     * socket's path, or host:port) and starts command at the first connection, passing it the socket}
+     */
+    public static List<String> socketActivated(String listen, List<String> command) {
+        List<String> all = new ArrayList<>(List.of("systemd-socket-activate", "-l", listen));
+        all.addAll(command);
+        return all;
+    }
+
+    /**
+     * Asserts that nbdinfo finds an export of size bytes at uri. The first connection to a socket-activated server
+     * starts it, and waits in the backlog meanwhile: hence the minute allowed.
+     */
+    public static void assertExportSize(String uri, long size) throws IOException {
+        String reported = run(60, "nbdinfo", "--size", uri).assertOk("nbdinfo --size " + uri).stdout().trim();
+        assertEquals(String.valueOf(size), reported, "the size of " + uri);
     }
 
     /** Stops a child process: SIGTERM, up to 5 s for it to exit, then SIGKILL and 5 s more. Keeps an interrupt. */

@@ -4,9 +4,12 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.IOException;
 import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -145,6 +148,20 @@ public final class LazyFsMount implements AutoCloseable {
     /** {@return name on the mount} */
     public Path file(String name) {
         return mountpoint.resolve(name);
+    }
+
+    /**
+     * Creates name on the mount holding data, written and fsynced through the mount: durable data to start from,
+     * which LazyFS also has cached (it cannot serve an O_DIRECT read from its backing file, which it opens with
+     * O_DIRECT and reads into unaligned buffers). {@return its path on the mount}
+     */
+    public Path durableFile(String name, byte[] data) throws IOException {
+        Path file = file(name);
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            channel.write(ByteBuffer.wrap(data), 0);
+            channel.force(true);
+        }
+        return file;
     }
 
     /**
