@@ -12,6 +12,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
 
 /**
  * The client's side of {@link TransmissionFuzzTest}: which requests the fuzz input sends, what the server must answer
@@ -104,6 +106,32 @@ final class ExpectedReplies {
         return sent;
     }
 
+    /** Each command the spec defines, and the transmission flag without which the export does not take it. */
+    private static final Map<Integer, Integer> ADVERTISED_BY = Map.of(CMD_READ, 0, CMD_WRITE, 0,
+            CMD_FLUSH, TF_SEND_FLUSH, CMD_TRIM, TF_SEND_TRIM, CMD_CACHE, TF_SEND_CACHE,
+            CMD_WRITE_ZEROES, TF_SEND_WRITE_ZEROES, CMD_BLOCK_STATUS, 0);
+
+    /**
+     * A command flag as the spec states it: the commands it may go with (none listed: any), the transmission flag
+     * the export must have advertised for it, and whether it needs extended headers.
+     */
+    private record FlagRule(int flag, Set<Integer> commands, int advertisedBy, boolean extendedOnly) {
+        boolean allows(int type, int tf, boolean extended) {
+            return (commands.isEmpty() || commands.contains(type)) && (tf & advertisedBy) == advertisedBy
+                    && (extended || !extendedOnly);
+        }
+    }
+
+    private static final List<FlagRule> FLAG_RULES = List.of(
+            new FlagRule(CMD_FLAG_FUA, Set.of(), TF_SEND_FUA, false),
+            new FlagRule(CMD_FLAG_NO_HOLE, Set.of(CMD_WRITE_ZEROES), 0, false),
+            new FlagRule(CMD_FLAG_DF, Set.of(CMD_READ), TF_SEND_DF, false),
+            new FlagRule(CMD_FLAG_REQ_ONE, Set.of(CMD_BLOCK_STATUS), 0, false),
+            new FlagRule(CMD_FLAG_FAST_ZERO, Set.of(CMD_WRITE_ZEROES), TF_SEND_FAST_ZERO, false),
+            new FlagRule(CMD_FLAG_PAYLOAD_LEN, Set.of(CMD_WRITE), 0, true));
+
+    private static final int ALL_FLAGS = FLAG_RULES.stream().mapToInt(FlagRule::flag).reduce(0, (a, b) -> a | b);
+
     /**
      * The error a request must get, from the spec and the negotiated flags: an unknown command or flag, a command
      * the export did not advertise, or BLOCK_STATUS without base:allocation is EINVAL; a change to a read-only
@@ -113,33 +141,14 @@ final class ExpectedReplies {
      */
     static int expectedError(int type, int flags, long offset, long length, int tf, boolean allocation, long size,
                              boolean extended) {
-        int allowed = (tf & TF_SEND_FUA) != 0 ? CMD_FLAG_FUA : 0;
-        switch (type) {
-            case CMD_READ:
-                if ((tf & TF_SEND_DF) != 0) allowed |= CMD_FLAG_DF;
-                break;
-            case CMD_WRITE:
-                if (extended) allowed |= CMD_FLAG_PAYLOAD_LEN;
-                break;
-            case CMD_TRIM: case CMD_FLUSH: case CMD_CACHE:
-                break;
-            case CMD_WRITE_ZEROES:
-                allowed |= CMD_FLAG_NO_HOLE;
-                if ((tf & TF_SEND_FAST_ZERO) != 0) allowed |= CMD_FLAG_FAST_ZERO;
-                break;
-            case CMD_BLOCK_STATUS:
-                allowed |= CMD_FLAG_REQ_ONE;
-                break;
-            default:
-                return NbdException.EINVAL;
+        if (!ADVERTISED_BY.containsKey(type)) return NbdException.EINVAL;
+        for (FlagRule rule : FLAG_RULES) {
+            if ((flags & rule.flag) != 0 && !rule.allows(type, tf, extended)) return NbdException.EINVAL;
         }
-        if ((flags & ~allowed) != 0) return NbdException.EINVAL;
+        if ((flags & ~ALL_FLAGS) != 0) return NbdException.EINVAL;
         boolean changes = type == CMD_WRITE || type == CMD_TRIM || type == CMD_WRITE_ZEROES;
         if (changes && (tf & TF_READ_ONLY) != 0) return NbdException.EPERM;
-        if (type == CMD_TRIM && (tf & TF_SEND_TRIM) == 0) return NbdException.EINVAL;
-        if (type == CMD_WRITE_ZEROES && (tf & TF_SEND_WRITE_ZEROES) == 0) return NbdException.EINVAL;
-        if (type == CMD_FLUSH && (tf & TF_SEND_FLUSH) == 0) return NbdException.EINVAL;
-        if (type == CMD_CACHE && (tf & TF_SEND_CACHE) == 0) return NbdException.EINVAL;
+        if ((tf & ADVERTISED_BY.get(type)) != ADVERTISED_BY.get(type)) return NbdException.EINVAL;
         if (type == CMD_BLOCK_STATUS && (!allocation || length == 0)) return NbdException.EINVAL;
         boolean overMaximum = Long.compareUnsigned(length, MAX_PAYLOAD) > 0;
         if ((type == CMD_READ || type == CMD_WRITE) && overMaximum) return NbdException.EINVAL;
