@@ -1,11 +1,11 @@
 package io.pagewise;
 
 import io.pagewise.internal.Advice;
-import io.pagewise.internal.Buffers;
 import io.pagewise.internal.ChannelRawFile;
 import io.pagewise.internal.ClosedWithMessage;
 import io.pagewise.internal.FileDescriptors;
 import io.pagewise.internal.FileKinds;
+import io.pagewise.internal.IoVector;
 import io.pagewise.internal.IoCounters;
 import io.pagewise.internal.NativeRawFile;
 import io.pagewise.internal.RawFile;
@@ -239,20 +239,7 @@ public final class StorageFile implements Channel {
      * @throws IllegalArgumentException when dst is read-only
      */
     public int read(ByteBuffer dst, long offset) throws IOException {
-        // The one-buffer path of read(ByteBuffer[], long), with its checks, without the array: small reads are
-        // mostly this overhead, so a 4 KiB read would otherwise trail FileChannel's.
-        if (dst.isReadOnly()) throw new IllegalArgumentException("read into a read-only buffer");
-        int wanted = dst.remaining();
-        checkRange(offset, wanted);
-        enter();
-        try {
-            int n = policy.read(dst, offset);
-            reads.increment();
-            bytesRead.add(n);
-            return n == 0 && wanted > 0 ? -1 : n;
-        } finally {
-            exit();
-        }
+        return (int) read(IoVector.toRead(dst, offset));
     }
 
     /**
@@ -272,18 +259,17 @@ public final class StorageFile implements Channel {
      *         read-only
      */
     public long read(ByteBuffer[] dsts, long position) throws IOException {
-        // JNI could fill a read-only direct buffer behind its back; refuse like FileChannel does.
-        for (ByteBuffer dst : dsts) {
-            if (dst.isReadOnly()) throw new IllegalArgumentException("read into a read-only buffer");
-        }
-        long wanted = Buffers.remaining(dsts);
-        checkRange(position, wanted);
+        return read(IoVector.toRead(dsts, position));
+    }
+
+    /** Every read, checked once where its request was made. */
+    private long read(IoVector request) throws IOException {
         enter();
         try {
-            long n = policy.read(dsts, position);
+            long n = policy.read(request);
             reads.increment();
             bytesRead.add(n);
-            return n == 0 && wanted > 0 ? -1 : n;
+            return n == 0 && request.length() > 0 ? -1 : n;
         } finally {
             exit();
         }
@@ -319,8 +305,9 @@ public final class StorageFile implements Channel {
      *         read-only
      */
     public void readFully(ByteBuffer[] dsts, long position) throws IOException {
-        long wanted = Buffers.remaining(dsts);
-        long n = Math.max(0, read(dsts, position));
+        IoVector request = IoVector.toRead(dsts, position);
+        long wanted = request.length();
+        long n = Math.max(0, read(request));
         if (n < wanted) {
             throw new EOFException(path + " ends at " + (position + n) + ", inside the read at " + position + " (+"
                     + wanted + ")");
@@ -358,19 +345,7 @@ public final class StorageFile implements Channel {
      * @throws java.nio.file.AccessDeniedException when the file is open read-only
      */
     public int write(ByteBuffer src, long offset, boolean fua) throws IOException {
-        // The one-buffer path of write(ByteBuffer[], long, boolean), with its checks, without the array.
-        int length = src.remaining();
-        checkRange(offset, length);
-        checkWritable("write");
-        enter();
-        try {
-            policy.write(src, offset, fua);
-            writes.increment();
-            bytesWritten.add(length);
-            return length;
-        } finally {
-            exit();
-        }
+        return (int) write(IoVector.toWrite(src, offset), fua);
     }
 
     /**
@@ -405,15 +380,18 @@ public final class StorageFile implements Channel {
      * @throws java.nio.file.AccessDeniedException when the file is open read-only
      */
     public long write(ByteBuffer[] srcs, long position, boolean fua) throws IOException {
-        long length = Buffers.remaining(srcs);
-        checkRange(position, length);
+        return write(IoVector.toWrite(srcs, position), fua);
+    }
+
+    /** Every write, checked once where its request was made. */
+    private long write(IoVector request, boolean fua) throws IOException {
         checkWritable("write");
         enter();
         try {
-            policy.write(srcs, position, fua);
+            policy.write(request, fua);
             writes.increment();
-            bytesWritten.add(length);
-            return length;
+            bytesWritten.add(request.length());
+            return request.length();
         } finally {
             exit();
         }
@@ -599,7 +577,7 @@ public final class StorageFile implements Channel {
         ByteBuffer zeros = ByteBuffer.allocateDirect((int) Math.min(length, ZERO_CHUNK));
         for (long done = 0; done < length; ) {
             int chunk = (int) Math.min(zeros.capacity(), length - done);
-            policy.write(new ByteBuffer[] {zeros.clear().limit(chunk)}, offset + done, false);
+            policy.write(IoVector.of(zeros.clear().limit(chunk), offset + done), false);
             done += chunk;
         }
     }
@@ -850,8 +828,6 @@ public final class StorageFile implements Channel {
     }
 
     private static void checkRange(long offset, long length) {
-        if (offset < 0) throw new IllegalArgumentException("offset " + offset + " is negative");
-        if (length < 0) throw new IllegalArgumentException("length " + length + " is negative");
-        if (offset + length < 0) throw new IllegalArgumentException("offset " + offset + " + length " + length + " overflows");
+        IoVector.checkRange(offset, length);
     }
 }
