@@ -2,15 +2,13 @@ package io.pagewise;
 
 import io.pagewise.internal.Advice;
 import io.pagewise.internal.ChannelRawFile;
-import io.pagewise.internal.ClosedWithMessage;
-import io.pagewise.internal.FileDescriptors;
 import io.pagewise.internal.FileKinds;
-import io.pagewise.internal.IoVector;
 import io.pagewise.internal.IoCounters;
+import io.pagewise.internal.IoVector;
 import io.pagewise.internal.NativeRawFile;
+import io.pagewise.internal.OpenOptions;
 import io.pagewise.internal.RawFile;
-import io.pagewise.internal.Space;
-import io.pagewise.internal.Uninterruptibly;
+import io.pagewise.internal.UseGate;
 import io.pagewise.policy.CachePolicy;
 import io.pagewise.system.Alignment;
 import io.pagewise.system.NativeIOException;
@@ -24,12 +22,8 @@ import java.nio.file.AccessDeniedException;
 import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -67,18 +61,13 @@ import java.util.concurrent.atomic.LongAdder;
  * {@link #close()}. A thread that must stop at an interrupt checks its status between calls.
  */
 public final class StorageFile implements Channel {
-    private static final int CLOSING = 1 << 30;
-    private static final int ZERO_CHUNK = 1 << 20;
-
     private final Path path;
     private final RawFile file;
     private final CachePolicy policy;
     private final CacheMode requested;
     private final boolean writable;
-    /** Operations in progress, plus CLOSING once close has begun. */
-    private final AtomicInteger users = new AtomicInteger();
-    /** Opened once the descriptor is closed: a second close waits for the first, as Channel asks. */
-    private final CountDownLatch closed = new CountDownLatch(1);
+    private final UseGate users;
+    private final FileSpace space;
     private final LongAdder reads = new LongAdder();
     private final LongAdder bytesRead = new LongAdder();
     private final LongAdder writes = new LongAdder();
@@ -88,11 +77,6 @@ public final class StorageFile implements Channel {
     private final LongAdder bytesZeroed = new LongAdder();
     private final LongAdder trims = new LongAdder();
     private final LongAdder bytesTrimmed = new LongAdder();
-    /**
-     * What fallocate takes ranges in: a block device's logical block, whose multiples alone the kernel zeroes or
-     * discards (EINVAL otherwise), and 1 for a file.
-     */
-    private final long spaceUnit;
 
     private StorageFile(Path path, RawFile file, CachePolicy policy, CacheMode requested, boolean writable) {
         this.path = path;
@@ -100,7 +84,8 @@ public final class StorageFile implements Channel {
         this.policy = policy;
         this.requested = requested;
         this.writable = writable;
-        this.spaceUnit = file.isBlockDevice() ? Math.max(1, file.alignment().logicalBlockSize()) : 1;
+        this.users = new UseGate(path.toString());
+        this.space = new FileSpace(file, policy);
     }
 
     /**
@@ -146,25 +131,11 @@ public final class StorageFile implements Channel {
      */
     static StorageFile openAnyKind(Path path, CacheMode mode, OpenOption... options) throws IOException {
         if (path == null || mode == null) throw new NullPointerException(path == null ? "path" : "mode");
-        Set<StandardOpenOption> set = EnumSet.noneOf(StandardOpenOption.class);
-        for (OpenOption option : options) {
-            if (!(option instanceof StandardOpenOption) || !SUPPORTED.contains(option)) {
-                throw new IllegalArgumentException("open option " + option + " is not supported"
-                        + (option == StandardOpenOption.DSYNC || option == StandardOpenOption.SYNC
-                        ? "; use CacheMode.WRITETHROUGH or DIRECTSYNC" : ""));
-            }
-            set.add((StandardOpenOption) option);
-        }
-        if (set.contains(StandardOpenOption.CREATE_NEW) || set.contains(StandardOpenOption.CREATE)
-                || set.contains(StandardOpenOption.TRUNCATE_EXISTING)) {
-            if (!set.contains(StandardOpenOption.WRITE)) {
-                throw new IllegalArgumentException("CREATE, CREATE_NEW and TRUNCATE_EXISTING need WRITE");
-            }
-        }
+        Set<StandardOpenOption> set = OpenOptions.parse(options);
         boolean writable = set.contains(StandardOpenOption.WRITE);
         RawFile file;
         if (Native.isAvailable()) {
-            file = NativeRawFile.open(path, nativeFlags(set) | CachePolicy.openFlags(mode));
+            file = NativeRawFile.open(path, OpenOptions.nativeFlags(set) | CachePolicy.openFlags(mode));
         } else {
             if (mode.needsNative()) Native.require("CacheMode." + mode);
             set.remove(StandardOpenOption.SPARSE);
@@ -177,20 +148,6 @@ public final class StorageFile implements Channel {
             file.close();
             throw e;
         }
-    }
-
-    private static final Set<StandardOpenOption> SUPPORTED = EnumSet.of(StandardOpenOption.READ,
-            StandardOpenOption.WRITE, StandardOpenOption.CREATE, StandardOpenOption.CREATE_NEW,
-            StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.SPARSE);
-
-    private static int nativeFlags(Set<StandardOpenOption> options) {
-        int flags = 0;
-        // Read access is always asked for when writing: EVICT needs it to map the file for mincore.
-        if (options.contains(StandardOpenOption.WRITE)) flags |= FileDescriptors.READ_WRITE;
-        if (options.contains(StandardOpenOption.CREATE)) flags |= FileDescriptors.CREATE;
-        if (options.contains(StandardOpenOption.CREATE_NEW)) flags |= FileDescriptors.CREATE | FileDescriptors.EXCLUSIVE;
-        if (options.contains(StandardOpenOption.TRUNCATE_EXISTING)) flags |= FileDescriptors.TRUNCATE;
-        return flags;
     }
 
     /** {@return the path the file was opened with} */
@@ -536,49 +493,11 @@ public final class StorageFile implements Channel {
         enter();
         try {
             if (length == 0) return;
-            long end = offset + length;
-            long start = wholeUnitsFrom(offset, end);
-            long stop = Math.max(start, end - end % spaceUnit);
-            // The partial units at the edges of a block device's range are written; the whole ones between, zeroed.
-            if (start > offset) writeZeros(offset, start - offset);
-            if (stop > start) zeroWholeUnits(start, stop - start, mayTrim);
-            if (end > stop) writeZeros(stop, end - stop);
+            space.zero(offset, length, mayTrim);
             zeroes.increment();
             bytesZeroed.add(length);
         } finally {
             exit();
-        }
-    }
-
-    /** The first multiple of {@link #spaceUnit} at or after offset, but at most end. */
-    private long wholeUnitsFrom(long offset, long end) {
-        long head = (spaceUnit - offset % spaceUnit) % spaceUnit;
-        return head >= end - offset ? end : offset + head;
-    }
-
-    private void zeroWholeUnits(long offset, long length, boolean mayTrim) throws IOException {
-        boolean done = false;
-        if (mayTrim && offset + length <= file.size()) done = changeSpace(Space.PUNCH_HOLE, offset, length);
-        if (!done) done = changeSpace(Space.ZERO_RANGE, offset, length);
-        if (!done) writeZeros(offset, length); // writes, durable as the mode's writes are
-    }
-
-    /**
-     * fallocate through the policy. In the modes where every write is durable when it returns, zeroing and
-     * trimming are too: fallocate alone changes only what the kernel holds, so the file is synced after it.
-     */
-    private boolean changeSpace(int spaceMode, long offset, long length) throws IOException {
-        boolean done = policy.fallocate(spaceMode, offset, length);
-        if (done && policy.mode().syncsEveryWrite()) file.dataSync();
-        return done;
-    }
-
-    private void writeZeros(long offset, long length) throws IOException {
-        ByteBuffer zeros = ByteBuffer.allocateDirect((int) Math.min(length, ZERO_CHUNK));
-        for (long done = 0; done < length; ) {
-            int chunk = (int) Math.min(zeros.capacity(), length - done);
-            policy.write(IoVector.of(zeros.clear().limit(chunk), offset + done), false);
-            done += chunk;
         }
     }
 
@@ -602,11 +521,7 @@ public final class StorageFile implements Channel {
         enter();
         try {
             if (length == 0) return;
-            long end = Math.min(offset + length, file.size());
-            // A block device discards whole logical blocks only: the partial ones at the edges keep their data.
-            long start = wholeUnitsFrom(offset, end);
-            end -= end % spaceUnit;
-            if (end > start) changeSpace(Space.PUNCH_HOLE, start, end - start);
+            space.trim(offset, length);
             trims.increment();
             bytesTrimmed.add(length);
         } finally {
@@ -650,30 +565,7 @@ public final class StorageFile implements Channel {
         if (maxExtents < 1) throw new IllegalArgumentException("maxExtents " + maxExtents + " is less than 1");
         enter();
         try {
-            long end = Math.min(offset + length, file.size());
-            List<Extent> result = new ArrayList<>(Math.min(maxExtents, 16));
-            if (end <= offset) return result;
-            if (file.isBlockDevice()) {
-                result.add(new Extent(offset, end - offset, false));
-                return result;
-            }
-            long at = offset;
-            while (at < end && result.size() < maxExtents) {
-                long data = file.seek(at, Space.SEEK_DATA);
-                if (data < 0 || data >= end) {
-                    result.add(new Extent(at, end - at, true));
-                    break;
-                }
-                if (data > at) {
-                    result.add(new Extent(at, data - at, true));
-                    if (result.size() == maxExtents) break;
-                }
-                long hole = file.seek(data, Space.SEEK_HOLE);
-                long dataEnd = hole < 0 ? end : Math.min(hole, end);
-                result.add(new Extent(data, dataEnd - data, false));
-                at = dataEnd;
-            }
-            return result;
+            return space.extents(offset, length, maxExtents);
         } finally {
             exit();
         }
@@ -757,7 +649,7 @@ public final class StorageFile implements Channel {
     /** {@return false once {@link #close()} has begun} */
     @Override
     public boolean isOpen() {
-        return users.get() < CLOSING;
+        return users.isOpen();
     }
 
     /**
@@ -769,61 +661,35 @@ public final class StorageFile implements Channel {
      */
     @Override
     public void close() throws IOException {
-        int state;
-        do {
-            state = users.get();
-            if (state >= CLOSING) {
-                Uninterruptibly.run(closed::await);
-                return;
-            }
-        } while (!users.compareAndSet(state, state | CLOSING));
-        synchronized (users) {
-            boolean interrupted = false;
-            while (users.get() != CLOSING) {
-                try {
-                    users.wait(10);
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-            if (interrupted) Thread.currentThread().interrupt();
-        }
+        if (!users.beginClose()) return;
         try {
             policy.close();
         } finally {
             try {
                 file.close();
             } finally {
-                closed.countDown();
+                users.closed();
             }
         }
     }
 
     private void enter() throws ClosedChannelException {
-        int state = users.incrementAndGet();
-        if (state > CLOSING) {
-            exit();
-            throw new ClosedWithMessage(path + " is closed");
-        }
+        users.enter();
     }
 
     private void exit() {
-        if (users.decrementAndGet() == CLOSING) {
-            synchronized (users) {
-                users.notifyAll();
-            }
-        }
+        users.exit();
     }
 
     /** An empty range after close fails as a read or write of nothing does. */
     private void checkOpen() throws ClosedChannelException {
-        if (users.get() >= CLOSING) throw new ClosedWithMessage(path + " is closed");
+        users.checkOpen();
     }
 
     private void checkWritable(String operation) throws IOException {
         if (writable) return;
         // Use after close says so, whatever the file was opened for.
-        if (users.get() >= CLOSING) throw new ClosedWithMessage(path + " is closed");
+        users.checkOpen();
         throw new AccessDeniedException(path.toString(), null, operation + ": file is open read-only");
     }
 
