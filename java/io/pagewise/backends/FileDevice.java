@@ -8,6 +8,7 @@ import io.pagewise.device.Capabilities;
 import io.pagewise.device.Capability;
 import io.pagewise.device.DeviceException;
 import io.pagewise.device.ZeroFlag;
+import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -169,13 +170,19 @@ public final class FileDevice implements BlockDevice {
         readFully(new ByteBuffer[] {dst}, offset);
     }
 
-    /** One {@link StorageFile#read(ByteBuffer[], long)}: one policy call, and one preadv where the mode allows. */
+    /**
+     * One {@link StorageFile#readFully(ByteBuffer[], long)}: one policy call, and one preadv where the mode allows.
+     * The buffers are looked at again only when the file ended first.
+     */
     @Override
     public void readFully(ByteBuffer[] dsts, long offset) throws IOException {
-        file.read(dsts, offset);
-        // The file may have shrunk under us: the device keeps its size and reads zeros there.
-        for (ByteBuffer dst : dsts) {
-            while (dst.hasRemaining()) dst.put((byte) 0);
+        try {
+            file.readFully(dsts, offset);
+        } catch (EOFException e) {
+            // The file shrank under us: the device keeps its size and reads zeros there.
+            for (ByteBuffer dst : dsts) {
+                while (dst.hasRemaining()) dst.put((byte) 0);
+            }
         }
     }
 
