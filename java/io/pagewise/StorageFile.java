@@ -221,14 +221,14 @@ public final class StorageFile implements Channel {
 
     /** Every read, checked once where its request was made. */
     private long read(IoVector request) throws IOException {
-        enter();
+        users.enter();
         try {
             long n = policy.read(request);
             reads.increment();
             bytesRead.add(n);
             return n == 0 && request.length() > 0 ? -1 : n;
         } finally {
-            exit();
+            users.exit();
         }
     }
 
@@ -343,14 +343,14 @@ public final class StorageFile implements Channel {
     /** Every write, checked once where its request was made. */
     private long write(IoVector request, boolean fua) throws IOException {
         checkWritable("write");
-        enter();
+        users.enter();
         try {
             policy.write(request, fua);
             writes.increment();
             bytesWritten.add(request.length());
             return request.length();
         } finally {
-            exit();
+            users.exit();
         }
     }
 
@@ -362,12 +362,12 @@ public final class StorageFile implements Channel {
      *         {@link ClosedChannelException} when the file is closed
      */
     public void flush() throws IOException {
-        enter();
+        users.enter();
         try {
             policy.flush();
             flushes.increment();
         } finally {
-            exit();
+            users.exit();
         }
     }
 
@@ -395,15 +395,15 @@ public final class StorageFile implements Channel {
      */
     public void advise(long offset, long length, AccessHint hint) throws IOException {
         checkRange(offset, length);
-        if (length > 0) adviseRange(offset, length, hint.nativeCode()); else checkOpen();
+        if (length > 0) adviseRange(offset, length, hint.nativeCode()); else users.checkOpen();
     }
 
     private void adviseRange(long offset, long length, int advice) throws IOException {
-        enter();
+        users.enter();
         try {
             file.advise(offset, length, advice);
         } finally {
-            exit();
+            users.exit();
         }
     }
 
@@ -428,13 +428,13 @@ public final class StorageFile implements Channel {
      */
     public void prefetch(long offset, long length) throws IOException {
         checkRange(offset, length);
-        enter();
+        users.enter();
         try {
             // Past the end there is nothing to read: a CACHE of a whole sparse 16 TiB export is not millions of calls.
             long inFile = Math.min(length, Math.max(0, file.size() - offset));
             if (inFile > 0 && policy.prefetches()) policy.prefetch(offset, inFile);
         } finally {
-            exit();
+            users.exit();
         }
     }
 
@@ -460,16 +460,16 @@ public final class StorageFile implements Channel {
      */
     public void evict(long offset, long length) throws IOException {
         checkRange(offset, length);
-        if (length > 0) evictRange(offset, length); else checkOpen();
+        if (length > 0) evictRange(offset, length); else users.checkOpen();
     }
 
     private void evictRange(long offset, long length) throws IOException {
-        enter();
+        users.enter();
         try {
             file.syncRange(offset, length, Advice.SYNC_WAIT_BEFORE | Advice.SYNC_WRITE | Advice.SYNC_WAIT_AFTER);
             file.advise(offset, length, Advice.DONTNEED);
         } finally {
-            exit();
+            users.exit();
         }
     }
 
@@ -490,14 +490,14 @@ public final class StorageFile implements Channel {
     public void zero(long offset, long length, boolean mayTrim) throws IOException {
         checkRange(offset, length);
         checkWritable("zero");
-        enter();
+        users.enter();
         try {
             if (length == 0) return;
             space.zero(offset, length, mayTrim);
             zeroes.increment();
             bytesZeroed.add(length);
         } finally {
-            exit();
+            users.exit();
         }
     }
 
@@ -518,14 +518,14 @@ public final class StorageFile implements Channel {
     public void trim(long offset, long length) throws IOException {
         checkRange(offset, length);
         checkWritable("trim");
-        enter();
+        users.enter();
         try {
             if (length == 0) return;
             space.trim(offset, length);
             trims.increment();
             bytesTrimmed.add(length);
         } finally {
-            exit();
+            users.exit();
         }
     }
 
@@ -563,11 +563,11 @@ public final class StorageFile implements Channel {
     public List<Extent> extents(long offset, long length, int maxExtents) throws IOException {
         checkRange(offset, length);
         if (maxExtents < 1) throw new IllegalArgumentException("maxExtents " + maxExtents + " is less than 1");
-        enter();
+        users.enter();
         try {
             return space.extents(offset, length, maxExtents);
         } finally {
-            exit();
+            users.exit();
         }
     }
 
@@ -589,11 +589,11 @@ public final class StorageFile implements Channel {
      *         {@link ClosedChannelException} when the file is closed
      */
     public long size() throws IOException {
-        enter();
+        users.enter();
         try {
             return file.size();
         } finally {
-            exit();
+            users.exit();
         }
     }
 
@@ -609,11 +609,11 @@ public final class StorageFile implements Channel {
     public void resize(long size) throws IOException {
         if (size < 0) throw new IllegalArgumentException("size " + size + " is negative");
         checkWritable("resize");
-        enter();
+        users.enter();
         try {
             policy.resize(size);
         } finally {
-            exit();
+            users.exit();
         }
     }
 
@@ -630,11 +630,11 @@ public final class StorageFile implements Channel {
     public Residency residency(long offset, long length) throws IOException {
         checkRange(offset, length);
         Native.require("residency");
-        enter();
+        users.enter();
         try {
             return PageCache.residency(file, offset, length);
         } finally {
-            exit();
+            users.exit();
         }
     }
 
@@ -671,19 +671,6 @@ public final class StorageFile implements Channel {
                 users.closed();
             }
         }
-    }
-
-    private void enter() throws ClosedChannelException {
-        users.enter();
-    }
-
-    private void exit() {
-        users.exit();
-    }
-
-    /** An empty range after close fails as a read or write of nothing does. */
-    private void checkOpen() throws ClosedChannelException {
-        users.checkOpen();
     }
 
     private void checkWritable(String operation) throws IOException {
