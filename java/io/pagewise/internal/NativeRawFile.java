@@ -207,15 +207,20 @@ public final class NativeRawFile implements RawFile {
             n = PositionalIo.read(fd, request, flags, asked);
             if (n < 0) throw failure(n, "preadv", flags, request.offset(), request.length());
         } else {
-            n = readBounced(request, flags, asked);
+            ByteBuffer one = request.single();
+            n = readBounced(one, one == null ? request.buffers() : null, request.offset(), request.length(), flags, asked);
         }
         if (asked != null) counters.asked(asked, false);
         return n;
     }
 
-    /** Heap buffers cannot be handed to the kernel: read into a direct buffer, one bounce buffer at a time. */
-    private long readBounced(IoVector request, int flags, long[] asked) throws IOException {
-        long length = request.length();
+    /**
+     * Heap buffers cannot be handed to the kernel: read into a direct buffer, one bounce buffer at a time. Takes the
+     * request's parts (one buffer, or else the buffers), not the request: a method this large is not inlined, and the
+     * request passed to it would have to be allocated for every small heap-buffer read.
+     */
+    private long readBounced(ByteBuffer one, ByteBuffer[] many, long offset, long length, int flags, long[] asked)
+            throws IOException {
         boolean small = length <= BufferPool.SMALL_SIZE;
         ByteBuffer bounce = small ? BufferPool.small() : BufferPool.shared().take();
         long[] chunkAsked = askedFor(flags);
@@ -223,12 +228,11 @@ public final class NativeRawFile implements RawFile {
             long total = 0;
             for (long left = length; left > 0; ) {
                 int want = (int) Math.min(left, bounce.capacity());
-                long at = request.offset() + total;
-                int n = (int) PositionalIo.read(fd, IoVector.of(bounce.clear().limit(want), at), flags, chunkAsked);
+                long at = offset + total;
+                int n = (int) PositionalIo.bounced(fd, bounce.clear().limit(want), at, flags, false, chunkAsked);
                 if (n < 0) throw failure(n, "preadv", flags, at, want);
                 if (asked != null) add(asked, chunkAsked);
-                ByteBuffer one = request.single();
-                if (one != null) one.put(bounce.flip()); else Buffers.scatter(bounce.flip(), request.buffers());
+                if (one != null) one.put(bounce.flip()); else Buffers.scatter(bounce.flip(), many);
                 total += n;
                 left -= n;
                 if (n < want) break;
@@ -247,17 +251,18 @@ public final class NativeRawFile implements RawFile {
             long n = PositionalIo.write(fd, request, flags, asked);
             if (n < 0) throw failure(n, "pwritev", flags, request.offset(), request.length());
         } else {
-            writeBounced(request, flags, asked);
+            ByteBuffer one = request.single();
+            writeBounced(one, one == null ? request.buffers() : null, request.offset(), request.length(), flags, asked);
         }
         if (asked != null) counters.asked(asked, true);
     }
 
-    private void writeBounced(IoVector request, int flags, long[] asked) throws IOException {
-        long length = request.length();
+    /** As {@link #readBounced}: one bounce buffer at a time, from the request's parts. */
+    private void writeBounced(ByteBuffer one, ByteBuffer[] many, long offset, long length, int flags, long[] asked)
+            throws IOException {
         boolean small = length <= BufferPool.SMALL_SIZE;
         ByteBuffer bounce = small ? BufferPool.small() : BufferPool.shared().take();
         long[] chunkAsked = askedFor(flags);
-        ByteBuffer one = request.single();
         try {
             for (long done = 0; done < length; ) {
                 int chunk = (int) Math.min(length - done, bounce.capacity());
@@ -265,10 +270,10 @@ public final class NativeRawFile implements RawFile {
                     bounce.clear().put(0, one, one.position(), chunk);
                     one.position(one.position() + chunk);
                 } else {
-                    Buffers.gather(request.buffers(), bounce.clear(), 0, chunk);
+                    Buffers.gather(many, bounce.clear(), 0, chunk);
                 }
-                long at = request.offset() + done;
-                long n = PositionalIo.write(fd, IoVector.of(bounce.limit(chunk), at), flags, chunkAsked);
+                long at = offset + done;
+                long n = PositionalIo.bounced(fd, bounce.limit(chunk), at, flags, true, chunkAsked);
                 if (n < 0) throw failure(n, "pwritev", flags, at, chunk);
                 if (asked != null) add(asked, chunkAsked);
                 done += chunk;

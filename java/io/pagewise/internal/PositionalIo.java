@@ -64,21 +64,49 @@ public final class PositionalIo {
     }
 
     /**
+     * A read into, or a write from, [position, limit) of one of this package's bounce buffers, direct by
+     * construction: its range was derived from a checked request, and no vector is made for it (a heap buffer's
+     * small read would otherwise allocate one on every call).
+     */
+    static long bounced(int fd, ByteBuffer bounce, long offset, int flags, boolean writing, long[] asked) {
+        if (!bounce.isDirect()) throw new IllegalArgumentException("native I/O needs direct buffers");
+        if (!writing && (flags & AIO) != 0) throw new IllegalArgumentException("AIO is for writes only");
+        int position = bounce.position();
+        long n = one(fd, bounce, position, bounce.limit() - position, offset, flags, writing, asked);
+        if (n > 0) bounce.position(position + (int) n);
+        return n;
+    }
+
+    /**
      * The request as its {@link IoVector} checked it when it was made; only what the binding's memory safety rests on
      * is refused here: buffers the kernel cannot take by address, or flags it does not know.
      */
     private static long transfer(int fd, IoVector request, int flags, boolean writing, long[] asked) {
         if (!request.isDirect()) throw new IllegalArgumentException("native I/O needs direct buffers");
-        if ((flags & ~ALL_FLAGS) != 0) throw new IllegalArgumentException("unknown I/O flags 0x" + Integer.toHexString(flags));
-        if (asked != null && asked.length < ASKED_FIELDS) return -Errno.EINVAL;
-        long length = request.length();
-        if (length == 0) return 0;
         ByteBuffer one = request.single();
         long n = one != null
-                ? PositionalIoBinding.transfer(fd, one, request.position(), (int) length, request.offset(), flags,
-                        writing, asked)
-                : PositionalIoBinding.transfer(fd, request.buffers(), request.offset(), flags, writing, asked);
+                ? one(fd, one, request.position(), request.length(), request.offset(), flags, writing, asked)
+                : many(fd, request, flags, writing, asked);
         if (n > 0) request.advance(n);
         return n;
+    }
+
+    private static long one(int fd, ByteBuffer buffer, int position, long length, long offset, int flags,
+                            boolean writing, long[] asked) {
+        long refused = refused(flags, asked);
+        if (refused != 0 || length == 0) return refused;
+        return PositionalIoBinding.transfer(fd, buffer, position, (int) length, offset, flags, writing, asked);
+    }
+
+    private static long many(int fd, IoVector request, int flags, boolean writing, long[] asked) {
+        long refused = refused(flags, asked);
+        if (refused != 0 || request.length() == 0) return refused;
+        return PositionalIoBinding.transfer(fd, request.buffers(), request.offset(), flags, writing, asked);
+    }
+
+    /** Unknown flags throw; an asked array too short is -EINVAL; else 0. */
+    private static long refused(int flags, long[] asked) {
+        if ((flags & ~ALL_FLAGS) != 0) throw new IllegalArgumentException("unknown I/O flags 0x" + Integer.toHexString(flags));
+        return asked != null && asked.length < ASKED_FIELDS ? -Errno.EINVAL : 0;
     }
 }
