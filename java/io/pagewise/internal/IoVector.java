@@ -111,23 +111,13 @@ public final class IoVector {
     /** {@return the position of the one buffer when the request was made} */
     int position() { return position; }
 
+    /** {@return the buffers of a request of several, or null for one buffer} (no array made) */
+    ByteBuffer[] many() { return one == null ? many : null; }
+
     /** {@return the buffers, in order} (an array made on first use for a one-buffer request) */
     public ByteBuffer[] buffers() {
         ByteBuffer[] buffers = many;
         if (buffers == null) many = buffers = new ByteBuffer[] {one};
         return buffers;
-    }
-
-    /** Moves the positions forward by n bytes in all, filling the buffers in order. */
-    void advance(long n) {
-        if (one != null) {
-            one.position(position + (int) n);
-            return;
-        }
-        for (int i = 0; i < many.length && n > 0; i++) {
-            int moved = (int) Math.min(n, many[i].remaining());
-            many[i].position(many[i].position() + moved);
-            n -= moved;
-        }
     }
 }

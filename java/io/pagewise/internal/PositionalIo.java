@@ -49,8 +49,10 @@ public final class PositionalIo {
      * @return bytes read (fewer than asked only at end of file, or at a short read with SHORT_IS_EOF) or -errno
      */
     static long read(int fd, IoVector request, int flags, long[] asked) {
-        if ((flags & AIO) != 0) throw new IllegalArgumentException("AIO is for writes only");
-        return transfer(fd, request, flags, false, asked);
+        // The request's parts, not the request, go on: this method stays small enough to be inlined wherever it is
+        // called, so the request never has to exist as an object (a small read would allocate it otherwise).
+        return transfer(fd, request.single(), request.many(), request.position(), request.offset(), request.length(),
+                request.isDirect(), flags, false, asked);
     }
 
     /**
@@ -60,53 +62,48 @@ public final class PositionalIo {
      * @return the bytes written or -errno
      */
     static long write(int fd, IoVector request, int flags, long[] asked) {
-        return transfer(fd, request, flags, true, asked);
+        return transfer(fd, request.single(), request.many(), request.position(), request.offset(), request.length(),
+                request.isDirect(), flags, true, asked);
     }
 
     /**
      * A read into, or a write from, [position, limit) of one of this package's bounce buffers, direct by
-     * construction: its range was derived from a checked request, and no vector is made for it (a heap buffer's
-     * small read would otherwise allocate one on every call).
+     * construction, whose range was derived from a checked request: no vector is made for it.
      */
     static long bounced(int fd, ByteBuffer bounce, long offset, int flags, boolean writing, long[] asked) {
-        if (!bounce.isDirect()) throw new IllegalArgumentException("native I/O needs direct buffers");
-        if (!writing && (flags & AIO) != 0) throw new IllegalArgumentException("AIO is for writes only");
-        int position = bounce.position();
-        long n = one(fd, bounce, position, bounce.limit() - position, offset, flags, writing, asked);
-        if (n > 0) bounce.position(position + (int) n);
-        return n;
+        return transfer(fd, bounce, null, bounce.position(), offset, bounce.remaining(), bounce.isDirect(), flags,
+                writing, asked);
     }
 
     /**
-     * The request as its {@link IoVector} checked it when it was made; only what the binding's memory safety rests on
-     * is refused here: buffers the kernel cannot take by address, or flags it does not know.
+     * A request (one buffer from position, or else the buffers) as its {@link IoVector} checked it when it was made;
+     * only what the binding's memory safety rests on is refused here: buffers the kernel cannot take by address, or
+     * flags it does not know.
      */
-    private static long transfer(int fd, IoVector request, int flags, boolean writing, long[] asked) {
-        if (!request.isDirect()) throw new IllegalArgumentException("native I/O needs direct buffers");
-        ByteBuffer one = request.single();
-        long n = one != null
-                ? one(fd, one, request.position(), request.length(), request.offset(), flags, writing, asked)
-                : many(fd, request, flags, writing, asked);
-        if (n > 0) request.advance(n);
+    private static long transfer(int fd, ByteBuffer one, ByteBuffer[] many, int position, long offset, long length,
+                                 boolean direct, int flags, boolean writing, long[] asked) {
+        if (!direct) throw new IllegalArgumentException("native I/O needs direct buffers");
+        if ((flags & ~ALL_FLAGS) != 0) throw new IllegalArgumentException("unknown I/O flags 0x" + Integer.toHexString(flags));
+        if (!writing && (flags & AIO) != 0) throw new IllegalArgumentException("AIO is for writes only");
+        if (asked != null && asked.length < ASKED_FIELDS) return -Errno.EINVAL;
+        if (length == 0) return 0;
+        long n;
+        if (one != null) {
+            n = PositionalIoBinding.transfer(fd, one, position, (int) length, offset, flags, writing, asked);
+            if (n > 0) one.position(position + (int) n);
+        } else {
+            n = PositionalIoBinding.transfer(fd, many, offset, flags, writing, asked);
+            if (n > 0) advance(many, n);
+        }
         return n;
     }
 
-    private static long one(int fd, ByteBuffer buffer, int position, long length, long offset, int flags,
-                            boolean writing, long[] asked) {
-        long refused = refused(flags, asked);
-        if (refused != 0 || length == 0) return refused;
-        return PositionalIoBinding.transfer(fd, buffer, position, (int) length, offset, flags, writing, asked);
-    }
-
-    private static long many(int fd, IoVector request, int flags, boolean writing, long[] asked) {
-        long refused = refused(flags, asked);
-        if (refused != 0 || request.length() == 0) return refused;
-        return PositionalIoBinding.transfer(fd, request.buffers(), request.offset(), flags, writing, asked);
-    }
-
-    /** Unknown flags throw; an asked array too short is -EINVAL; else 0. */
-    private static long refused(int flags, long[] asked) {
-        if ((flags & ~ALL_FLAGS) != 0) throw new IllegalArgumentException("unknown I/O flags 0x" + Integer.toHexString(flags));
-        return asked != null && asked.length < ASKED_FIELDS ? -Errno.EINVAL : 0;
+    /** Moves the positions forward by n bytes in all, filling the buffers in order. */
+    private static void advance(ByteBuffer[] buffers, long n) {
+        for (int i = 0; i < buffers.length && n > 0; i++) {
+            int moved = (int) Math.min(n, buffers[i].remaining());
+            buffers[i].position(buffers[i].position() + moved);
+            n -= moved;
+        }
     }
 }
