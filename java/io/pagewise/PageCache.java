@@ -2,6 +2,7 @@ package io.pagewise;
 
 import io.pagewise.internal.Advice;
 import io.pagewise.internal.FileKinds;
+import io.pagewise.internal.IoVector;
 import io.pagewise.internal.Mincore;
 import io.pagewise.internal.NativeRawFile;
 import io.pagewise.internal.RawFile;
@@ -109,7 +110,7 @@ public final class PageCache {
             ByteBuffer buffer = ByteBuffer.allocateDirect(TOUCH_CHUNK);
             long size = file.size();
             for (long at = 0; at < size; at += TOUCH_CHUNK) {
-                if (file.read(buffer.clear(), at, 0) < buffer.capacity()) break;
+                if (file.read(IoVector.of(buffer.clear(), at), 0) < buffer.capacity()) break;
             }
         }
     }

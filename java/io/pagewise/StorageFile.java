@@ -1,16 +1,14 @@
 package io.pagewise;
 
 import io.pagewise.internal.Advice;
-import io.pagewise.internal.Buffers;
 import io.pagewise.internal.ChannelRawFile;
-import io.pagewise.internal.ClosedWithMessage;
-import io.pagewise.internal.FileDescriptors;
 import io.pagewise.internal.FileKinds;
 import io.pagewise.internal.IoCounters;
+import io.pagewise.internal.IoVector;
 import io.pagewise.internal.NativeRawFile;
+import io.pagewise.internal.OpenOptions;
 import io.pagewise.internal.RawFile;
-import io.pagewise.internal.Space;
-import io.pagewise.internal.Uninterruptibly;
+import io.pagewise.internal.UseGate;
 import io.pagewise.policy.CachePolicy;
 import io.pagewise.system.Alignment;
 import io.pagewise.system.NativeIOException;
@@ -24,12 +22,8 @@ import java.nio.file.AccessDeniedException;
 import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -67,18 +61,13 @@ import java.util.concurrent.atomic.LongAdder;
  * {@link #close()}. A thread that must stop at an interrupt checks its status between calls.
  */
 public final class StorageFile implements Channel {
-    private static final int CLOSING = 1 << 30;
-    private static final int ZERO_CHUNK = 1 << 20;
-
     private final Path path;
     private final RawFile file;
     private final CachePolicy policy;
     private final CacheMode requested;
     private final boolean writable;
-    /** Operations in progress, plus CLOSING once close has begun. */
-    private final AtomicInteger users = new AtomicInteger();
-    /** Opened once the descriptor is closed: a second close waits for the first, as Channel asks. */
-    private final CountDownLatch closed = new CountDownLatch(1);
+    private final UseGate users;
+    private final FileSpace space;
     private final LongAdder reads = new LongAdder();
     private final LongAdder bytesRead = new LongAdder();
     private final LongAdder writes = new LongAdder();
@@ -88,11 +77,6 @@ public final class StorageFile implements Channel {
     private final LongAdder bytesZeroed = new LongAdder();
     private final LongAdder trims = new LongAdder();
     private final LongAdder bytesTrimmed = new LongAdder();
-    /**
-     * What fallocate takes ranges in: a block device's logical block, whose multiples alone the kernel zeroes or
-     * discards (EINVAL otherwise), and 1 for a file.
-     */
-    private final long spaceUnit;
 
     private StorageFile(Path path, RawFile file, CachePolicy policy, CacheMode requested, boolean writable) {
         this.path = path;
@@ -100,7 +84,8 @@ public final class StorageFile implements Channel {
         this.policy = policy;
         this.requested = requested;
         this.writable = writable;
-        this.spaceUnit = file.isBlockDevice() ? Math.max(1, file.alignment().logicalBlockSize()) : 1;
+        this.users = new UseGate(path.toString());
+        this.space = new FileSpace(file, policy);
     }
 
     /**
@@ -146,25 +131,11 @@ public final class StorageFile implements Channel {
      */
     static StorageFile openAnyKind(Path path, CacheMode mode, OpenOption... options) throws IOException {
         if (path == null || mode == null) throw new NullPointerException(path == null ? "path" : "mode");
-        Set<StandardOpenOption> set = EnumSet.noneOf(StandardOpenOption.class);
-        for (OpenOption option : options) {
-            if (!(option instanceof StandardOpenOption) || !SUPPORTED.contains(option)) {
-                throw new IllegalArgumentException("open option " + option + " is not supported"
-                        + (option == StandardOpenOption.DSYNC || option == StandardOpenOption.SYNC
-                        ? "; use CacheMode.WRITETHROUGH or DIRECTSYNC" : ""));
-            }
-            set.add((StandardOpenOption) option);
-        }
-        if (set.contains(StandardOpenOption.CREATE_NEW) || set.contains(StandardOpenOption.CREATE)
-                || set.contains(StandardOpenOption.TRUNCATE_EXISTING)) {
-            if (!set.contains(StandardOpenOption.WRITE)) {
-                throw new IllegalArgumentException("CREATE, CREATE_NEW and TRUNCATE_EXISTING need WRITE");
-            }
-        }
+        Set<StandardOpenOption> set = OpenOptions.parse(options);
         boolean writable = set.contains(StandardOpenOption.WRITE);
         RawFile file;
         if (Native.isAvailable()) {
-            file = NativeRawFile.open(path, nativeFlags(set) | CachePolicy.openFlags(mode));
+            file = NativeRawFile.open(path, OpenOptions.nativeFlags(set) | CachePolicy.openFlags(mode));
         } else {
             if (mode.needsNative()) Native.require("CacheMode." + mode);
             set.remove(StandardOpenOption.SPARSE);
@@ -177,20 +148,6 @@ public final class StorageFile implements Channel {
             file.close();
             throw e;
         }
-    }
-
-    private static final Set<StandardOpenOption> SUPPORTED = EnumSet.of(StandardOpenOption.READ,
-            StandardOpenOption.WRITE, StandardOpenOption.CREATE, StandardOpenOption.CREATE_NEW,
-            StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.SPARSE);
-
-    private static int nativeFlags(Set<StandardOpenOption> options) {
-        int flags = 0;
-        // Read access is always asked for when writing: EVICT needs it to map the file for mincore.
-        if (options.contains(StandardOpenOption.WRITE)) flags |= FileDescriptors.READ_WRITE;
-        if (options.contains(StandardOpenOption.CREATE)) flags |= FileDescriptors.CREATE;
-        if (options.contains(StandardOpenOption.CREATE_NEW)) flags |= FileDescriptors.CREATE | FileDescriptors.EXCLUSIVE;
-        if (options.contains(StandardOpenOption.TRUNCATE_EXISTING)) flags |= FileDescriptors.TRUNCATE;
-        return flags;
     }
 
     /** {@return the path the file was opened with} */
@@ -239,20 +196,7 @@ public final class StorageFile implements Channel {
      * @throws IllegalArgumentException when dst is read-only
      */
     public int read(ByteBuffer dst, long offset) throws IOException {
-        // The one-buffer path of read(ByteBuffer[], long), with its checks, without the array: small reads are
-        // mostly this overhead, so a 4 KiB read would otherwise trail FileChannel's.
-        if (dst.isReadOnly()) throw new IllegalArgumentException("read into a read-only buffer");
-        int wanted = dst.remaining();
-        checkRange(offset, wanted);
-        enter();
-        try {
-            int n = policy.read(dst, offset);
-            reads.increment();
-            bytesRead.add(n);
-            return n == 0 && wanted > 0 ? -1 : n;
-        } finally {
-            exit();
-        }
+        return (int) read(IoVector.toRead(dst, offset));
     }
 
     /**
@@ -272,20 +216,19 @@ public final class StorageFile implements Channel {
      *         read-only
      */
     public long read(ByteBuffer[] dsts, long position) throws IOException {
-        // JNI could fill a read-only direct buffer behind its back; refuse like FileChannel does.
-        for (ByteBuffer dst : dsts) {
-            if (dst.isReadOnly()) throw new IllegalArgumentException("read into a read-only buffer");
-        }
-        long wanted = Buffers.remaining(dsts);
-        checkRange(position, wanted);
-        enter();
+        return read(IoVector.toRead(dsts, position));
+    }
+
+    /** Every read, checked once where its request was made. */
+    private long read(IoVector request) throws IOException {
+        users.enter();
         try {
-            long n = policy.read(dsts, position);
+            long n = policy.read(request);
             reads.increment();
             bytesRead.add(n);
-            return n == 0 && wanted > 0 ? -1 : n;
+            return n == 0 && request.length() > 0 ? -1 : n;
         } finally {
-            exit();
+            users.exit();
         }
     }
 
@@ -319,8 +262,9 @@ public final class StorageFile implements Channel {
      *         read-only
      */
     public void readFully(ByteBuffer[] dsts, long position) throws IOException {
-        long wanted = Buffers.remaining(dsts);
-        long n = Math.max(0, read(dsts, position));
+        IoVector request = IoVector.toRead(dsts, position);
+        long wanted = request.length();
+        long n = Math.max(0, read(request));
         if (n < wanted) {
             throw new EOFException(path + " ends at " + (position + n) + ", inside the read at " + position + " (+"
                     + wanted + ")");
@@ -358,19 +302,7 @@ public final class StorageFile implements Channel {
      * @throws java.nio.file.AccessDeniedException when the file is open read-only
      */
     public int write(ByteBuffer src, long offset, boolean fua) throws IOException {
-        // The one-buffer path of write(ByteBuffer[], long, boolean), with its checks, without the array.
-        int length = src.remaining();
-        checkRange(offset, length);
-        checkWritable("write");
-        enter();
-        try {
-            policy.write(src, offset, fua);
-            writes.increment();
-            bytesWritten.add(length);
-            return length;
-        } finally {
-            exit();
-        }
+        return (int) write(IoVector.toWrite(src, offset), fua);
     }
 
     /**
@@ -405,17 +337,20 @@ public final class StorageFile implements Channel {
      * @throws java.nio.file.AccessDeniedException when the file is open read-only
      */
     public long write(ByteBuffer[] srcs, long position, boolean fua) throws IOException {
-        long length = Buffers.remaining(srcs);
-        checkRange(position, length);
+        return write(IoVector.toWrite(srcs, position), fua);
+    }
+
+    /** Every write, checked once where its request was made. */
+    private long write(IoVector request, boolean fua) throws IOException {
         checkWritable("write");
-        enter();
+        users.enter();
         try {
-            policy.write(srcs, position, fua);
+            policy.write(request, fua);
             writes.increment();
-            bytesWritten.add(length);
-            return length;
+            bytesWritten.add(request.length());
+            return request.length();
         } finally {
-            exit();
+            users.exit();
         }
     }
 
@@ -427,12 +362,12 @@ public final class StorageFile implements Channel {
      *         {@link ClosedChannelException} when the file is closed
      */
     public void flush() throws IOException {
-        enter();
+        users.enter();
         try {
             policy.flush();
             flushes.increment();
         } finally {
-            exit();
+            users.exit();
         }
     }
 
@@ -460,15 +395,15 @@ public final class StorageFile implements Channel {
      */
     public void advise(long offset, long length, AccessHint hint) throws IOException {
         checkRange(offset, length);
-        if (length > 0) adviseRange(offset, length, hint.nativeCode()); else checkOpen();
+        if (length > 0) adviseRange(offset, length, hint.nativeCode()); else users.checkOpen();
     }
 
     private void adviseRange(long offset, long length, int advice) throws IOException {
-        enter();
+        users.enter();
         try {
             file.advise(offset, length, advice);
         } finally {
-            exit();
+            users.exit();
         }
     }
 
@@ -493,13 +428,13 @@ public final class StorageFile implements Channel {
      */
     public void prefetch(long offset, long length) throws IOException {
         checkRange(offset, length);
-        enter();
+        users.enter();
         try {
             // Past the end there is nothing to read: a CACHE of a whole sparse 16 TiB export is not millions of calls.
             long inFile = Math.min(length, Math.max(0, file.size() - offset));
             if (inFile > 0 && policy.prefetches()) policy.prefetch(offset, inFile);
         } finally {
-            exit();
+            users.exit();
         }
     }
 
@@ -525,16 +460,16 @@ public final class StorageFile implements Channel {
      */
     public void evict(long offset, long length) throws IOException {
         checkRange(offset, length);
-        if (length > 0) evictRange(offset, length); else checkOpen();
+        if (length > 0) evictRange(offset, length); else users.checkOpen();
     }
 
     private void evictRange(long offset, long length) throws IOException {
-        enter();
+        users.enter();
         try {
             file.syncRange(offset, length, Advice.SYNC_WAIT_BEFORE | Advice.SYNC_WRITE | Advice.SYNC_WAIT_AFTER);
             file.advise(offset, length, Advice.DONTNEED);
         } finally {
-            exit();
+            users.exit();
         }
     }
 
@@ -555,52 +490,14 @@ public final class StorageFile implements Channel {
     public void zero(long offset, long length, boolean mayTrim) throws IOException {
         checkRange(offset, length);
         checkWritable("zero");
-        enter();
+        users.enter();
         try {
             if (length == 0) return;
-            long end = offset + length;
-            long start = wholeUnitsFrom(offset, end);
-            long stop = Math.max(start, end - end % spaceUnit);
-            // The partial units at the edges of a block device's range are written; the whole ones between, zeroed.
-            if (start > offset) writeZeros(offset, start - offset);
-            if (stop > start) zeroWholeUnits(start, stop - start, mayTrim);
-            if (end > stop) writeZeros(stop, end - stop);
+            space.zero(offset, length, mayTrim);
             zeroes.increment();
             bytesZeroed.add(length);
         } finally {
-            exit();
-        }
-    }
-
-    /** The first multiple of {@link #spaceUnit} at or after offset, but at most end. */
-    private long wholeUnitsFrom(long offset, long end) {
-        long head = (spaceUnit - offset % spaceUnit) % spaceUnit;
-        return head >= end - offset ? end : offset + head;
-    }
-
-    private void zeroWholeUnits(long offset, long length, boolean mayTrim) throws IOException {
-        boolean done = false;
-        if (mayTrim && offset + length <= file.size()) done = changeSpace(Space.PUNCH_HOLE, offset, length);
-        if (!done) done = changeSpace(Space.ZERO_RANGE, offset, length);
-        if (!done) writeZeros(offset, length); // writes, durable as the mode's writes are
-    }
-
-    /**
-     * fallocate through the policy. In the modes where every write is durable when it returns, zeroing and
-     * trimming are too: fallocate alone changes only what the kernel holds, so the file is synced after it.
-     */
-    private boolean changeSpace(int spaceMode, long offset, long length) throws IOException {
-        boolean done = policy.fallocate(spaceMode, offset, length);
-        if (done && policy.mode().syncsEveryWrite()) file.dataSync();
-        return done;
-    }
-
-    private void writeZeros(long offset, long length) throws IOException {
-        ByteBuffer zeros = ByteBuffer.allocateDirect((int) Math.min(length, ZERO_CHUNK));
-        for (long done = 0; done < length; ) {
-            int chunk = (int) Math.min(zeros.capacity(), length - done);
-            policy.write(new ByteBuffer[] {zeros.clear().limit(chunk)}, offset + done, false);
-            done += chunk;
+            users.exit();
         }
     }
 
@@ -621,18 +518,14 @@ public final class StorageFile implements Channel {
     public void trim(long offset, long length) throws IOException {
         checkRange(offset, length);
         checkWritable("trim");
-        enter();
+        users.enter();
         try {
             if (length == 0) return;
-            long end = Math.min(offset + length, file.size());
-            // A block device discards whole logical blocks only: the partial ones at the edges keep their data.
-            long start = wholeUnitsFrom(offset, end);
-            end -= end % spaceUnit;
-            if (end > start) changeSpace(Space.PUNCH_HOLE, start, end - start);
+            space.trim(offset, length);
             trims.increment();
             bytesTrimmed.add(length);
         } finally {
-            exit();
+            users.exit();
         }
     }
 
@@ -670,34 +563,11 @@ public final class StorageFile implements Channel {
     public List<Extent> extents(long offset, long length, int maxExtents) throws IOException {
         checkRange(offset, length);
         if (maxExtents < 1) throw new IllegalArgumentException("maxExtents " + maxExtents + " is less than 1");
-        enter();
+        users.enter();
         try {
-            long end = Math.min(offset + length, file.size());
-            List<Extent> result = new ArrayList<>(Math.min(maxExtents, 16));
-            if (end <= offset) return result;
-            if (file.isBlockDevice()) {
-                result.add(new Extent(offset, end - offset, false));
-                return result;
-            }
-            long at = offset;
-            while (at < end && result.size() < maxExtents) {
-                long data = file.seek(at, Space.SEEK_DATA);
-                if (data < 0 || data >= end) {
-                    result.add(new Extent(at, end - at, true));
-                    break;
-                }
-                if (data > at) {
-                    result.add(new Extent(at, data - at, true));
-                    if (result.size() == maxExtents) break;
-                }
-                long hole = file.seek(data, Space.SEEK_HOLE);
-                long dataEnd = hole < 0 ? end : Math.min(hole, end);
-                result.add(new Extent(data, dataEnd - data, false));
-                at = dataEnd;
-            }
-            return result;
+            return space.extents(offset, length, maxExtents);
         } finally {
-            exit();
+            users.exit();
         }
     }
 
@@ -719,11 +589,11 @@ public final class StorageFile implements Channel {
      *         {@link ClosedChannelException} when the file is closed
      */
     public long size() throws IOException {
-        enter();
+        users.enter();
         try {
             return file.size();
         } finally {
-            exit();
+            users.exit();
         }
     }
 
@@ -739,11 +609,11 @@ public final class StorageFile implements Channel {
     public void resize(long size) throws IOException {
         if (size < 0) throw new IllegalArgumentException("size " + size + " is negative");
         checkWritable("resize");
-        enter();
+        users.enter();
         try {
             policy.resize(size);
         } finally {
-            exit();
+            users.exit();
         }
     }
 
@@ -760,11 +630,11 @@ public final class StorageFile implements Channel {
     public Residency residency(long offset, long length) throws IOException {
         checkRange(offset, length);
         Native.require("residency");
-        enter();
+        users.enter();
         try {
             return PageCache.residency(file, offset, length);
         } finally {
-            exit();
+            users.exit();
         }
     }
 
@@ -779,7 +649,7 @@ public final class StorageFile implements Channel {
     /** {@return false once {@link #close()} has begun} */
     @Override
     public boolean isOpen() {
-        return users.get() < CLOSING;
+        return users.isOpen();
     }
 
     /**
@@ -791,67 +661,26 @@ public final class StorageFile implements Channel {
      */
     @Override
     public void close() throws IOException {
-        int state;
-        do {
-            state = users.get();
-            if (state >= CLOSING) {
-                Uninterruptibly.run(closed::await);
-                return;
-            }
-        } while (!users.compareAndSet(state, state | CLOSING));
-        synchronized (users) {
-            boolean interrupted = false;
-            while (users.get() != CLOSING) {
-                try {
-                    users.wait(10);
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-            if (interrupted) Thread.currentThread().interrupt();
-        }
+        if (!users.beginClose()) return;
         try {
             policy.close();
         } finally {
             try {
                 file.close();
             } finally {
-                closed.countDown();
+                users.closed();
             }
         }
-    }
-
-    private void enter() throws ClosedChannelException {
-        int state = users.incrementAndGet();
-        if (state > CLOSING) {
-            exit();
-            throw new ClosedWithMessage(path + " is closed");
-        }
-    }
-
-    private void exit() {
-        if (users.decrementAndGet() == CLOSING) {
-            synchronized (users) {
-                users.notifyAll();
-            }
-        }
-    }
-
-    /** An empty range after close fails as a read or write of nothing does. */
-    private void checkOpen() throws ClosedChannelException {
-        if (users.get() >= CLOSING) throw new ClosedWithMessage(path + " is closed");
     }
 
     private void checkWritable(String operation) throws IOException {
         if (writable) return;
         // Use after close says so, whatever the file was opened for.
-        if (users.get() >= CLOSING) throw new ClosedWithMessage(path + " is closed");
+        users.checkOpen();
         throw new AccessDeniedException(path.toString(), null, operation + ": file is open read-only");
     }
 
     private static void checkRange(long offset, long length) {
-        if (offset < 0) throw new IllegalArgumentException("offset " + offset + " is negative");
-        if (length < 0) throw new IllegalArgumentException("length " + length + " is negative");
-        if (offset + length < 0) throw new IllegalArgumentException("offset " + offset + " + length " + length + " overflows");
+        IoVector.checkRange(offset, length);
     }
 }

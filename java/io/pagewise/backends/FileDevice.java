@@ -8,6 +8,7 @@ import io.pagewise.device.Capabilities;
 import io.pagewise.device.Capability;
 import io.pagewise.device.DeviceException;
 import io.pagewise.device.ZeroFlag;
+import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -23,6 +24,13 @@ import java.util.Set;
  * Every user shares the one StorageFile, and a flush is an fdatasync of the whole file, so the device is
  * {@linkplain Capability#MULTI_CONN multi-conn}. The size is the file's when the device was made; a file that shrinks
  * afterwards reads as zeros past its new end.
+ *
+ * <p>A device that opened its file for writing ({@link #open} with WRITE, {@link #create}, {@link #openOrCreate})
+ * is taken to be the file's one writer, as an NBD export is: it keeps the data and hole runs it has learned of the
+ * file, and forgets those near each range it writes, zeroes or trims, so a read of a sparse file (an NBD READ that
+ * sends holes as holes) asks the file nothing but the read itself. Data that another program writes into a hole
+ * meanwhile may then read as zeros through the device. A read-only device, or one made {@link #of} a file its
+ * caller keeps, asks the file every time.
  *
  * <pre>{@code
  * try (FileDevice disk = FileDevice.open(path, CacheMode.EVICT, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
@@ -40,6 +48,8 @@ public final class FileDevice implements BlockDevice {
     private final Capabilities holed;
     /** Whether any hole may exist; a fully allocated file stays hole-free until a trim or zeroing punches one. */
     private volatile boolean holes;
+    /** The runs learned of the file, where the device is its one writer; else null. */
+    private final ExtentMap known;
 
     private FileDevice(StorageFile file, boolean ownsFile, boolean created) throws IOException {
         this.file = file;
@@ -49,6 +59,7 @@ public final class FileDevice implements BlockDevice {
         this.solid = capabilities(file, created);
         this.holed = solid.with(Capability.HOLES);
         this.holes = solid.has(Capability.EXTENTS) && hasHole(file, size);
+        this.known = ownsFile && file.isWritable() && solid.has(Capability.EXTENTS) ? new ExtentMap() : null;
     }
 
     /**
@@ -169,25 +180,55 @@ public final class FileDevice implements BlockDevice {
         readFully(new ByteBuffer[] {dst}, offset);
     }
 
-    /** One {@link StorageFile#read(ByteBuffer[], long)}: one policy call, and one preadv where the mode allows. */
+    /**
+     * One {@link StorageFile#readFully(ByteBuffer[], long)}: one policy call, and one preadv where the mode allows.
+     * The buffers are looked at again only when the file ended first.
+     */
     @Override
     public void readFully(ByteBuffer[] dsts, long offset) throws IOException {
-        file.read(dsts, offset);
-        // The file may have shrunk under us: the device keeps its size and reads zeros there.
-        for (ByteBuffer dst : dsts) {
-            while (dst.hasRemaining()) dst.put((byte) 0);
+        try {
+            file.readFully(dsts, offset);
+        } catch (EOFException e) {
+            // The file shrank under us: the device keeps its size and reads zeros there.
+            for (ByteBuffer dst : dsts) {
+                while (dst.hasRemaining()) dst.put((byte) 0);
+            }
         }
     }
 
     @Override
     public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
-        file.write(src, offset, fua);
+        if (known == null) {
+            file.write(src, offset, fua);
+            return;
+        }
+        long written = -1;
+        try {
+            written = file.write(src, offset, fua);
+        } finally {
+            changed(offset, written);
+        }
     }
 
     /** One {@link StorageFile#write(ByteBuffer[], long, boolean)}; FUA makes this write durable, not the file. */
     @Override
     public void write(ByteBuffer[] srcs, long offset, boolean fua) throws IOException {
-        file.write(srcs, offset, fua);
+        if (known == null) {
+            file.write(srcs, offset, fua);
+            return;
+        }
+        long written = -1;
+        try {
+            written = file.write(srcs, offset, fua);
+        } finally {
+            changed(offset, written);
+        }
+    }
+
+    /** After a change of [offset, offset + length), or of an unknown part of the file (length -1): forgets its runs. */
+    private void changed(long offset, long length) {
+        if (known == null) return;
+        if (length < 0) known.clear(); else known.forget(offset, length);
     }
 
     @Override
@@ -198,7 +239,11 @@ public final class FileDevice implements BlockDevice {
     @Override
     public void trim(long offset, long length, boolean fua) throws IOException {
         holes = true;
-        file.trim(offset, length);
+        try {
+            file.trim(offset, length);
+        } finally {
+            changed(offset, length);
+        }
         if (fua) file.flush();
     }
 
@@ -208,15 +253,39 @@ public final class FileDevice implements BlockDevice {
             throw new DeviceException(DeviceException.ENOTSUP, "zeroing " + name() + " would not be fast");
         }
         holes = true; // ZERO_RANGE may also leave unwritten extents that SEEK_HOLE reports as holes
-        file.zero(offset, length, flags.contains(ZeroFlag.MAY_TRIM));
+        try {
+            file.zero(offset, length, flags.contains(ZeroFlag.MAY_TRIM));
+        } finally {
+            changed(offset, length);
+        }
         if (flags.contains(ZeroFlag.FUA)) file.flush();
     }
 
-    /** {@link StorageFile#extents(long, long, int)}: at most two SEEK_DATA/SEEK_HOLE calls per run returned. */
+    /**
+     * {@link StorageFile#extents(long, long, int)}: at most two SEEK_DATA/SEEK_HOLE calls per run returned. Where the
+     * device keeps what it learned, none for a range it knows; else it learns the runs from offset on: those of the
+     * range and {@link #LEARNED_RUNS} more, up to {@link #LEARNED_SPAN} away, whose cost (an fstat and two lseeks a
+     * run) later reads of those runs do not pay again.
+     */
     @Override
     public List<Extent> extents(long offset, long length, int maxExtents) throws IOException {
-        List<Extent> extents = file.extents(offset, length, maxExtents);
+        List<Extent> extents = known == null ? file.extents(offset, length, maxExtents) : learned(offset, length, maxExtents);
         return extents.isEmpty() ? List.of(new Extent(offset, length, false)) : extents;
+    }
+
+    static final int LEARNED_RUNS = 8;
+    static final long LEARNED_SPAN = 1L << 30;
+
+    private List<Extent> learned(long offset, long length, int maxExtents) throws IOException {
+        List<Extent> found = known.lookup(offset, length, maxExtents);
+        if (found != null) return found;
+        long changes = known.changes();
+        // As many runs as the range can hold (a run is at least a 4 KiB block), as asking for it alone would cost,
+        // and a few beyond it for the reads that follow.
+        int runs = (int) Math.min(maxExtents, Math.min(Integer.MAX_VALUE - LEARNED_RUNS, length / 4096 + 2)) + LEARNED_RUNS;
+        List<Extent> fresh = file.extents(offset, Math.max(length, Math.min(LEARNED_SPAN, Long.MAX_VALUE - offset)), runs);
+        known.learn(fresh, changes);
+        return ExtentMap.clip(fresh, offset, length, maxExtents, true);
     }
 
     @Override

@@ -93,9 +93,10 @@ public final class ChannelRawFile implements RawFile {
 
     /** FileChannel's scatter read uses the channel's shared position, so each buffer is read at its own offset. */
     @Override
-    public long read(ByteBuffer[] dsts, long offset, int flags) throws IOException {
+    public long read(IoVector request, int flags) throws IOException {
+        long offset = request.offset();
         long total = 0;
-        for (ByteBuffer dst : dsts) {
+        for (ByteBuffer dst : request.buffers()) {
             while (dst.hasRemaining()) {
                 long at = offset + total;
                 int n = call(dst, c -> c.read(dst, at), c -> await(c.read(dst, at)));
@@ -107,9 +108,10 @@ public final class ChannelRawFile implements RawFile {
     }
 
     @Override
-    public void write(ByteBuffer[] srcs, long offset, int flags) throws IOException {
+    public void write(IoVector request, int flags) throws IOException {
+        long offset = request.offset();
         long at = offset;
-        for (ByteBuffer src : srcs) {
+        for (ByteBuffer src : request.buffers()) {
             while (src.hasRemaining()) {
                 long here = at;
                 at += call(src, c -> c.write(src, here), c -> await(c.write(src, here)));

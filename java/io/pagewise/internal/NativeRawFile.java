@@ -195,56 +195,32 @@ public final class NativeRawFile implements RawFile {
 
     @Override public Alignment alignment() { return alignment; }
 
+    /**
+     * Direct buffers go to the kernel as they are: for one buffer, the common small request, nothing is allocated at
+     * all unless a flag is to be counted. Heap buffers are bounced.
+     */
     @Override
-    public long read(ByteBuffer[] dsts, long offset, int flags) throws IOException {
-        if (dsts.length == 1) return read(dsts[0], offset, flags);
+    public long read(IoVector request, int flags) throws IOException {
         long[] asked = askedFor(flags);
         long n;
-        if (Buffers.allDirect(dsts)) {
-            long length = Buffers.remaining(dsts);
-            n = PositionalIo.read(fd, dsts, offset, flags, asked);
-            if (n < 0) throw failure(n, "preadv", flags, offset, length);
+        if (request.isDirect()) {
+            n = PositionalIo.read(fd, request, flags, asked);
+            if (n < 0) throw failure(n, "preadv", flags, request.offset(), request.length());
         } else {
-            n = readBounced(dsts, offset, flags, asked);
+            ByteBuffer one = request.single();
+            n = readBounced(one, one == null ? request.buffers() : null, request.offset(), request.length(), flags, asked);
         }
         if (asked != null) counters.asked(asked, false);
         return n;
     }
 
     /**
-     * One buffer, the common small request: no array, and for a direct buffer nothing allocated at all unless a
-     * flag is to be counted: small reads and writes are mostly such overhead. The same calls, checks and messages as
-     * the vector path.
+     * Heap buffers cannot be handed to the kernel: read into a direct buffer, one bounce buffer at a time. Takes the
+     * request's parts (one buffer, or else the buffers), not the request: a method this large is not inlined, and the
+     * request passed to it would have to be allocated for every small heap-buffer read.
      */
-    @Override
-    public int read(ByteBuffer dst, long offset, int flags) throws IOException {
-        long[] asked = askedFor(flags);
-        int n;
-        if (dst.isDirect()) {
-            int length = dst.remaining();
-            n = PositionalIo.read(fd, dst, offset, flags, asked);
-            if (n < 0) throw failure(n, "preadv", flags, offset, length);
-        } else {
-            n = readBounced(dst, offset, flags, asked);
-        }
-        if (asked != null) counters.asked(asked, false);
-        return n;
-    }
-
-    /** A small heap buffer in one bounce through the thread's own buffer; a large one as a vector. */
-    private int readBounced(ByteBuffer dst, long offset, int flags, long[] asked) throws IOException {
-        int want = dst.remaining();
-        if (want > BufferPool.SMALL_SIZE) return (int) readBounced(new ByteBuffer[] {dst}, offset, flags, asked);
-        ByteBuffer bounce = BufferPool.small().limit(want);
-        int n = PositionalIo.read(fd, bounce, offset, flags, asked); // one call: asked is its own count
-        if (n < 0) throw failure(n, "preadv", flags, offset, want);
-        dst.put(bounce.flip());
-        return n;
-    }
-
-    /** Heap buffers cannot be handed to the kernel: read into a direct buffer, one bounce buffer at a time. */
-    private long readBounced(ByteBuffer[] dsts, long offset, int flags, long[] asked) throws IOException {
-        long length = Buffers.remaining(dsts);
+    private long readBounced(ByteBuffer one, ByteBuffer[] many, long offset, long length, int flags, long[] asked)
+            throws IOException {
         boolean small = length <= BufferPool.SMALL_SIZE;
         ByteBuffer bounce = small ? BufferPool.small() : BufferPool.shared().take();
         long[] chunkAsked = askedFor(flags);
@@ -252,10 +228,11 @@ public final class NativeRawFile implements RawFile {
             long total = 0;
             for (long left = length; left > 0; ) {
                 int want = (int) Math.min(left, bounce.capacity());
-                int n = PositionalIo.read(fd, bounce.clear().limit(want), offset + total, flags, chunkAsked);
-                if (n < 0) throw failure(n, "preadv", flags, offset + total, want);
+                long at = offset + total;
+                int n = (int) PositionalIo.bounced(fd, bounce.clear().limit(want), at, flags, false, chunkAsked);
+                if (n < 0) throw failure(n, "preadv", flags, at, want);
                 if (asked != null) add(asked, chunkAsked);
-                Buffers.scatter(bounce.flip(), dsts);
+                if (one != null) one.put(bounce.flip()); else Buffers.scatter(bounce.flip(), many);
                 total += n;
                 left -= n;
                 if (n < want) break;
@@ -267,50 +244,21 @@ public final class NativeRawFile implements RawFile {
     }
 
     @Override
-    public void write(ByteBuffer[] srcs, long offset, int flags) throws IOException {
-        if (srcs.length == 1) {
-            write(srcs[0], offset, flags);
-            return;
-        }
-        long length = Buffers.remaining(srcs);
+    public void write(IoVector request, int flags) throws IOException {
         if (!asyncWritesDurable) flags &= ~AIO; // see asyncWritesDurable(): a synchronous write is durable everywhere
         long[] asked = askedFor(flags);
-        if (Buffers.allDirect(srcs)) {
-            long n = PositionalIo.write(fd, srcs, offset, flags, asked);
-            if (n < 0) throw failure(n, "pwritev", flags, offset, length);
+        if (request.isDirect()) {
+            long n = PositionalIo.write(fd, request, flags, asked);
+            if (n < 0) throw failure(n, "pwritev", flags, request.offset(), request.length());
         } else {
-            writeBounced(srcs, offset, length, flags, asked);
+            ByteBuffer one = request.single();
+            writeBounced(one, one == null ? request.buffers() : null, request.offset(), request.length(), flags, asked);
         }
         if (asked != null) counters.asked(asked, true);
     }
 
-    /** One buffer, as {@link #read(ByteBuffer, long, int)}. */
-    @Override
-    public void write(ByteBuffer src, long offset, int flags) throws IOException {
-        int length = src.remaining();
-        if (!asyncWritesDurable) flags &= ~AIO; // see asyncWritesDurable(): a synchronous write is durable everywhere
-        long[] asked = askedFor(flags);
-        if (src.isDirect()) {
-            long n = PositionalIo.write(fd, src, offset, flags, asked);
-            if (n < 0) throw failure(n, "pwritev", flags, offset, length);
-        } else {
-            writeBounced(src, offset, length, flags, asked);
-        }
-        if (asked != null) counters.asked(asked, true);
-    }
-
-    /** A small heap buffer in one bounce through the thread's own buffer, as the vector path does it. */
-    private void writeBounced(ByteBuffer src, long offset, int length, int flags, long[] asked) throws IOException {
-        if (length > BufferPool.SMALL_SIZE) {
-            writeBounced(new ByteBuffer[] {src}, offset, length, flags, asked);
-            return;
-        }
-        ByteBuffer bounce = BufferPool.small().put(src).flip();
-        long n = PositionalIo.write(fd, bounce, offset, flags, asked); // one call: asked is its own count
-        if (n < 0) throw failure(n, "pwritev", flags, offset, length);
-    }
-
-    private void writeBounced(ByteBuffer[] srcs, long offset, long length, int flags, long[] asked)
+    /** As {@link #readBounced}: one bounce buffer at a time, from the request's parts. */
+    private void writeBounced(ByteBuffer one, ByteBuffer[] many, long offset, long length, int flags, long[] asked)
             throws IOException {
         boolean small = length <= BufferPool.SMALL_SIZE;
         ByteBuffer bounce = small ? BufferPool.small() : BufferPool.shared().take();
@@ -318,9 +266,15 @@ public final class NativeRawFile implements RawFile {
         try {
             for (long done = 0; done < length; ) {
                 int chunk = (int) Math.min(length - done, bounce.capacity());
-                Buffers.gather(srcs, bounce.clear(), 0, chunk);
-                long n = PositionalIo.write(fd, bounce.limit(chunk), offset + done, flags, chunkAsked);
-                if (n < 0) throw failure(n, "pwritev", flags, offset + done, chunk);
+                if (one != null) {
+                    bounce.clear().put(0, one, one.position(), chunk);
+                    one.position(one.position() + chunk);
+                } else {
+                    Buffers.gather(many, bounce.clear(), 0, chunk);
+                }
+                long at = offset + done;
+                long n = PositionalIo.bounced(fd, bounce.limit(chunk), at, flags, true, chunkAsked);
+                if (n < 0) throw failure(n, "pwritev", flags, at, chunk);
                 if (asked != null) add(asked, chunkAsked);
                 done += chunk;
             }

@@ -8,8 +8,9 @@ import java.nio.ByteBuffer;
  * unless the kernel transfers less than asked or the vector is longer than IOV_MAX; short transfers and EINTR are
  * retried. Only this package makes the calls.
  *
- * <p>This class is the topic's one Java home, compiled once for every JDK: the flags, the argument checks and the
- * buffers' positions. {@link PositionalIoBinding} makes the calls: by JNI into {@code native/positional_io.c}, or on
+ * <p>This class is the topic's one Java home, compiled once for every JDK: the flags, the checks the bindings'
+ * memory safety rests on, and the buffers' positions. The request's range was checked once, where its
+ * {@link IoVector} was made. {@link PositionalIoBinding} makes the calls: by JNI into {@code native/positional_io.c}, or on
  * JDK 22+ by FFM (its twin in META-INF/versions/22).
  */
 public final class PositionalIo {
@@ -41,90 +42,60 @@ public final class PositionalIo {
     private PositionalIo() {}
 
     /**
-     * Reads at offset into the remaining bytes of dsts, in order, and advances each buffer's position by the bytes
-     * read into it.
+     * Reads the request's bytes into its buffers, in order, and advances each buffer's position by the bytes read
+     * into it.
      *
      * @param asked null, or an array of {@link #ASKED_FIELDS} that gets what the call asked of the kernel
      * @return bytes read (fewer than asked only at end of file, or at a short read with SHORT_IS_EOF) or -errno
      */
-    static long read(int fd, ByteBuffer[] dsts, long offset, int flags, long[] asked) {
-        if (dsts.length == 1) return read(fd, dsts[0], offset, flags, asked);
-        checkReadFlags(flags);
-        for (ByteBuffer dst : dsts) checkWritable(dst);
-        return transfer(fd, dsts, offset, flags, false, asked);
-    }
-
-    /** {@link #read(int, ByteBuffer[], long, int, long[])} of one buffer. */
-    static int read(int fd, ByteBuffer dst, long offset, int flags, long[] asked) {
-        checkReadFlags(flags);
-        checkWritable(dst);
-        return (int) transfer(fd, dst, offset, flags, false, asked);
+    static long read(int fd, IoVector request, int flags, long[] asked) {
+        // The request's parts, not the request, go on: this method stays small enough to be inlined wherever it is
+        // called, so the request never has to exist as an object (a small read would allocate it otherwise).
+        return transfer(fd, request.single(), request.many(), request.position(), request.offset(), request.length(),
+                request.isDirect(), flags, false, asked);
     }
 
     /**
-     * Writes all remaining bytes of srcs, in order, at offset and advances each buffer's position past them.
+     * Writes all the request's bytes, in order, and advances each buffer's position past them.
      *
      * @param asked null, or an array of {@link #ASKED_FIELDS} that gets what the call asked of the kernel
      * @return the bytes written or -errno
      */
-    static long write(int fd, ByteBuffer[] srcs, long offset, int flags, long[] asked) {
-        checkFlags(flags);
-        if (srcs.length == 1) return transfer(fd, srcs[0], offset, flags, true, asked);
-        return transfer(fd, srcs, offset, flags, true, asked);
-    }
-
-    /** {@link #write(int, ByteBuffer[], long, int, long[])} of one buffer. */
-    static long write(int fd, ByteBuffer src, long offset, int flags, long[] asked) {
-        checkFlags(flags);
-        return transfer(fd, src, offset, flags, true, asked);
-    }
-
-    private static void checkReadFlags(int flags) {
-        checkFlags(flags);
-        if ((flags & AIO) != 0) throw new IllegalArgumentException("AIO is for writes only");
-    }
-
-    private static void checkFlags(int flags) {
-        if ((flags & ~ALL_FLAGS) != 0) throw new IllegalArgumentException("unknown I/O flags 0x" + Integer.toHexString(flags));
-    }
-
-    /** Neither binding could tell a read-only buffer from a writable one: the kernel would write into it. */
-    private static void checkWritable(ByteBuffer dst) {
-        if (dst.isReadOnly()) throw new IllegalArgumentException("read into a read-only buffer");
-    }
-
-    /** One buffer, the common small request: no arrays built. */
-    private static long transfer(int fd, ByteBuffer buffer, long offset, int flags, boolean writing, long[] asked) {
-        if (!buffer.isDirect()) throw new IllegalArgumentException("native I/O needs direct buffers");
-        int position = buffer.position();
-        int length = buffer.limit() - position;
-        long n = checked(offset, length, writing, asked);
-        if (n == 0 && length > 0) {
-            n = PositionalIoBinding.transfer(fd, buffer, position, length, offset, flags, writing, asked);
-        }
-        if (n > 0) buffer.position(position + (int) n);
-        return n;
-    }
-
-    private static long transfer(int fd, ByteBuffer[] buffers, long offset, int flags, boolean writing,
-                                 long[] asked) {
-        if (!Buffers.allDirect(buffers)) throw new IllegalArgumentException("native I/O needs direct buffers");
-        long total = Buffers.remaining(buffers);
-        long n = checked(offset, total, writing, asked);
-        if (n == 0 && total > 0) n = PositionalIoBinding.transfer(fd, buffers, offset, flags, writing, asked);
-        if (n > 0) advance(buffers, n);
-        return n;
+    static long write(int fd, IoVector request, int flags, long[] asked) {
+        return transfer(fd, request.single(), request.many(), request.position(), request.offset(), request.length(),
+                request.isDirect(), flags, true, asked);
     }
 
     /**
-     * The checks of a request of total bytes at offset that need no call: 0 when it may go ahead, else -errno (an
-     * asked array too short, a negative offset, or an end past the largest offset).
+     * A read into, or a write from, [position, limit) of one of this package's bounce buffers, direct by
+     * construction, whose range was derived from a checked request: no vector is made for it.
      */
-    private static long checked(long offset, long total, boolean writing, long[] asked) {
+    static long bounced(int fd, ByteBuffer bounce, long offset, int flags, boolean writing, long[] asked) {
+        return transfer(fd, bounce, null, bounce.position(), offset, bounce.remaining(), bounce.isDirect(), flags,
+                writing, asked);
+    }
+
+    /**
+     * A request (one buffer from position, or else the buffers) as its {@link IoVector} checked it when it was made;
+     * only what the binding's memory safety rests on is refused here: buffers the kernel cannot take by address, or
+     * flags it does not know.
+     */
+    private static long transfer(int fd, ByteBuffer one, ByteBuffer[] many, int position, long offset, long length,
+                                 boolean direct, int flags, boolean writing, long[] asked) {
+        if (!direct) throw new IllegalArgumentException("native I/O needs direct buffers");
+        if ((flags & ~ALL_FLAGS) != 0) throw new IllegalArgumentException("unknown I/O flags 0x" + Integer.toHexString(flags));
+        if (!writing && (flags & AIO) != 0) throw new IllegalArgumentException("AIO is for writes only");
         if (asked != null && asked.length < ASKED_FIELDS) return -Errno.EINVAL;
-        if (offset < 0) return -Errno.EINVAL;
-        if (offset > Long.MAX_VALUE - total) return writing ? -Errno.EFBIG : -Errno.EOVERFLOW;
-        return 0;
+        if (length == 0) return 0;
+        long n;
+        if (one != null) {
+            n = PositionalIoBinding.transfer(fd, one, position, (int) length, offset, flags, writing, asked);
+            if (n > 0) one.position(position + (int) n);
+        } else {
+            n = PositionalIoBinding.transfer(fd, many, offset, flags, writing, asked);
+            if (n > 0) advance(many, n);
+        }
+        return n;
     }
 
     /** Moves the positions forward by n bytes in all, filling the buffers in order. */

@@ -5,7 +5,7 @@ import java.nio.ByteBuffer;
 /**
  * {@link PositionalIo}'s calls by JNI, into {@code native/positional_io.c}, which transfers every byte: it retries
  * short transfers and EINTR, splits vectors longer than IOV_MAX, and checks every buffer's range again. The FFM twin
- * (JDK 22+) has the same methods. PositionalIo has checked the arguments: the buffers are direct, the flags known,
+ * (JDK 22+) has the same methods. PositionalIo and the request's IoVector have checked the arguments: the buffers are direct, the flags known,
  * the offset and the asked array valid, and there is at least one byte to move.
  */
 final class PositionalIoBinding {

@@ -1,14 +1,13 @@
 package io.pagewise.internal;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.file.Path;
 
 /**
  * The system calls a cache policy is built from, without policy. Two implementations: {@link NativeRawFile}
  * (JNI, every knob) and {@link ChannelRawFile} (FileChannel, where the native library cannot load).
- * A read or write takes a whole request: the remaining bytes of a vector of buffers, in order, at one offset, with
- * per-call flags; it moves every buffer's position by the bytes transferred to or from it.
+ * A read or write takes a whole, checked request ({@link IoVector}) with per-call flags; it moves every buffer's
+ * position by the bytes transferred to or from it.
  */
 public interface RawFile extends java.io.Closeable {
     /** Per-call flag: RWF_DONTCACHE. */
@@ -47,21 +46,15 @@ public interface RawFile extends java.io.Closeable {
 
     boolean isNative();
 
-    /** @return bytes read; fewer than requested only at end of file (or at a short read, with SHORT_IS_EOF) */
-    long read(ByteBuffer[] dsts, long offset, int flags) throws IOException;
+    /**
+     * Reads the request's bytes into its buffers, moving their positions by the bytes each took.
+     *
+     * @return bytes read; fewer than requested only at end of file (or at a short read, with SHORT_IS_EOF)
+     */
+    long read(IoVector request, int flags) throws IOException;
 
-    /** {@link #read(ByteBuffer[], long, int)} into one buffer. */
-    default int read(ByteBuffer dst, long offset, int flags) throws IOException {
-        return (int) read(new ByteBuffer[] {dst}, offset, flags);
-    }
-
-    /** Writes every remaining byte of srcs, in order, at offset. */
-    void write(ByteBuffer[] srcs, long offset, int flags) throws IOException;
-
-    /** {@link #write(ByteBuffer[], long, int)} of one buffer. */
-    default void write(ByteBuffer src, long offset, int flags) throws IOException {
-        write(new ByteBuffer[] {src}, offset, flags);
-    }
+    /** Writes every byte of the request, moving its buffers' positions to their limits. */
+    void write(IoVector request, int flags) throws IOException;
 
     void dataSync() throws IOException;
 

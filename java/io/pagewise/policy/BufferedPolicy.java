@@ -3,7 +3,7 @@ package io.pagewise.policy;
 import io.pagewise.CacheMode;
 import io.pagewise.internal.RawFile;
 import java.io.IOException;
-import java.nio.ByteBuffer;
+import io.pagewise.internal.IoVector;
 
 /**
  * Buffered I/O through the page cache (WRITEBACK, WRITETHROUGH, UNSAFE): the mode's durability decides whether a
@@ -23,25 +23,14 @@ final class BufferedPolicy implements CachePolicy {
     @Override public RawFile file() { return file; }
 
     @Override
-    public long read(ByteBuffer[] dsts, long offset) throws IOException {
-        return file.read(dsts, offset, 0);
+    public long read(IoVector request) throws IOException {
+        return file.read(request, 0);
     }
 
     @Override
-    public void write(ByteBuffer[] srcs, long offset, boolean fua) throws IOException {
+    public void write(IoVector request, boolean fua) throws IOException {
         boolean durable = mode.syncsEveryWrite() || (fua && mode.flushSyncs());
-        file.write(srcs, offset, durable ? RawFile.DSYNC : 0);
-    }
-
-    @Override
-    public int read(ByteBuffer dst, long offset) throws IOException {
-        return file.read(dst, offset, 0);
-    }
-
-    @Override
-    public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
-        boolean durable = mode.syncsEveryWrite() || (fua && mode.flushSyncs());
-        file.write(src, offset, durable ? RawFile.DSYNC : 0);
+        file.write(request, durable ? RawFile.DSYNC : 0);
     }
 
     @Override

@@ -3,37 +3,24 @@ package io.pagewise.policy;
 import io.pagewise.CacheMode;
 import io.pagewise.internal.Advice;
 import io.pagewise.internal.FileDescriptors;
+import io.pagewise.internal.IoVector;
 import io.pagewise.internal.RawFile;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 
 /**
  * What one {@link CacheMode} does on reads, writes, flushes and close. One instance per open file;
- * implementations are thread-safe. A read or write is one whole request: the remaining bytes of a vector of
- * buffers, in order, at one offset; each buffer's position moves by the bytes transferred to or from it.
+ * implementations are thread-safe. A read or write is one whole request, checked where it was made
+ * ({@link IoVector}); each buffer's position moves by the bytes transferred to or from it.
  */
 public interface CachePolicy {
     /** The mode in effect (DONTCACHE reports EVICT once it has fallen back). */
     CacheMode mode();
 
     /** @return bytes read; fewer than requested only at end of file (0 at or past it) */
-    long read(ByteBuffer[] dsts, long offset) throws IOException;
+    long read(IoVector request) throws IOException;
 
     /** @param fua the data is durable when this returns, by this write alone (RWF_DSYNC), not by a sync of the file */
-    void write(ByteBuffer[] srcs, long offset, boolean fua) throws IOException;
-
-    /**
-     * {@link #read(ByteBuffer[], long)} of one buffer; the modes whose small requests are the hot path take it
-     * without building the array.
-     */
-    default int read(ByteBuffer dst, long offset) throws IOException {
-        return (int) read(new ByteBuffer[] {dst}, offset);
-    }
-
-    /** {@link #write(ByteBuffer[], long, boolean)} of one buffer, as {@link #read(ByteBuffer, long)}. */
-    default void write(ByteBuffer src, long offset, boolean fua) throws IOException {
-        write(new ByteBuffer[] {src}, offset, fua);
-    }
+    void write(IoVector request, boolean fua) throws IOException;
 
     void flush() throws IOException;
 

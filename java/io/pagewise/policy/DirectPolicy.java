@@ -6,6 +6,7 @@ import io.pagewise.internal.BufferPool;
 import io.pagewise.internal.Buffers;
 import io.pagewise.internal.Errno;
 import io.pagewise.internal.FileDescriptors;
+import io.pagewise.internal.IoVector;
 import io.pagewise.internal.Mincore;
 import io.pagewise.internal.NativeRawFile;
 import io.pagewise.internal.RawFile;
@@ -87,26 +88,31 @@ final class DirectPolicy implements CachePolicy {
     @Override public int requestAlignment() { return block; }
 
     /** O_DIRECT takes a vector as is only when the offset and every buffer's address and length are aligned. */
-    boolean aligned(ByteBuffer[] buffers, long offset) {
-        if (offset % block != 0) return false;
-        for (ByteBuffer buffer : buffers) {
-            if (!buffer.isDirect() || buffer.remaining() % block != 0
-                    || buffer.alignmentOffset(buffer.position(), memoryAlignment) != 0) {
-                return false;
-            }
+    boolean aligned(IoVector request) {
+        if (request.offset() % block != 0 || !request.isDirect()) return false;
+        ByteBuffer one = request.single();
+        if (one != null) return aligned(one);
+        for (ByteBuffer buffer : request.buffers()) {
+            if (!aligned(buffer)) return false;
         }
         return true;
     }
 
+    private boolean aligned(ByteBuffer buffer) {
+        return buffer.remaining() % block == 0 && buffer.alignmentOffset(buffer.position(), memoryAlignment) == 0;
+    }
+
     @Override
-    public long read(ByteBuffer[] dsts, long offset) throws IOException {
-        long length = Buffers.remaining(dsts);
+    public long read(IoVector request) throws IOException {
+        long offset = request.offset();
+        long length = request.length();
         if (offset + length > maxEnd) {
             // Its aligned span would overflow; no file is that large, so this is past the end of file.
             if (offset >= file.size()) return 0;
             throw Errno.exception(-Errno.EOVERFLOW, "preadv", file.path(), offset, length);
         }
-        if (aligned(dsts, offset)) return file.read(dsts, offset, RawFile.SHORT_IS_EOF);
+        if (aligned(request)) return file.read(request, RawFile.SHORT_IS_EOF);
+        ByteBuffer[] dsts = request.buffers();
         // Any unaligned buffer sends the whole request through the bounce buffer, an aligned span at a time.
         boolean small = alignUp(offset + length) - alignDown(offset) <= BufferPool.SMALL_SIZE;
         ByteBuffer bounce = takeBounce(small);
@@ -116,7 +122,7 @@ final class DirectPolicy implements CachePolicy {
                 long at = offset + total;
                 long start = alignDown(at);
                 int want = (int) Math.min(alignUp(at + left) - start, bounce.capacity());
-                int n = file.read(bounce.clear().limit(want), start, RawFile.SHORT_IS_EOF);
+                int n = (int) file.read(IoVector.of(bounce.clear().limit(want), start), RawFile.SHORT_IS_EOF);
                 int skip = (int) (at - start);
                 int usable = (int) Math.min(n - skip, Math.min(left, want - skip));
                 if (usable <= 0) break;
@@ -132,8 +138,9 @@ final class DirectPolicy implements CachePolicy {
     }
 
     @Override
-    public void write(ByteBuffer[] srcs, long offset, boolean fua) throws IOException {
-        long length = Buffers.remaining(srcs);
+    public void write(IoVector request, boolean fua) throws IOException {
+        long offset = request.offset();
+        long length = request.length();
         if (length == 0) return; // nothing to write
         long end = offset + length;
         if (end > maxEnd || end < 0) throw Errno.exception(-Errno.EFBIG, "pwritev", file.path(), offset, length);
@@ -143,13 +150,13 @@ final class DirectPolicy implements CachePolicy {
         try {
             // The size is read afresh (another program may have cut the file); resizes wait until the write is done.
             if (end % block == 0 || alignUp(end) <= file.size()) {
-                writeLocked(srcs, offset, end, flags);
+                writeLocked(request, end, flags);
                 return;
             }
             // The last block reaches past the end of the file: what goes there is written buffered.
             long tail = Math.max(offset, alignDown(end));
-            if (tail > offset) writeLocked(srcs, offset, tail, flags);
-            writeTail(srcs, tail, end, fua || mode.syncsEveryWrite());
+            if (tail > offset) writeLocked(request, tail, flags);
+            writeTail(request.buffers(), tail, end, fua || mode.syncsEveryWrite());
         } finally {
             sizeLock.unlockRead(shared);
         }
@@ -170,7 +177,7 @@ final class DirectPolicy implements CachePolicy {
         BlockGate.Pass pass = gate.enterAlone(pageStart, Long.MAX_VALUE);
         try {
             Buffers.gather(srcs, bounce.clear(), 0, length);
-            twin.write(bounce.clear().limit(length), from, durable ? RawFile.DSYNC : 0);
+            twin.write(IoVector.of(bounce.clear().limit(length), from), durable ? RawFile.DSYNC : 0);
             // Length 0: to the end of the file, so that the last page counts whole.
             if (!durable) {
                 twin.syncRange(pageStart, 0, Advice.SYNC_WAIT_BEFORE | Advice.SYNC_WRITE | Advice.SYNC_WAIT_AFTER);
@@ -223,11 +230,13 @@ final class DirectPolicy implements CachePolicy {
         }
     }
 
-    private void writeLocked(ByteBuffer[] srcs, long offset, long end, int flags) throws IOException {
-        if (aligned(srcs, offset)) {
+    /** Writes the request's bytes up to end (all of them when its buffers are aligned). */
+    private void writeLocked(IoVector request, long end, int flags) throws IOException {
+        long offset = request.offset();
+        if (aligned(request)) {
             BlockGate.Pass pass = gate.enter(offset, end, -1, -1);
             try {
-                file.write(srcs, offset, flags);
+                file.write(request, flags);
             } finally {
                 gate.leave(pass);
             }
@@ -236,6 +245,7 @@ final class DirectPolicy implements CachePolicy {
         }
         boolean small = alignUp(end) - alignDown(offset) <= BufferPool.SMALL_SIZE;
         ByteBuffer bounce = takeBounce(small);
+        ByteBuffer[] srcs = request.buffers();
         try {
             long at = offset;
             while (at < end) {
@@ -263,7 +273,7 @@ final class DirectPolicy implements CachePolicy {
             if (partialTail && !(partialHead && span == block)) fillBlock(bounce, stop - block, span - block);
             // fillBlock leaves the limit at the end of the block it filled: reset it before copying the middle in.
             Buffers.gather(srcs, bounce.clear(), (int) (at - start), length);
-            file.write(bounce.clear().limit(span), start, flags);
+            file.write(IoVector.of(bounce.clear().limit(span), start), flags);
         } finally {
             gate.leave(pass);
         }
@@ -306,7 +316,8 @@ final class DirectPolicy implements CachePolicy {
 
     /** Reads the block at offset into bounce[index, index + block), zero-filling past end of file. */
     private void fillBlock(ByteBuffer bounce, long offset, int index) throws IOException {
-        int n = file.read(bounce.clear().position(index).limit(index + block), offset, RawFile.SHORT_IS_EOF);
+        int n = (int) file.read(IoVector.of(bounce.clear().position(index).limit(index + block), offset),
+                RawFile.SHORT_IS_EOF);
         for (int i = index + n; i < index + block; i++) bounce.put(i, (byte) 0);
     }
 

@@ -3,6 +3,7 @@ package io.pagewise.policy;
 import io.pagewise.CacheMode;
 import io.pagewise.internal.Buffers;
 import io.pagewise.internal.Errno;
+import io.pagewise.internal.IoVector;
 import io.pagewise.internal.RawFile;
 import io.pagewise.system.NativeIOException;
 import java.io.IOException;
@@ -55,7 +56,7 @@ final class DontcachePolicy implements CachePolicy {
         if (file.size() == 0) return;
         ByteBuffer one = ByteBuffer.allocateDirect(1);
         try {
-            file.read(one, 0, RawFile.DONTCACHE);
+            file.read(IoVector.of(one, 0), RawFile.DONTCACHE);
         } catch (NativeIOException e) {
             if (!fallBackOn(e)) throw e;
         }
@@ -77,26 +78,21 @@ final class DontcachePolicy implements CachePolicy {
     @Override public RawFile file() { return file; }
 
     @Override
-    public long read(ByteBuffer[] dsts, long offset) throws IOException {
-        if (fellBack || !(EVERY_READ || wholeWindows(offset, Buffers.remaining(dsts)))) return windows.read(dsts, offset);
+    public long read(IoVector request) throws IOException {
+        long offset = request.offset();
+        if (fellBack || !(EVERY_READ || wholeWindows(offset, request.length()))) return windows.read(request);
+        ByteBuffer[] dsts = request.buffers();
         int[] start = Buffers.positions(dsts);
         long n;
         try {
-            n = file.read(dsts, offset, RawFile.DONTCACHE);
+            n = file.read(request, RawFile.DONTCACHE);
         } catch (NativeIOException e) {
             if (!fallBackOn(e)) throw e;
             Buffers.restore(dsts, start);
-            return windows.read(dsts, offset);
+            return windows.read(request);
         }
         windows.touched(offset, n, false);
         return n;
-    }
-
-    /** A small read (the usual one-buffer request) is a plain read in EVICT's window tracker: no array built. */
-    @Override
-    public int read(ByteBuffer dst, long offset) throws IOException {
-        if (fellBack || !(EVERY_READ || wholeWindows(offset, dst.remaining()))) return windows.read(dst, offset);
-        return (int) read(new ByteBuffer[] {dst}, offset);
     }
 
     private static boolean wholeWindows(long offset, long length) {
@@ -104,19 +100,21 @@ final class DontcachePolicy implements CachePolicy {
     }
 
     @Override
-    public void write(ByteBuffer[] srcs, long offset, boolean fua) throws IOException {
-        long length = Buffers.remaining(srcs);
+    public void write(IoVector request, boolean fua) throws IOException {
+        long offset = request.offset();
+        long length = request.length();
         if (fellBack || !(EVERY_WRITE || wholeWindows(offset, length))) {
-            windows.write(srcs, offset, fua);
+            windows.write(request, fua);
             return;
         }
+        ByteBuffer[] srcs = request.buffers();
         int[] start = Buffers.positions(srcs);
         try {
-            file.write(srcs, offset, RawFile.DONTCACHE | (fua ? RawFile.DSYNC : 0));
+            file.write(request, RawFile.DONTCACHE | (fua ? RawFile.DSYNC : 0));
         } catch (NativeIOException e) {
             if (!fallBackOn(e)) throw e;
             Buffers.restore(srcs, start);
-            windows.write(srcs, offset, fua);
+            windows.write(request, fua);
             return;
         }
         // The kernel already started writeback and drops these folios when it completes.

@@ -2,11 +2,10 @@ package io.pagewise.policy;
 
 import io.pagewise.CacheMode;
 import io.pagewise.internal.Advice;
-import io.pagewise.internal.Buffers;
+import io.pagewise.internal.IoVector;
 import io.pagewise.internal.Mincore;
 import io.pagewise.internal.RawFile;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -106,35 +105,17 @@ final class EvictPolicy implements CachePolicy {
     @Override public RawFile file() { return file; }
 
     @Override
-    public long read(ByteBuffer[] dsts, long offset) throws IOException {
-        long n = file.read(dsts, offset, 0);
-        touched(offset, n, false);
+    public long read(IoVector request) throws IOException {
+        long n = file.read(request, 0);
+        touched(request.offset(), n, false);
         return n;
     }
 
     @Override
-    public void write(ByteBuffer[] srcs, long offset, boolean fua) throws IOException {
-        long length = Buffers.remaining(srcs);
-        if (directWrites.write(srcs, offset, length, fua)) return;
-        file.write(srcs, offset, fua ? RawFile.DSYNC : 0);
-        touched(offset, length, true);
-    }
-
-    @Override
-    public int read(ByteBuffer dst, long offset) throws IOException {
-        int n = file.read(dst, offset, 0);
-        touched(offset, n, false);
-        return n;
-    }
-
-    @Override
-    public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
-        int length = src.remaining();
-        if (length >= LargeDirectWrites.MIN_LENGTH && directWrites.write(new ByteBuffer[] {src}, offset, length, fua)) {
-            return;
-        }
-        file.write(src, offset, fua ? RawFile.DSYNC : 0);
-        touched(offset, length, true);
+    public void write(IoVector request, boolean fua) throws IOException {
+        if (directWrites.write(request, fua)) return;
+        file.write(request, fua ? RawFile.DSYNC : 0);
+        touched(request.offset(), request.length(), true);
     }
 
     @Override

@@ -3,6 +3,7 @@ package io.pagewise.policy;
 import io.pagewise.CacheMode;
 import io.pagewise.internal.Buffers;
 import io.pagewise.internal.Errno;
+import io.pagewise.internal.IoVector;
 import io.pagewise.internal.FileDescriptors;
 import io.pagewise.internal.Mincore;
 import io.pagewise.internal.NativeRawFile;
@@ -53,15 +54,18 @@ final class LargeDirectWrites {
      * Writes srcs at offset by O_DIRECT if the write qualifies; false, with nothing written and the buffers as they
      * were, when the caller must write it buffered.
      */
-    boolean write(ByteBuffer[] srcs, long offset, long length, boolean fua) throws IOException {
+    boolean write(IoVector request, boolean fua) throws IOException {
+        long offset = request.offset();
+        long length = request.length();
         if (unavailable || length < MIN_LENGTH || offset % unit != 0 || length % unit != 0) return false;
         DirectPolicy twin = twin();
-        if (twin == null || !twin.aligned(srcs, offset) || !precached.within(offset, offset + length).isEmpty()) {
+        if (twin == null || !twin.aligned(request) || !precached.within(offset, offset + length).isEmpty()) {
             return false;
         }
+        ByteBuffer[] srcs = request.buffers();
         int[] start = Buffers.positions(srcs);
         try {
-            twin.write(srcs, offset, fua);
+            twin.write(request, fua);
             return true;
         } catch (NativeIOException e) {
             if (e.errno() != Errno.EINVAL) throw e;

@@ -29,7 +29,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link PositionalIo}'s calls by FFM (JDK 22+), the twin of the JNI binding with its methods: the loops that
  * {@code native/positional_io.c} runs for the JNI binding run here, over the same calls. Every byte is transferred:
  * short transfers and EINTR are retried, vectors longer than IOV_MAX split. A single buffer without flags goes by
- * pread/pwrite, the cheapest call for small requests. PositionalIo has checked the arguments: the buffers are direct,
+ * pread/pwrite, the cheapest call for small requests. PositionalIo and the request's IoVector have checked the arguments: the buffers are direct,
  * the flags known, the offset and the asked array valid, and there is at least one byte to move.
  */
 final class PositionalIoBinding {
@@ -68,7 +68,9 @@ final class PositionalIoBinding {
         }
         long n;
         try {
-            n = transferOne(fd, segment.address(), length, offset, flags, writing);
+            // The segment's own size bounds the length: the kernel never gets past the buffer's limit, even should
+            // the buffer have moved since its request was made.
+            n = transferOne(fd, segment.address(), Math.min(length, segment.byteSize()), offset, flags, writing);
         } finally {
             Reference.reachabilityFence(buffer); // the kernel used its memory by raw address
         }

@@ -43,7 +43,7 @@ class DirectAlignmentTest {
             int block = fallback.offset();
             ByteBuffer buffer = BufferPool.aligned(4 * block);
             assertEquals(0, buffer.alignmentOffset(0, fallback.memory()));
-            assertEquals(2 * block, PositionalIo.read(fd, buffer.limit(2 * block), block, 0, null));
+            assertEquals(2 * block, PositionalIo.read(fd, IoVector.of(buffer.limit(2 * block), block), 0, null));
         } finally {
             FileDescriptors.close(fd);
         }

@@ -81,7 +81,7 @@ class PositionalIoTest {
         int fd = FileDescriptors.open(path, 0);
         try {
             ByteBuffer[] dsts = {ByteBuffer.allocateDirect(600), ByteBuffer.allocateDirect(600), ByteBuffer.allocateDirect(10)};
-            assertEquals(1000, PositionalIo.read(fd, dsts, 0, 0, null));
+            assertEquals(1000, PositionalIo.read(fd, IoVector.of(dsts, 0), 0, null));
             assertEquals(600, dsts[0].position());
             assertEquals(400, dsts[1].position());
             assertEquals(0, dsts[2].position());
@@ -89,7 +89,7 @@ class PositionalIoTest {
             dsts[0].get(0, got, 0, 600);
             dsts[1].get(0, got, 600, 400);
             assertArrayEquals(data, got);
-            assertEquals(0, PositionalIo.read(fd, new ByteBuffer[] {ByteBuffer.allocateDirect(10)}, 1000, 0, null), "at EOF");
+            assertEquals(0, PositionalIo.read(fd, IoVector.of(new ByteBuffer[] {ByteBuffer.allocateDirect(10)}, 1000), 0, null), "at EOF");
         } finally {
             FileDescriptors.close(fd);
         }
@@ -104,10 +104,10 @@ class PositionalIoTest {
         int fd = FileDescriptors.open(path, 0);
         try {
             ByteBuffer heap = ByteBuffer.allocate(100);
-            assertThrows(IllegalArgumentException.class, () -> PositionalIo.read(fd, heap, 0, 0, null), "read");
-            assertThrows(IllegalArgumentException.class, () -> PositionalIo.write(fd, heap, 0, 0, null), "write");
+            assertThrows(IllegalArgumentException.class, () -> PositionalIo.read(fd, IoVector.of(heap, 0), 0, null), "read");
+            assertThrows(IllegalArgumentException.class, () -> PositionalIo.write(fd, IoVector.of(heap, 0), 0, null), "write");
             assertThrows(IllegalArgumentException.class,
-                    () -> PositionalIo.read(fd, new ByteBuffer[] {heap}, 0, 0, null), "read of one in an array");
+                    () -> PositionalIo.read(fd, IoVector.of(new ByteBuffer[] {heap}, 0), 0, null), "read of one in an array");
             assertEquals(0, heap.position());
         } finally {
             FileDescriptors.close(fd);
@@ -129,7 +129,7 @@ class PositionalIoTest {
                 srcs[i] = ByteBuffer.allocateDirect(3).put(three).flip();
             }
             long[] asked = new long[PositionalIo.ASKED_FIELDS];
-            assertEquals(expected.length, PositionalIo.write(fd, srcs, 100, PositionalIo.AIO, asked));
+            assertEquals(expected.length, PositionalIo.write(fd, IoVector.of(srcs, 100), PositionalIo.AIO, asked));
             assertEquals(2, asked[PositionalIo.ASKED_AIO_WRITES], "one io_submit per IOV_MAX batch");
             for (ByteBuffer src : srcs) assertEquals(3, src.position());
             assertArrayEquals(expected, Arrays.copyOfRange(Files.readAllBytes(path), 100, 100 + expected.length));
@@ -146,7 +146,7 @@ class PositionalIoTest {
         try {
             long[] asked = {-1, -1, -1, -1, -1};
             ByteBuffer src = ByteBuffer.allocateDirect(10);
-            assertEquals(-EBADF, PositionalIo.write(fd, new ByteBuffer[] {src}, 0, PositionalIo.AIO, asked));
+            assertEquals(-EBADF, PositionalIo.write(fd, IoVector.of(new ByteBuffer[] {src}, 0), PositionalIo.AIO, asked));
             assertEquals(0, asked[PositionalIo.ASKED_AIO_WRITES], "nothing went by io_submit");
             assertEquals(0, src.position());
         } finally {
@@ -190,7 +190,7 @@ class PositionalIoTest {
         int fd = FileDescriptors.open(path, 0);
         try {
             ByteBuffer[] dst = {ByteBuffer.allocateDirect(10)};
-            assertThrows(IllegalArgumentException.class, () -> PositionalIo.read(fd, dst, 0, PositionalIo.AIO, null));
+            assertThrows(IllegalArgumentException.class, () -> PositionalIo.read(fd, IoVector.of(dst, 0), PositionalIo.AIO, null));
         } finally {
             FileDescriptors.close(fd);
         }

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.pagewise.CacheMode;
 import io.pagewise.internal.FileDescriptors;
 import io.pagewise.internal.IoCounters;
+import io.pagewise.internal.IoVector;
 import io.pagewise.internal.NativeRawFile;
 import io.pagewise.internal.RawFile;
 import io.pagewise.internal.Space;
@@ -50,12 +51,12 @@ class DirectAioWritesTest {
             assertEquals(0, counters.dsyncWrites());
 
             byte[] fua = random(2, 256 * 1024);
-            policy.write(new ByteBuffer[] {aligned(fua)}, 8L * MIB, true);
+            policy.write(IoVector.of(new ByteBuffer[] {aligned(fua)}, 8L * MIB), true);
             assertEquals(2, counters.aioWrites(), "a FUA write goes by io_submit too");
             assertEquals(1, counters.dsyncWrites(), "with RWF_DSYNC");
 
             byte[] odd = random(3, 10);
-            policy.write(new ByteBuffer[] {ByteBuffer.wrap(odd)}, 20L * MIB + 5, false);
+            policy.write(IoVector.of(new ByteBuffer[] {ByteBuffer.wrap(odd)}, 20L * MIB + 5), false);
             assertEquals(3, counters.aioWrites(), "the bounced block of an unaligned write goes by io_submit");
             assertEquals(0, counters.syncs(), "no whole-file sync anywhere");
 
@@ -81,16 +82,16 @@ class DirectAioWritesTest {
     void overwritesOfAllocatedDataGoByPwritev(CacheMode mode) throws IOException {
         afterAWriteIntoAHole(mode, "overwrites by pwritev", (file, policy, counters, whole) -> {
             byte[] page = random(4, 4096);
-            policy.write(aligned(page), 4L * MIB + 8192, false);
+            policy.write(IoVector.of(aligned(page), 4L * MIB + 8192), false);
             byte[] fua = random(5, 4096);
-            policy.write(aligned(fua), 4L * MIB + 16384, true);
+            policy.write(IoVector.of(aligned(fua), 4L * MIB + 16384), true);
             byte[] odd = random(6, 10);
-            policy.write(ByteBuffer.wrap(odd), 4L * MIB + 5, false);
+            policy.write(IoVector.of(ByteBuffer.wrap(odd), 4L * MIB + 5), false);
             assertEquals(1, counters.aioWrites(), "overwrites, aligned, FUA and bounced, go by pwritev");
             assertEquals(1, counters.dsyncWrites(), "the FUA one with RWF_DSYNC");
 
             byte[] straddling = random(7, 8192);
-            policy.write(aligned(straddling), 5L * MIB - 4096, false);
+            policy.write(IoVector.of(aligned(straddling), 5L * MIB - 4096), false);
             assertEquals(2, counters.aioWrites(), "a write reaching into a hole goes by io_submit");
 
             System.arraycopy(page, 0, whole, 8192, page.length);
@@ -102,10 +103,10 @@ class DirectAioWritesTest {
             assertEquals(64L * MIB, file.size(), "writes inside the file keep its size");
 
             // A range known to be allocated is forgotten when a hole is punched into it.
-            policy.write(aligned(page), 4L * MIB + 8192, false);
+            policy.write(IoVector.of(aligned(page), 4L * MIB + 8192), false);
             assertEquals(2, counters.aioWrites(), "an overwrite again");
             assertTrue(policy.fallocate(Space.PUNCH_HOLE, 4L * MIB, 64 * 1024), "punch");
-            policy.write(aligned(page), 4L * MIB + 8192, false);
+            policy.write(IoVector.of(aligned(page), 4L * MIB + 8192), false);
             assertEquals(3, counters.aioWrites(), "into the punched hole: by io_submit");
         });
     }
@@ -126,7 +127,7 @@ class DirectAioWritesTest {
             CachePolicy policy = CachePolicy.create(mode, file);
             IoCounters counters = file.counters();
             byte[] whole = random(1, MIB);
-            policy.write(new ByteBuffer[] {aligned(whole)}, 4L * MIB, false);
+            policy.write(IoVector.of(new ByteBuffer[] {aligned(whole)}, 4L * MIB), false);
             assertEquals(1, counters.aioWrites(), "an aligned 1 MiB write into a hole is one io_submit");
             rest.run(file, policy, counters, whole);
         }
@@ -162,7 +163,7 @@ class DirectAioWritesTest {
                         for (int i = 0; i < writesEach; i++) {
                             int index = i * threads + thread; /* interleaved: neighbours write at once */
                             buffer.clear().put(random(100 + index, length(thread, slot))).flip();
-                            policy.write(new ByteBuffer[] {buffer}, (long) index * slot, false);
+                            policy.write(IoVector.of(new ByteBuffer[] {buffer}, (long) index * slot), false);
                         }
                         return null;
                     }));
@@ -199,9 +200,9 @@ class DirectAioWritesTest {
         try (RawFile file = open(path, mode)) {
             CachePolicy policy = CachePolicy.create(mode, file);
             assertEquals(false, ((NativeRawFile) file).takesAio(), "tmpfs is not a file system known to sync at completion");
-            policy.write(new ByteBuffer[] {aligned(random(4, MIB))}, 0, false);
-            policy.write(new ByteBuffer[] {aligned(random(5, 64 * 1024))}, MIB, true);
-            policy.write(new ByteBuffer[] {ByteBuffer.wrap(random(6, 10))}, 5, true);
+            policy.write(IoVector.of(new ByteBuffer[] {aligned(random(4, MIB))}, 0), false);
+            policy.write(IoVector.of(new ByteBuffer[] {aligned(random(5, 64 * 1024))}, MIB), true);
+            policy.write(IoVector.of(new ByteBuffer[] {ByteBuffer.wrap(random(6, 10))}, 5), true);
             assertEquals(0, file.counters().aioWrites(), "no write by io_submit");
             assertEquals(2, file.counters().dsyncWrites(), "both FUA writes with RWF_DSYNC");
         } finally {
@@ -235,7 +236,7 @@ class DirectAioWritesTest {
 
     private static byte[] read(CachePolicy policy, long offset, int length) throws IOException {
         ByteBuffer got = ByteBuffer.allocate(length);
-        assertEquals(length, policy.read(new ByteBuffer[] {got}, offset));
+        assertEquals(length, policy.read(IoVector.of(new ByteBuffer[] {got}, offset)));
         return got.array();
     }
 

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.PageCache;
 import io.pagewise.internal.Advice;
+import io.pagewise.internal.IoVector;
 import io.pagewise.internal.NativeRawFile;
 import io.pagewise.internal.RawFile;
 import io.pagewise.system.Alignment;
@@ -49,7 +50,7 @@ class EvictCloseTest {
             EvictPolicy policy = new EvictPolicy(file);
             ByteBuffer buffer = ByteBuffer.allocateDirect(MIB);
             for (long at = 0; at < bytes.length; at += MIB) {
-                policy.read(new ByteBuffer[] {buffer.clear()}, at);
+                policy.read(IoVector.of(new ByteBuffer[] {buffer.clear()}, at));
             }
             assertTrue(PageCache.residency(path).residentPages() > 0, "the last windows are still cached before close");
             file.missNext.set(1_000); // every drop that close makes at first leaves the pages
@@ -76,7 +77,7 @@ class EvictCloseTest {
         try (RawFile raw = NativeRawFile.open(path, 0)) {
             EvictPolicy policy = new EvictPolicy(raw);
             ByteBuffer buffer = ByteBuffer.allocateDirect(MIB);
-            for (long at = 0; at < size; at += MIB) policy.read(new ByteBuffer[] {buffer.clear()}, at);
+            for (long at = 0; at < size; at += MIB) policy.read(IoVector.of(new ByteBuffer[] {buffer.clear()}, at));
             try (java.nio.channels.FileChannel other = java.nio.channels.FileChannel.open(path)) {
                 other.read(ByteBuffer.allocate((int) EvictPolicy.WINDOW), 0); // window 0 cached again, untracked
             }
@@ -99,7 +100,7 @@ class EvictCloseTest {
         Path path = uncachedRandomFile("shared", size, 3);
         try (RawFile raw = NativeRawFile.open(path, 0)) {
             EvictPolicy policy = new EvictPolicy(raw);
-            policy.read(new ByteBuffer[] {ByteBuffer.allocateDirect(MIB)}, 40L * MIB);
+            policy.read(IoVector.of(new ByteBuffer[] {ByteBuffer.allocateDirect(MIB)}, 40L * MIB));
             try (java.nio.channels.FileChannel other = java.nio.channels.FileChannel.open(path)) {
                 ByteBuffer buffer = ByteBuffer.allocate(MIB);
                 for (long at = 0; at < 16L * MIB; at += MIB) other.read(buffer.clear(), at);
@@ -127,7 +128,7 @@ class EvictCloseTest {
             file.readahead = 4L * MIB;
             EvictPolicy policy = new EvictPolicy(file);
             ByteBuffer buffer = ByteBuffer.allocateDirect(MIB);
-            for (long at = 0; at < 8L * MIB; at += MIB) policy.read(new ByteBuffer[] {buffer.clear()}, at);
+            for (long at = 0; at < 8L * MIB; at += MIB) policy.read(IoVector.of(new ByteBuffer[] {buffer.clear()}, at));
             try (RawFile other = NativeRawFile.open(path, 0)) {
                 other.advise(14L * MIB, 2L * MIB, Advice.WILLNEED);
             }
@@ -189,8 +190,8 @@ class EvictCloseTest {
         @Override public Path path() { return file.path(); }
         @Override public long readaheadBytes() { return readahead >= 0 ? readahead : file.readaheadBytes(); }
         @Override public boolean isNative() { return file.isNative(); }
-        @Override public long read(ByteBuffer[] dsts, long offset, int flags) throws IOException { return file.read(dsts, offset, flags); }
-        @Override public void write(ByteBuffer[] srcs, long offset, int flags) throws IOException { file.write(srcs, offset, flags); }
+        @Override public long read(IoVector request, int flags) throws IOException { return file.read(request, flags); }
+        @Override public void write(IoVector request, int flags) throws IOException { file.write(request, flags); }
         @Override public void dataSync() throws IOException { file.dataSync(); }
         @Override public void syncRange(long offset, long length, int flags) throws IOException { file.syncRange(offset, length, flags); }
         @Override public long size() throws IOException { return file.size(); }

@@ -3,11 +3,13 @@ package io.pagewise.nbd.server.protocol;
 import io.pagewise.Extent;
 import io.pagewise.device.BlockDevice;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 
 /**
  * A READ's data and hole runs, relative to its offset: planned by the {@link RequestExecutor}, which reads the data
- * runs, and encoded by the {@link ReplyEncoder}, which sends the holes as OFFSET_HOLE chunks. One run of data unless
- * structured replies allow holes; at most {@link #MAX_RUNS}, the last ones merged into data.
+ * runs into slices of the request's buffers it keeps here, and encoded by the {@link ReplyEncoder}, which sends those
+ * same slices and the holes as OFFSET_HOLE chunks. One run of data unless structured replies allow holes; at most
+ * {@link #MAX_RUNS}, the last ones merged into data.
  */
 final class ReadPlan {
     /** Content chunks in one structured READ reply; extents beyond that are sent as data. */
@@ -16,6 +18,8 @@ final class ReadPlan {
     private final long[] start = new long[MAX_RUNS];
     private final long[] length = new long[MAX_RUNS];
     private final boolean[] hole = new boolean[MAX_RUNS];
+    /** The buffers each data run was read into, made once by the executor and sent as they are by the encoder. */
+    private final ByteBuffer[][] data = new ByteBuffer[MAX_RUNS][];
     private int runs;
 
     /** {@return the number of runs} */
@@ -29,6 +33,12 @@ final class ReadPlan {
 
     /** {@return true when run k reads as zeros and is not read} */
     boolean hole(int k) { return hole[k]; }
+
+    /** {@return the buffers data run k was read into} */
+    ByteBuffer[] data(int k) { return data[k]; }
+
+    /** Keeps the buffers data run k is read into, for its reply. */
+    void data(int k, ByteBuffer[] buffers) { data[k] = buffers; }
 
     /**
      * Plans [offset, offset + total): with holes, from the device's extents (a failed lookup reads it all as data);

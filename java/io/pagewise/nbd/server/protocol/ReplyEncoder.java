@@ -79,12 +79,12 @@ final class ReplyEncoder {
     /** A whole READ reply from the request's buffers: one data run after another, holes as OFFSET_HOLE chunks. */
     private void readReply(Request r) {
         start(r);
+        ReadPlan plan = r.plan;
         if (!structured) {
             r.addSegment(simpleHeader(r, 0));
-            if (r.length > 0) addPayload(r, 0, r.length);
+            if (plan.runs() > 0) addPayload(r, plan.data(0)); // without holes: one data run, all of the READ
             return;
         }
-        ReadPlan plan = r.plan;
         if (plan.runs() == 0) {
             r.addSegment(chunk(r, REPLY_FLAG_DONE, REPLY_TYPE_NONE, 0, 0).flip());
             return;
@@ -95,7 +95,7 @@ final class ReplyEncoder {
                 holeChunk(r, done, r.offset + plan.start(k), plan.length(k));
             } else {
                 dataChunkHeader(r, done, r.offset + plan.start(k), plan.length(k));
-                addPayload(r, plan.start(k), plan.length(k));
+                addPayload(r, plan.data(k));
             }
         }
     }
@@ -228,9 +228,9 @@ final class ReplyEncoder {
         return Math.max(1, Math.min(MAX_DESCRIPTORS, perChunk / 16));
     }
 
-    /** Adds the request's payload bytes [start, start + length) as segments. */
-    private void addPayload(Request r, long start, long length) {
-        for (ByteBuffer slice : r.slices(start, length)) r.addSegment(slice);
+    /** Adds the buffers a data run was read into as segments, each from its start to the end of what was read. */
+    private static void addPayload(Request r, ByteBuffer[] run) {
+        for (ByteBuffer slice : run) r.addSegment(slice.flip());
     }
 
     /** Starts a new reply in r: no segments, an empty reply area. */

@@ -137,6 +137,7 @@ final class RequestExecutor {
         for (int k = 0; k < plan.runs(); k++) {
             if (plan.hole(k)) continue;
             ByteBuffer[] run = r.slices(plan.start(k), plan.length(k));
+            plan.data(k, run);
             device.readFully(run, r.offset + plan.start(k));
             checkTransferred(run, "readFully", r.offset + plan.start(k), plan.length(k));
         }
@@ -188,7 +189,7 @@ final class RequestExecutor {
     /**
      * BlockDevice.readFully and BlockDevice.write move every buffer's position to its limit; one that left bytes
      * behind read or wrote less than asked, which must be an error reply, never a reply with stale bytes or a write
-     * half done.
+     * half done. The server's one check that every byte moved, whatever the device.
      */
     private void checkTransferred(ByteBuffer[] buffers, String operation, long offset, long length) throws IOException {
         long left = Buffers.remaining(buffers);
@@ -207,15 +208,19 @@ final class RequestExecutor {
      * {@code write at 19136512 (+262144): No space left on device (ENOSPC)}. The failure's own message names the
      * server's file and system call, which are the server's business: it goes to the server's log only.
      */
-    static String replyMessage(Request r, Throwable e) {
-        int errno = DeviceException.errnoOf(e);
+    static String replyMessage(Request r, int errno) {
         String operation = commandName(r.type).toLowerCase(java.util.Locale.ROOT).replace('_', ' ');
         String where = r.type == CMD_FLUSH ? "" : " at " + Long.toUnsignedString(r.offset) + " (+" + r.length + ")";
         return operation + where + ": " + Errno.description(errno) + " (" + Errno.name(errno) + ")";
     }
 
-    /** The NBD error for a failure: the NBD error nearest its errno. */
-    static int errorOf(Throwable e) {
-        return Errno.toNbd(DeviceException.errnoOf(e));
+    /**
+     * Makes r's reply an error reply: the NBD error nearest the failure's errno, and {@link #replyMessage}. The
+     * errno is taken from the failure once, here, and travels as a value from then on.
+     */
+    static void failed(Request r, Throwable e, ReplyEncoder replies) {
+        int errno = DeviceException.errnoOf(e);
+        r.error = Errno.toNbd(errno);
+        replies.error(r, r.error, replyMessage(r, errno));
     }
 }

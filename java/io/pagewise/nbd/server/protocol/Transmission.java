@@ -170,12 +170,11 @@ public final class Transmission {
             executor.execute(r, parts);
             if (!r.replied) replies.reply(r);
         } catch (Throwable e) {
-            r.error = RequestExecutor.errorOf(e);
             failed = RequestExecutor.messageOf(e);
             String message = failed;
             context.requestLog().warn(context.log(), () -> who + ": " + Protocol.commandName(r.type) + " "
                     + Long.toUnsignedString(r.offset) + "+" + r.length + " failed: " + message);
-            replies.error(r, r.error, RequestExecutor.replyMessage(r, e));
+            RequestExecutor.failed(r, e, replies);
         } finally {
             context.stats().request(export, r.type, r.offset, r.length, failed != null,
                     System.nanoTime() - r.started);
@@ -269,7 +268,7 @@ public final class Transmission {
         @Override
         public void failedAfterReplying(Request r, Exception e) {
             if (replies.chunked(r)) {
-                replies.error(r, RequestExecutor.errorOf(e), RequestExecutor.replyMessage(r, e));
+                RequestExecutor.failed(r, e, replies);
                 sendPart(r);
                 return;
             }

@@ -5,8 +5,8 @@ import java.nio.ByteBuffer;
 import java.nio.file.Path;
 
 /**
- * The library's own JNI read path, reached from the benchmarks: {@link PositionalIo#read(int, ByteBuffer, long, int,
- * long[])} is what {@link NativeRawFile#read} calls, without the typed exception and the counters around it. It lives
+ * The library's own JNI read path, reached from the benchmarks: {@link PositionalIo#read(int, IoVector, int, long[])}
+ * is what {@link NativeRawFile#read} calls, without the typed exception and the counters around it. It lives
  * in the library's package because those calls are package-private; the benchmark jar puts both on one class path.
  * On JDK 22+ it is the JNI path only with {@code -Djdk.util.jar.enableMultiRelease=false}, as FfmVsJniReadBenchmark
  * forks; otherwise the jar's FFM PositionalIoBinding answers.
@@ -31,6 +31,6 @@ public final class JniReads {
 
     /** @return bytes read into dst's remaining bytes (its position moved past them), or -errno */
     public static int read(int fd, ByteBuffer dst, long offset) {
-        return PositionalIo.read(fd, dst, offset, 0, null);
+        return (int) PositionalIo.read(fd, IoVector.of(dst, offset), 0, null);
     }
 }
