@@ -2,6 +2,7 @@ package io.pagewise.backends;
 
 import io.pagewise.Extent;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -13,10 +14,15 @@ import java.util.TreeMap;
  * every range it writes, zeroes or trims, and all of them when it resizes the file.
  *
  * <p>A run that was data may have become a hole since and still read correctly (a read of a hole gives zeros); a
- * hole that another program has since written would read as zeros. So the device keeps a map only while it writes
- * the file itself (see {@link FileDevice}), taken to be the file's one writer, as an NBD export is.
+ * hole that another program has since written would read as zeros. So a device keeps a map only while it writes
+ * the file itself (see {@link FileDevice}), taken to be the file's one writer, as an NBD export is. Within this
+ * process the writable devices of one file (the same device and inode) share one map, so that what one of them
+ * writes the others forget too: two exports of one file, or a file that {@code --dir} opens again after a resize.
  */
 final class ExtentMap {
+    /** The shared maps, by file identity, while a device uses them. */
+    private static final Map<Object, ExtentMap> SHARED = new HashMap<>();
+
     /** Runs kept at most; past that the map starts again, so a badly fragmented file costs memory only this much. */
     static final int MAX_RUNS = 4096;
     /**
@@ -31,6 +37,36 @@ final class ExtentMap {
      * file said may be from before the change, and the change has already forgotten its range).
      */
     private long changes;
+    /** The file identity it is shared under, or null for a map of its own. */
+    private final Object identity;
+    /** Devices that use it; guarded by SHARED. */
+    private int users;
+
+    /** A map of its own, shared with nobody. */
+    ExtentMap() {
+        this(null);
+    }
+
+    private ExtentMap(Object identity) {
+        this.identity = identity;
+    }
+
+    /** {@return the map of the file whose identity ({@code BasicFileAttributes.fileKey()}) is given}; release it after */
+    static ExtentMap shared(Object identity) {
+        synchronized (SHARED) {
+            ExtentMap map = SHARED.computeIfAbsent(identity, ExtentMap::new);
+            map.users++;
+            return map;
+        }
+    }
+
+    /** A device no longer uses the map: the last one to go removes it. */
+    void release() {
+        if (identity == null) return;
+        synchronized (SHARED) {
+            if (--users == 0) SHARED.remove(identity);
+        }
+    }
 
     /**
      * {@return the runs of [offset, offset + length), clipped to it, at most maxExtents, from what is known; null

@@ -15,9 +15,11 @@ import java.nio.file.Files;
 import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A file or block device through a {@link StorageFile}, so that its {@link CacheMode} applies to every request.
@@ -28,9 +30,10 @@ import java.util.Set;
  * <p>A device that opened its file for writing ({@link #open} with WRITE, {@link #create}, {@link #openOrCreate})
  * is taken to be the file's one writer, as an NBD export is: it keeps the data and hole runs it has learned of the
  * file, and forgets those near each range it writes, zeroes or trims, so a read of a sparse file (an NBD READ that
- * sends holes as holes) asks the file nothing but the read itself. Data that another program writes into a hole
- * meanwhile may then read as zeros through the device. A read-only device, or one made {@link #of} a file its
- * caller keeps, asks the file every time.
+ * sends holes as holes) asks the file nothing but the read itself. The writable devices of one file in this process
+ * share what they learned, and each forgets what any of them changes. Data that another program writes into a hole
+ * meanwhile may read as zeros through the device, as it may through an nbdkit or qemu-nbd export whose file someone
+ * else writes. A read-only device, or one made {@link #of} a file its caller keeps, asks the file every time.
  *
  * <pre>{@code
  * try (FileDevice disk = FileDevice.open(path, CacheMode.EVICT, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
@@ -48,10 +51,15 @@ public final class FileDevice implements BlockDevice {
     private final Capabilities holed;
     /** Whether any hole may exist; a fully allocated file stays hole-free until a trim or zeroing punches one. */
     private volatile boolean holes;
-    /** The runs learned of the file, where the device is its one writer; else null. */
+    /**
+     * The runs learned of the file, shared with the process's other writable devices of it; null for a read-only
+     * device. A device over a file the caller keeps only forgets in it what it changes: it never learns there, as the
+     * file it was given may not be the one its path names now.
+     */
     private final ExtentMap known;
+    private final AtomicBoolean closed = new AtomicBoolean();
 
-    private FileDevice(StorageFile file, boolean ownsFile, boolean created) throws IOException {
+    private FileDevice(StorageFile file, boolean ownsFile, boolean created, Object identity) throws IOException {
         this.file = file;
         this.ownsFile = ownsFile;
         this.created = created;
@@ -59,7 +67,8 @@ public final class FileDevice implements BlockDevice {
         this.solid = capabilities(file, created);
         this.holed = solid.with(Capability.HOLES);
         this.holes = solid.has(Capability.EXTENTS) && hasHole(file, size);
-        this.known = ownsFile && file.isWritable() && solid.has(Capability.EXTENTS) ? new ExtentMap() : null;
+        this.known = identity != null && file.isWritable() && solid.has(Capability.EXTENTS)
+                ? ExtentMap.shared(identity) : null;
     }
 
     /**
@@ -93,7 +102,7 @@ public final class FileDevice implements BlockDevice {
      * @throws IOException when the file's size or allocation map cannot be read
      */
     public static FileDevice of(StorageFile file) throws IOException {
-        return new FileDevice(file, false, false);
+        return new FileDevice(file, false, false, identity(file.path()));
     }
 
     /**
@@ -110,8 +119,11 @@ public final class FileDevice implements BlockDevice {
      * @throws UnsupportedOperationException when the mode needs the native library and it is not loaded
      */
     public static FileDevice open(Path path, CacheMode mode, OpenOption... options) throws IOException {
-        return owning(StorageFile.open(path, mode, options.length == 0 ? new OpenOption[] {StandardOpenOption.READ}
-                : options), false, path);
+        Object before = identity(path);
+        StorageFile file = StorageFile.open(path, mode, options.length == 0 ? new OpenOption[] {StandardOpenOption.READ}
+                : options);
+        Object after = identity(path);
+        return owning(file, false, path, before != null && before.equals(after) ? after : null);
     }
 
     /**
@@ -135,7 +147,7 @@ public final class FileDevice implements BlockDevice {
             Files.deleteIfExists(path);
             throw e;
         }
-        return owning(file, true, path);
+        return owning(file, true, path, identity(path));
     }
 
     /**
@@ -153,9 +165,21 @@ public final class FileDevice implements BlockDevice {
                 : create(path, mode, createSize);
     }
 
-    private static FileDevice owning(StorageFile file, boolean created, Path path) throws IOException {
+    /**
+     * The file's device and inode, or null when they cannot be read. For a file just opened, read before and after:
+     * when both agree, the path named the opened file all along (it was not replaced in between).
+     */
+    private static Object identity(Path path) {
         try {
-            return new FileDevice(file, true, created);
+            return Files.readAttributes(path, BasicFileAttributes.class).fileKey();
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    private static FileDevice owning(StorageFile file, boolean created, Path path, Object identity) throws IOException {
+        try {
+            return new FileDevice(file, true, created, identity);
         } catch (IOException | RuntimeException e) {
             file.close();
             if (created) Files.deleteIfExists(path);
@@ -269,7 +293,8 @@ public final class FileDevice implements BlockDevice {
      */
     @Override
     public List<Extent> extents(long offset, long length, int maxExtents) throws IOException {
-        List<Extent> extents = known == null ? file.extents(offset, length, maxExtents) : learned(offset, length, maxExtents);
+        List<Extent> extents = known == null || !ownsFile ? file.extents(offset, length, maxExtents)
+                : learned(offset, length, maxExtents);
         return extents.isEmpty() ? List.of(new Extent(offset, length, false)) : extents;
     }
 
@@ -312,6 +337,8 @@ public final class FileDevice implements BlockDevice {
 
     @Override
     public void close() throws IOException {
+        if (closed.getAndSet(true)) return;
+        if (known != null) known.release();
         if (ownsFile) file.close();
     }
 

@@ -6,10 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import io.pagewise.CacheMode;
 import io.pagewise.Extent;
 import io.pagewise.Native;
+import io.pagewise.StorageFile;
 import io.pagewise.device.ZeroFlag;
 import io.pagewise.testing.ExternalTools;
 import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
@@ -93,6 +95,47 @@ class ExtentMapTest {
                 other.write(new byte[4096]);
             }
             assertEquals(List.of(new Extent(2 * MIB, 4096, false)), device.extents(2 * MIB, 4096, 64));
+        }
+    }
+
+    /**
+     * Two writable devices of one file (two exports of it, a hard link served twice): what one writes into a hole
+     * the other must not read as zeros, nor report as a hole, though it learned the hole before; nor may a device
+     * over the caller's own StorageFile write behind an owning device's back. After both close, a new device learns
+     * afresh.
+     */
+    @Test
+    void writableDevicesOfOneFileForgetWhatEachOtherWrites() throws Exception {
+        if (!Native.isAvailable()) ExternalTools.unavailable("native library not loaded", "holes are found by lseek");
+        Path file = sparse();
+        Path link = dir.resolve("link.img");
+        Files.createLink(link, file);
+        ByteBuffer back = ByteBuffer.allocateDirect(4096);
+        try (FileDevice first = FileDevice.open(file, CacheMode.WRITEBACK, StandardOpenOption.READ,
+                StandardOpenOption.WRITE);
+             FileDevice second = FileDevice.open(link, CacheMode.WRITEBACK, StandardOpenOption.READ,
+                     StandardOpenOption.WRITE);
+             StorageFile kept = StorageFile.open(file, CacheMode.WRITEBACK, StandardOpenOption.READ,
+                     StandardOpenOption.WRITE);
+             FileDevice over = FileDevice.of(kept)) {
+            assertEquals(List.of(new Extent(2 * MIB, 4096, true)), first.extents(2 * MIB, 4096, 64));
+            second.write(ByteBuffer.allocateDirect(4096).put(0, (byte) 9), 2 * MIB, false);
+            assertEquals(List.of(new Extent(2 * MIB, 4096, false)), first.extents(2 * MIB, 4096, 64));
+            first.readFully(back.clear(), 2 * MIB);
+            assertEquals(9, back.get(0));
+
+            assertEquals(List.of(new Extent(4 * MIB, 4096, true)), first.extents(4 * MIB, 4096, 64));
+            over.write(ByteBuffer.allocateDirect(4096).put(0, (byte) 5), 4 * MIB, false);
+            assertEquals(List.of(new Extent(4 * MIB, 4096, false)), first.extents(4 * MIB, 4096, 64));
+        }
+        try (RandomAccessFile other = new RandomAccessFile(file.toFile(), "rw")) {
+            other.seek(8 * MIB);
+            other.write(new byte[4096]);
+        }
+        try (FileDevice later = FileDevice.open(file, CacheMode.WRITEBACK, StandardOpenOption.READ,
+                StandardOpenOption.WRITE)) {
+            assertEquals(List.of(new Extent(8 * MIB, 4096, false)), later.extents(8 * MIB, 4096, 64),
+                    "a device opened after the others closed does not inherit what they learned");
         }
     }
 
