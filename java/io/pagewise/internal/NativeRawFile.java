@@ -195,22 +195,29 @@ public final class NativeRawFile implements RawFile {
 
     @Override public Alignment alignment() { return alignment; }
 
-    /**
-     * Direct buffers go to the kernel as they are: for one buffer, the common small request, nothing is allocated at
-     * all unless a flag is to be counted. Heap buffers are bounced.
-     */
     @Override
     public long read(IoVector request, int flags) throws IOException {
+        return transfer(request, flags, false);
+    }
+
+    /**
+     * Direct buffers go to the kernel as they are: for one buffer, the common small request, nothing is allocated at
+     * all unless a flag is to be counted. Heap buffers are bounced. A branch on {@code write}, not a lambda or an
+     * interface: read and write inline this, and each folds the branch away.
+     */
+    private long transfer(IoVector request, int flags, boolean write) throws IOException {
         long[] asked = askedFor(flags);
         long n;
         if (request.isDirect()) {
-            n = PositionalIo.read(fd, request, flags, asked);
-            if (n < 0) throw failure(n, "preadv", flags, request.offset(), request.length());
+            n = write ? PositionalIo.write(fd, request, flags, asked) : PositionalIo.read(fd, request, flags, asked);
+            if (n < 0) throw failure(n, write ? "pwritev" : "preadv", flags, request.offset(), request.length());
         } else {
             ByteBuffer one = request.single();
-            n = readBounced(one, one == null ? request.buffers() : null, request.offset(), request.length(), flags, asked);
+            ByteBuffer[] many = one == null ? request.buffers() : null;
+            n = write ? writeBounced(one, many, request.offset(), request.length(), flags, asked)
+                    : readBounced(one, many, request.offset(), request.length(), flags, asked);
         }
-        if (asked != null) counters.asked(asked, false);
+        if (asked != null) counters.asked(asked, write);
         return n;
     }
 
@@ -246,19 +253,11 @@ public final class NativeRawFile implements RawFile {
     @Override
     public void write(IoVector request, int flags) throws IOException {
         if (!asyncWritesDurable) flags &= ~AIO; // see asyncWritesDurable(): a synchronous write is durable everywhere
-        long[] asked = askedFor(flags);
-        if (request.isDirect()) {
-            long n = PositionalIo.write(fd, request, flags, asked);
-            if (n < 0) throw failure(n, "pwritev", flags, request.offset(), request.length());
-        } else {
-            ByteBuffer one = request.single();
-            writeBounced(one, one == null ? request.buffers() : null, request.offset(), request.length(), flags, asked);
-        }
-        if (asked != null) counters.asked(asked, true);
+        transfer(request, flags, true);
     }
 
-    /** As {@link #readBounced}: one bounce buffer at a time, from the request's parts. */
-    private void writeBounced(ByteBuffer one, ByteBuffer[] many, long offset, long length, int flags, long[] asked)
+    /** As {@link #readBounced}: one bounce buffer at a time, from the request's parts; returns the length. */
+    private long writeBounced(ByteBuffer one, ByteBuffer[] many, long offset, long length, int flags, long[] asked)
             throws IOException {
         boolean small = length <= BufferPool.SMALL_SIZE;
         ByteBuffer bounce = small ? BufferPool.small() : BufferPool.shared().take();
@@ -278,6 +277,7 @@ public final class NativeRawFile implements RawFile {
                 if (asked != null) add(asked, chunkAsked);
                 done += chunk;
             }
+            return length;
         } finally {
             if (!small) BufferPool.shared().give(bounce);
         }
