@@ -27,8 +27,20 @@ public record FailedCall(String operation, Path path, long offset, long length, 
         return description + " (" + errnoName + ")";
     }
 
+    /** A file exception whose every part is its failed call's; getMessage stays in each class, as Throwable owns it. */
+    interface Carried extends SystemCallFailure {
+        FailedCall call();
+
+        @Override default String operation() { return call().operation(); }
+        @Override default Path path() { return call().path(); }
+        @Override default long offset() { return call().offset(); }
+        @Override default long length() { return call().length(); }
+        @Override default int errno() { return call().errno(); }
+        @Override default String errnoName() { return call().errnoName(); }
+    }
+
     /** ENOENT. */
-    public static final class NoSuchFile extends NoSuchFileException implements SystemCallFailure {
+    public static final class NoSuchFile extends NoSuchFileException implements Carried {
         private final transient FailedCall call;
 
         NoSuchFile(FailedCall call) {
@@ -37,16 +49,11 @@ public record FailedCall(String operation, Path path, long offset, long length, 
         }
 
         @Override public String getMessage() { return call.message(); }
-        @Override public String operation() { return call.operation(); }
-        @Override public Path path() { return call.path(); }
-        @Override public long offset() { return call.offset(); }
-        @Override public long length() { return call.length(); }
-        @Override public int errno() { return call.errno(); }
-        @Override public String errnoName() { return call.errnoName(); }
+        @Override public FailedCall call() { return call; }
     }
 
     /** EACCES or EPERM. */
-    public static final class AccessDenied extends AccessDeniedException implements SystemCallFailure {
+    public static final class AccessDenied extends AccessDeniedException implements Carried {
         private final transient FailedCall call;
 
         AccessDenied(FailedCall call) {
@@ -55,16 +62,11 @@ public record FailedCall(String operation, Path path, long offset, long length, 
         }
 
         @Override public String getMessage() { return call.message(); }
-        @Override public String operation() { return call.operation(); }
-        @Override public Path path() { return call.path(); }
-        @Override public long offset() { return call.offset(); }
-        @Override public long length() { return call.length(); }
-        @Override public int errno() { return call.errno(); }
-        @Override public String errnoName() { return call.errnoName(); }
+        @Override public FailedCall call() { return call; }
     }
 
     /** EEXIST, from CREATE_NEW. */
-    public static final class AlreadyExists extends FileAlreadyExistsException implements SystemCallFailure {
+    public static final class AlreadyExists extends FileAlreadyExistsException implements Carried {
         private final transient FailedCall call;
 
         AlreadyExists(FailedCall call) {
@@ -73,11 +75,6 @@ public record FailedCall(String operation, Path path, long offset, long length, 
         }
 
         @Override public String getMessage() { return call.message(); }
-        @Override public String operation() { return call.operation(); }
-        @Override public Path path() { return call.path(); }
-        @Override public long offset() { return call.offset(); }
-        @Override public long length() { return call.length(); }
-        @Override public int errno() { return call.errno(); }
-        @Override public String errnoName() { return call.errnoName(); }
+        @Override public FailedCall call() { return call; }
     }
 }

@@ -195,89 +195,72 @@ public final class NativeRawFile implements RawFile {
 
     @Override public Alignment alignment() { return alignment; }
 
-    /**
-     * Direct buffers go to the kernel as they are: for one buffer, the common small request, nothing is allocated at
-     * all unless a flag is to be counted. Heap buffers are bounced.
-     */
     @Override
     public long read(IoVector request, int flags) throws IOException {
-        long[] asked = askedFor(flags);
-        long n;
-        if (request.isDirect()) {
-            n = PositionalIo.read(fd, request, flags, asked);
-            if (n < 0) throw failure(n, "preadv", flags, request.offset(), request.length());
-        } else {
-            ByteBuffer one = request.single();
-            n = readBounced(one, one == null ? request.buffers() : null, request.offset(), request.length(), flags, asked);
-        }
-        if (asked != null) counters.asked(asked, false);
-        return n;
-    }
-
-    /**
-     * Heap buffers cannot be handed to the kernel: read into a direct buffer, one bounce buffer at a time. Takes the
-     * request's parts (one buffer, or else the buffers), not the request: a method this large is not inlined, and the
-     * request passed to it would have to be allocated for every small heap-buffer read.
-     */
-    private long readBounced(ByteBuffer one, ByteBuffer[] many, long offset, long length, int flags, long[] asked)
-            throws IOException {
-        boolean small = length <= BufferPool.SMALL_SIZE;
-        ByteBuffer bounce = small ? BufferPool.small() : BufferPool.shared().take();
-        long[] chunkAsked = askedFor(flags);
-        try {
-            long total = 0;
-            for (long left = length; left > 0; ) {
-                int want = (int) Math.min(left, bounce.capacity());
-                long at = offset + total;
-                int n = (int) PositionalIo.bounced(fd, bounce.clear().limit(want), at, flags, false, chunkAsked);
-                if (n < 0) throw failure(n, "preadv", flags, at, want);
-                if (asked != null) add(asked, chunkAsked);
-                if (one != null) one.put(bounce.flip()); else Buffers.scatter(bounce.flip(), many);
-                total += n;
-                left -= n;
-                if (n < want) break;
-            }
-            return total;
-        } finally {
-            if (!small) BufferPool.shared().give(bounce);
-        }
+        return transfer(request, flags, false);
     }
 
     @Override
     public void write(IoVector request, int flags) throws IOException {
         if (!asyncWritesDurable) flags &= ~AIO; // see asyncWritesDurable(): a synchronous write is durable everywhere
-        long[] asked = askedFor(flags);
-        if (request.isDirect()) {
-            long n = PositionalIo.write(fd, request, flags, asked);
-            if (n < 0) throw failure(n, "pwritev", flags, request.offset(), request.length());
-        } else {
-            ByteBuffer one = request.single();
-            writeBounced(one, one == null ? request.buffers() : null, request.offset(), request.length(), flags, asked);
-        }
-        if (asked != null) counters.asked(asked, true);
+        transfer(request, flags, true);
     }
 
-    /** As {@link #readBounced}: one bounce buffer at a time, from the request's parts. */
-    private void writeBounced(ByteBuffer one, ByteBuffer[] many, long offset, long length, int flags, long[] asked)
-            throws IOException {
+    /**
+     * Direct buffers go to the kernel as they are: for one buffer, the common small request, nothing is allocated at
+     * all unless a flag is to be counted. Heap buffers are bounced. A branch on {@code write}, not a lambda or an
+     * interface: read and write inline this, and each folds the branch away.
+     */
+    private long transfer(IoVector request, int flags, boolean write) throws IOException {
+        long[] asked = askedFor(flags);
+        long n;
+        if (request.isDirect()) {
+            n = write ? PositionalIo.write(fd, request, flags, asked) : PositionalIo.read(fd, request, flags, asked);
+            if (n < 0) throw failure(n, write ? "pwritev" : "preadv", flags, request.offset(), request.length());
+        } else {
+            ByteBuffer one = request.single();
+            ByteBuffer[] many = one == null ? request.buffers() : null;
+            n = bounced(one, many, request.offset(), request.length(), flags, asked, write);
+        }
+        if (asked != null) counters.asked(asked, write);
+        return n;
+    }
+
+    /**
+     * Heap buffers cannot be handed to the kernel: through a direct buffer, one bounce buffer at a time. Takes the
+     * request's parts (one buffer, or else the buffers), not the request: a method this large is not inlined, and the
+     * request passed to it would have to be allocated for every small heap-buffer transfer. A read stops at end of
+     * file; returns the bytes transferred.
+     */
+    private long bounced(ByteBuffer one, ByteBuffer[] many, long offset, long length, int flags, long[] asked,
+                         boolean write) throws IOException {
         boolean small = length <= BufferPool.SMALL_SIZE;
         ByteBuffer bounce = small ? BufferPool.small() : BufferPool.shared().take();
         long[] chunkAsked = askedFor(flags);
         try {
-            for (long done = 0; done < length; ) {
+            long done = 0;
+            while (done < length) {
                 int chunk = (int) Math.min(length - done, bounce.capacity());
-                if (one != null) {
-                    bounce.clear().put(0, one, one.position(), chunk);
+                bounce.clear().limit(chunk);
+                if (write && one != null) {
+                    bounce.put(0, one, one.position(), chunk);
                     one.position(one.position() + chunk);
-                } else {
-                    Buffers.gather(many, bounce.clear(), 0, chunk);
+                } else if (write) {
+                    Buffers.gather(many, bounce, 0, chunk);
                 }
                 long at = offset + done;
-                long n = PositionalIo.bounced(fd, bounce.limit(chunk), at, flags, true, chunkAsked);
-                if (n < 0) throw failure(n, "pwritev", flags, at, chunk);
+                int n = (int) PositionalIo.bounced(fd, bounce, at, flags, write, chunkAsked);
+                if (n < 0) throw failure(n, write ? "pwritev" : "preadv", flags, at, chunk);
                 if (asked != null) add(asked, chunkAsked);
-                done += chunk;
+                if (write) {
+                    done += chunk;
+                } else {
+                    if (one != null) one.put(bounce.flip()); else Buffers.scatter(bounce.flip(), many);
+                    done += n;
+                    if (n < chunk) break;
+                }
             }
+            return done;
         } finally {
             if (!small) BufferPool.shared().give(bounce);
         }

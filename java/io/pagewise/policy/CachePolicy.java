@@ -22,7 +22,10 @@ public interface CachePolicy {
     /** @param fua the data is durable when this returns, by this write alone (RWF_DSYNC), not by a sync of the file */
     void write(IoVector request, boolean fua) throws IOException;
 
-    void flush() throws IOException;
+    /** Makes every write so far durable (fdatasync); a mode whose flushes do not sync overrides this. */
+    default void flush() throws IOException {
+        file().dataSync();
+    }
 
     /** Starts reading a range into the cache; called only where {@link #prefetches()}. */
     default void prefetch(long offset, long length) throws IOException {

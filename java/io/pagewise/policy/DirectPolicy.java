@@ -329,11 +329,6 @@ final class DirectPolicy implements CachePolicy {
         return alignDown(offset + block - 1);
     }
 
-    @Override
-    public void flush() throws IOException {
-        file.dataSync();
-    }
-
     /** Closes the buffered descriptor, if one was opened, and lets go of the file's shared locks. */
     @Override
     public void close() throws IOException {

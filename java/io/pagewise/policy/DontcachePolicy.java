@@ -122,11 +122,6 @@ final class DontcachePolicy implements CachePolicy {
     }
 
     @Override
-    public void flush() throws IOException {
-        file.dataSync();
-    }
-
-    @Override
     public void resize(long size) throws IOException {
         windows.resize(size);
     }

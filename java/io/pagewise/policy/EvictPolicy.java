@@ -124,11 +124,6 @@ final class EvictPolicy implements CachePolicy {
         touched(offset, length, false);
     }
 
-    @Override
-    public void flush() throws IOException {
-        file.dataSync();
-    }
-
     /** What is written past a new size later is ours, even where someone else's pages were cached at open. */
     @Override
     public void resize(long size) throws IOException {

@@ -31,6 +31,22 @@ class PositionalIoTest {
         ExternalTools.requireNativeLibrary();
     }
 
+    private interface WithDescriptor {
+        void run(int fd) throws Exception;
+    }
+
+    /** Writes {@code content} to {@code path}, opens it with {@code flags}, runs {@code body} and closes it. */
+    private static void withOpenFile(Path path, byte[] content, int flags, WithDescriptor body) throws Exception {
+        Files.write(path, content);
+        int fd = FileDescriptors.open(path, flags);
+        assertTrue(fd >= 0);
+        try {
+            body.run(fd);
+        } finally {
+            FileDescriptors.close(fd);
+        }
+    }
+
     private static long preadv0(int fd, ByteBuffer[] buffers, int[] positions, int[] lengths, int count, long offset)
             throws Exception {
         return preadv0(fd, buffers, positions, lengths, count, offset, 0);
@@ -48,10 +64,7 @@ class PositionalIoTest {
     @Tag("jni")
     void cChecksEveryBufferRangeTheCountAndTheFlags() throws Exception {
         Path path = dir.resolve("bounds");
-        Files.write(path, new byte[8192]);
-        int fd = FileDescriptors.open(path, 0);
-        assertTrue(fd >= 0);
-        try {
+        withOpenFile(path, new byte[8192], 0, fd -> {
             ByteBuffer ok = ByteBuffer.allocateDirect(100);
             ByteBuffer[] two = {ok, ByteBuffer.allocateDirect(100)};
             assertEquals(-Errno.EFAULT, preadv0(fd, two, new int[] {0, 50}, new int[] {100, 51}, 2, 0), "past capacity");
@@ -67,9 +80,7 @@ class PositionalIoTest {
             assertEquals(-Errno.EINVAL, preadv0(fd, two, new int[] {0, 0}, new int[] {100, 100}, 2, 0, PositionalIo.AIO),
                     "an AIO read, which Java refuses too");
             assertEquals(200, preadv0(fd, two, new int[] {0, 0}, new int[] {100, 100}, 2, 0), "in bounds");
-        } finally {
-            FileDescriptors.close(fd);
-        }
+        });
     }
 
     @Test
@@ -77,9 +88,7 @@ class PositionalIoTest {
         Path path = dir.resolve("eof");
         byte[] data = new byte[1000];
         new Random(1).nextBytes(data);
-        Files.write(path, data);
-        int fd = FileDescriptors.open(path, 0);
-        try {
+        withOpenFile(path, data, 0, fd -> {
             ByteBuffer[] dsts = {ByteBuffer.allocateDirect(600), ByteBuffer.allocateDirect(600), ByteBuffer.allocateDirect(10)};
             assertEquals(1000, PositionalIo.read(fd, IoVector.of(dsts, 0), 0, null));
             assertEquals(600, dsts[0].position());
@@ -90,9 +99,7 @@ class PositionalIoTest {
             dsts[1].get(0, got, 600, 400);
             assertArrayEquals(data, got);
             assertEquals(0, PositionalIo.read(fd, IoVector.of(new ByteBuffer[] {ByteBuffer.allocateDirect(10)}, 1000), 0, null), "at EOF");
-        } finally {
-            FileDescriptors.close(fd);
-        }
+        });
     }
 
     @Test
@@ -100,26 +107,20 @@ class PositionalIoTest {
         // pread0/pwrite0 read a buffer's address field without checking its class: this check is what keeps a heap
         // buffer's array offset from being taken for an address.
         Path path = dir.resolve("heap");
-        Files.write(path, new byte[100]);
-        int fd = FileDescriptors.open(path, 0);
-        try {
+        withOpenFile(path, new byte[100], 0, fd -> {
             ByteBuffer heap = ByteBuffer.allocate(100);
             assertThrows(IllegalArgumentException.class, () -> PositionalIo.read(fd, IoVector.of(heap, 0), 0, null), "read");
             assertThrows(IllegalArgumentException.class, () -> PositionalIo.write(fd, IoVector.of(heap, 0), 0, null), "write");
             assertThrows(IllegalArgumentException.class,
                     () -> PositionalIo.read(fd, IoVector.of(new ByteBuffer[] {heap}, 0), 0, null), "read of one in an array");
             assertEquals(0, heap.position());
-        } finally {
-            FileDescriptors.close(fd);
-        }
+        });
     }
 
     @Test
     void aioWriteOfAVectorLongerThanIovMaxIsOneIoSubmitPerBatch() throws Exception {
         Path path = dir.resolve("aio");
-        Files.write(path, new byte[0]);
-        int fd = FileDescriptors.open(path, FileDescriptors.READ_WRITE);
-        try {
+        withOpenFile(path, new byte[0], FileDescriptors.READ_WRITE, fd -> {
             int count = 1500; // IOV_MAX is 1024: two batches
             ByteBuffer[] srcs = new ByteBuffer[count];
             byte[] expected = new byte[count * 3];
@@ -133,35 +134,26 @@ class PositionalIoTest {
             assertEquals(2, asked[PositionalIo.ASKED_AIO_WRITES], "one io_submit per IOV_MAX batch");
             for (ByteBuffer src : srcs) assertEquals(3, src.position());
             assertArrayEquals(expected, Arrays.copyOfRange(Files.readAllBytes(path), 100, 100 + expected.length));
-        } finally {
-            FileDescriptors.close(fd);
-        }
+        });
     }
 
     @Test
     void aioWriteThatIoSubmitRefusesFallsBackAndReportsTheRealError() throws Exception {
         Path path = dir.resolve("read-only");
-        Files.write(path, new byte[100]);
-        int fd = FileDescriptors.open(path, 0); // io_submit refuses a write on a read-only descriptor (EBADF)
-        try {
+        withOpenFile(path, new byte[100], 0, fd -> { // io_submit refuses a write on a read-only descriptor (EBADF)
             long[] asked = {-1, -1, -1, -1, -1};
             ByteBuffer src = ByteBuffer.allocateDirect(10);
             assertEquals(-EBADF, PositionalIo.write(fd, IoVector.of(new ByteBuffer[] {src}, 0), PositionalIo.AIO, asked));
             assertEquals(0, asked[PositionalIo.ASKED_AIO_WRITES], "nothing went by io_submit");
             assertEquals(0, src.position());
-        } finally {
-            FileDescriptors.close(fd);
-        }
+        });
     }
 
     @Test
     @Tag("jni")
     void cChecksTheSingleBuffersRangeToo() throws Exception {
         Path path = dir.resolve("bounds-one");
-        Files.write(path, new byte[8192]);
-        int fd = FileDescriptors.open(path, 0);
-        assertTrue(fd >= 0);
-        try {
+        withOpenFile(path, new byte[8192], 0, fd -> {
             Method m = PositionalIoBinding.class.getDeclaredMethod("pread0", int.class, ByteBuffer.class, int.class,
                     int.class, long.class, int.class, long[].class);
             m.setAccessible(true);
@@ -178,21 +170,15 @@ class PositionalIoTest {
             assertEquals(-(long) Errno.EOVERFLOW, m.invoke(null, fd, ok, 0, 100, Long.MAX_VALUE - 10, 0, null),
                     "end past Long.MAX_VALUE");
             assertEquals(100L, m.invoke(null, fd, ok, 0, 100, 0L, 0, null), "in bounds");
-        } finally {
-            FileDescriptors.close(fd);
-        }
+        });
     }
 
     @Test
     void aioIsForWritesOnly() throws Exception {
         Path path = dir.resolve("aio-read");
-        Files.write(path, new byte[100]);
-        int fd = FileDescriptors.open(path, 0);
-        try {
+        withOpenFile(path, new byte[100], 0, fd -> {
             ByteBuffer[] dst = {ByteBuffer.allocateDirect(10)};
             assertThrows(IllegalArgumentException.class, () -> PositionalIo.read(fd, IoVector.of(dst, 0), PositionalIo.AIO, null));
-        } finally {
-            FileDescriptors.close(fd);
-        }
+        });
     }
 }
