@@ -222,10 +222,6 @@ public final class FileDevice implements BlockDevice {
 
     @Override
     public void write(ByteBuffer src, long offset, boolean fua) throws IOException {
-        if (known == null) {
-            file.write(src, offset, fua);
-            return;
-        }
         long written = -1;
         try {
             written = file.write(src, offset, fua);
@@ -237,10 +233,6 @@ public final class FileDevice implements BlockDevice {
     /** One {@link StorageFile#write(ByteBuffer[], long, boolean)}; FUA makes this write durable, not the file. */
     @Override
     public void write(ByteBuffer[] srcs, long offset, boolean fua) throws IOException {
-        if (known == null) {
-            file.write(srcs, offset, fua);
-            return;
-        }
         long written = -1;
         try {
             written = file.write(srcs, offset, fua);

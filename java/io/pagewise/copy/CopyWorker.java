@@ -124,13 +124,9 @@ final class CopyWorker implements Runnable {
         buffer.clear().limit(length);
         try {
             source.readFully(buffer, offset);
-            if (buffer.hasRemaining()) {
-                throw new IOException(source.name() + " read " + buffer.position() + " bytes and left its buffer's "
-                        + "position there (BlockDevice.readFully must fill the buffer and move its position)");
-            }
+            if (buffer.hasRemaining()) throw leftBehind(source, buffer, "readFully must fill the buffer");
         } catch (IOException e) {
-            throw new CopyException("reading " + source.name() + " at offset " + offset + " (+" + length
-                    + ") failed: " + e.getMessage(), offset, e);
+            throw failed("reading", source, offset, length, e);
         }
         if (sum != null) sum.data(offset, buffer.duplicate().flip());
     }
@@ -170,14 +166,21 @@ final class CopyWorker implements Runnable {
         int length = slice.remaining();
         try {
             destination.write(slice, at, false);
-            if (slice.hasRemaining()) {
-                throw new IOException(destination.name() + " left " + slice.remaining() + " bytes of the buffer "
-                        + "behind its position (BlockDevice.write must write all and move the position)");
-            }
+            if (slice.hasRemaining()) throw leftBehind(destination, slice, "write must write all");
         } catch (IOException e) {
-            throw new CopyException("writing " + destination.name() + " at offset " + at + " (+" + length
-                    + ") failed: " + e.getMessage(), at, e);
+            throw failed("writing", destination, at, length, e);
         }
+    }
+
+    /** A device that broke the contract: it returned with bytes of the buffer still behind its position. */
+    private static IOException leftBehind(BlockDevice device, ByteBuffer buffer, String rule) {
+        return new IOException(device.name() + " left " + buffer.remaining() + " bytes of the buffer behind its "
+                + "position (BlockDevice." + rule + " and move the position)");
+    }
+
+    private static CopyException failed(String doing, BlockDevice device, long offset, long length, IOException e) {
+        return new CopyException(doing + " " + device.name() + " at offset " + offset + " (+" + length + ") failed: "
+                + e.getMessage(), offset, e);
     }
 
     private void zero(long offset, long length) throws IOException {
