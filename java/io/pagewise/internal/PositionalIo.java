@@ -50,7 +50,8 @@ public final class PositionalIo {
      */
     static long read(int fd, IoVector request, int flags, long[] asked) {
         // The request's parts, not the request, go on: this method stays small enough to be inlined wherever it is
-        // called, so the request never has to exist as an object (a small read would allocate it otherwise).
+        // called, so that the JIT can take the request apart instead of allocating it (it does through JNI; through
+        // FFM on JDK 25 it still allocates it).
         return transfer(fd, request.single(), request.many(), request.position(), request.offset(), request.length(),
                 request.isDirect(), flags, false, asked);
     }
