@@ -225,6 +225,34 @@ class LauncherIT {
         assertEquals(2, Files.readAllLines(builds).size(), "an edit since the last build builds again");
     }
 
+    /** The jar's FFM classes are compiled from java22/: an edit there builds again, as one in java/ does. */
+    @Test
+    void anEditInJava22BuildsAgain() throws IOException {
+        Path root = staleCheckout(dir.resolve("clone"));
+        Path builds = dir.resolve("builds");
+        Path path = pathWith("echo built >> '" + builds + "'\n");
+        launch(root, path).assertOk("first run");
+        Path edited = Files.createDirectories(root.resolve("java22")).resolve("Edited.java");
+        Files.writeString(edited, "class Edited {}\n");
+        Files.setLastModifiedTime(edited, FileTime.from(Instant.now().plusSeconds(5)));
+        launch(root, path).assertOk("second run, after an edit in java22/");
+        assertEquals(2, Files.readAllLines(builds).size(), "an edit in java22/ since the last build builds again");
+    }
+
+    /**
+     * The launcher builds the library's module (java/) and what it needs (the parent pom), not the engine
+     * integrations beside it in the reactor, which would need their engines' jars to run --version.
+     */
+    @Test
+    void theBuildIsTheLibrarysModuleAlone() throws IOException {
+        Path root = staleCheckout(dir.resolve("clone"));
+        Path arguments = dir.resolve("arguments");
+        Path path = pathWith("printf '%s\\n' \"$@\" > '" + arguments + "'\n");
+        launch(root, path).assertOk("bin/pagewise --version, building");
+        String build = String.join(" ", Files.readAllLines(arguments));
+        assertTrue(build.contains("-f " + root.resolve("pom.xml") + " -pl java -am "), build);
+    }
+
     /** bin/pagewise shows the build's output only on failure, but its warnings (a platform not built) always. */
     @Test
     void theBuildsWarningsArePassedOnWhenItSucceeds() throws IOException {
