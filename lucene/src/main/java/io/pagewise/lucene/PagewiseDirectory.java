@@ -1,0 +1,337 @@
+package io.pagewise.lucene;
+
+import io.pagewise.AccessHint;
+import io.pagewise.CacheMode;
+import io.pagewise.CacheState;
+import io.pagewise.Native;
+import io.pagewise.PageCache;
+import io.pagewise.Residency;
+import io.pagewise.StorageFile;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.lucene.index.IndexFileNames;
+import org.apache.lucene.index.IndexWriter;
+import org.apache.lucene.store.FSDirectory;
+import org.apache.lucene.store.FSLockFactory;
+import org.apache.lucene.store.IOContext;
+import org.apache.lucene.store.IndexInput;
+import org.apache.lucene.store.IndexOutput;
+import org.apache.lucene.store.LockFactory;
+import org.apache.lucene.store.MMapDirectory;
+
+/**
+ * A Lucene {@link org.apache.lucene.store.Directory} that chooses, per I/O context and file type, how each file uses
+ * the page cache ({@link PolicyTable}). With the defaults ({@link #open(Path)}): searches read through memory
+ * mappings, as {@link MMapDirectory} does; merges and checksum checks read through pagewise and keep nothing they
+ * brought into the cache; merges and flushes write a new segment cached only when the segments around it are.
+ *
+ * <pre>{@code
+ * try (Directory dir = PagewiseDirectory.open(path);
+ *      IndexWriter writer = new IndexWriter(dir, new IndexWriterConfig())) { ... }
+ *
+ * PagewiseDirectory dir = PagewiseDirectory.builder(path)
+ *         .policy(ContextKind.MERGE, "vec", FilePolicy.of(CacheMode.DIRECT, AccessHint.SEQUENTIAL))
+ *         .build();
+ * }</pre>
+ *
+ * <p>It is an {@link MMapDirectory} whose merges, flushes and read-once reads go through pagewise: listing,
+ * deleting, renaming, {@link #sync} and {@link #syncMetaData} are FSDirectory's, so a commit is exactly as durable
+ * as with Lucene's own directories, and MMapDirectory's settings (preload, grouping) apply to the mapped reads. It works on Lucene 9.12 and
+ * 10. Where the pagewise native library does not load, every policy whose mode needs it runs in WRITEBACK, and
+ * the directory says so once, through {@link System.Logger}.
+ */
+public final class PagewiseDirectory extends MMapDirectory {
+    private static final System.Logger LOG = System.getLogger(PagewiseDirectory.class.getName());
+    private static final AtomicBoolean TOLD_PURE_JAVA = new AtomicBoolean();
+    private final PolicyTable policies;
+    private final IoTally tally = new IoTally();
+
+    private PagewiseDirectory(Path path, LockFactory locks, PolicyTable policies, long mapChunkBytes)
+            throws IOException {
+        super(path, locks, mapChunkBytes);
+        this.policies = policies;
+        if (!Native.isAvailable() && TOLD_PURE_JAVA.compareAndSet(false, true)) {
+            LOG.log(System.Logger.Level.WARNING, "pagewise: the native library is " + Native.loadError().getMessage()
+                    + "; PagewiseDirectory reads and writes every file in WRITEBACK (kept in the page cache)");
+        }
+    }
+
+    /**
+     * {@return a directory with the default policies}, locked with the file system's native locks as
+     * {@link FSDirectory#open(Path)} does
+     *
+     * @param path the index directory; made when missing
+     * @throws IOException when the directory cannot be made
+     */
+    public static PagewiseDirectory open(Path path) throws IOException {
+        return builder(path).build();
+    }
+
+    /**
+     * {@return a builder for a directory at path}
+     *
+     * @param path the index directory
+     */
+    public static Builder builder(Path path) {
+        return new Builder(path);
+    }
+
+    /** {@return the policy table in use} */
+    public PolicyTable policies() {
+        return policies;
+    }
+
+    @Override
+    public IndexInput openInput(String name, IOContext context) throws IOException {
+        ensureOpen();
+        ensureCanRead(name);
+        ContextKind kind = Contexts.kindOf(context);
+        String type = fileType(name);
+        FilePolicy policy = policies.policy(kind, type);
+        IoTally.Counter counter = tally.counter(type, kind);
+        CacheMode mode = usable(policy.mode());
+        if (mode.needsNative() == false) {
+            IndexInput input = super.openInput(name, context);
+            counter.mapped(input.length());
+            return input;
+        }
+        Path path = getDirectory().resolve(name);
+        StorageFile file = StorageFile.open(path, mode, StandardOpenOption.READ);
+        try {
+            if (policy.hint() != AccessHint.NORMAL) file.advise(policy.hint());
+            return new StorageIndexInput("StorageIndexInput(path=\"" + path + "\", " + mode + ")", file, 0,
+                    file.size(), counter);
+        } catch (IOException | RuntimeException e) {
+            file.close();
+            throw e;
+        }
+    }
+
+    @Override
+    public IndexOutput createOutput(String name, IOContext context) throws IOException {
+        // FSDirectory makes the file (CREATE_NEW, with its rules for files pending deletion); it is written here.
+        super.createOutput(name, context).close();
+        return reopen(name, context);
+    }
+
+    @Override
+    public IndexOutput createTempOutput(String prefix, String suffix, IOContext context) throws IOException {
+        IndexOutput made = super.createTempOutput(prefix, suffix, context);
+        made.close();
+        return reopen(made.getName(), context);
+    }
+
+    private IndexOutput reopen(String name, IOContext context) throws IOException {
+        ContextKind kind = Contexts.kindOf(context);
+        String type = fileType(name);
+        FilePolicy policy = policies.policy(kind, type);
+        CacheMode mode = usable(writeMode(policy, name, type));
+        Path path = getDirectory().resolve(name);
+        StorageFile file;
+        try {
+            file = StorageFile.open(path, mode, StandardOpenOption.WRITE);
+        } catch (IOException | RuntimeException e) {
+            try {
+                Files.deleteIfExists(path);
+            } catch (IOException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+        try {
+            if (policy.hint() != AccessHint.NORMAL) file.advise(policy.hint());
+        } catch (IOException | RuntimeException e) {
+            file.close();
+            throw e;
+        }
+        return new StorageIndexOutput("StorageIndexOutput(path=\"" + path + "\", " + mode + ")", name, file,
+                tally.counter(type, kind));
+    }
+
+    /** The mode a new file is written in: a policy that follows its neighbours keeps it cached when they are. */
+    private CacheMode writeMode(FilePolicy policy, String name, String type) throws IOException {
+        if (!policy.followsNeighbours() || !Native.isAvailable()) return policy.mode();
+        return neighboursCached(name, type) ? CacheMode.WRITEBACK : policy.mode();
+    }
+
+    /**
+     * Whether the files beside a new one are at least {@link FilePolicy#KEEP_WHEN_NEIGHBOURS_CACHED} cached, by
+     * bytes: those of its type, or every file when there are none of its type. An empty directory counts as cached:
+     * the first segment of a new index is what its first reader opens.
+     */
+    private boolean neighboursCached(String name, String type) throws IOException {
+        long[] sameType = new long[2];
+        long[] all = new long[2];
+        for (String other : listAll()) {
+            if (other.equals(name) || other.equals(IndexWriter.WRITE_LOCK_NAME)) continue;
+            Residency residency;
+            try {
+                residency = PageCache.residency(getDirectory().resolve(other));
+            } catch (NoSuchFileException deletedMeanwhile) {
+                continue;
+            }
+            all[0] += residency.residentPages();
+            all[1] += residency.totalPages();
+            if (fileType(other).equals(type)) {
+                sameType[0] += residency.residentPages();
+                sameType[1] += residency.totalPages();
+            }
+        }
+        long[] basis = sameType[1] > 0 ? sameType : all;
+        return basis[1] == 0 || basis[0] >= FilePolicy.KEEP_WHEN_NEIGHBOURS_CACHED * basis[1];
+    }
+
+    /** The mode itself where it can be used in this JVM, else WRITEBACK (the pure-Java path). */
+    private static CacheMode usable(CacheMode mode) {
+        return mode.isAvailable() ? mode : CacheMode.WRITEBACK;
+    }
+
+    /** {@return the file type the policy table and the counters know a file by: its extension, or ""} */
+    static String fileType(String name) {
+        String extension = IndexFileNames.getExtension(name);
+        return extension == null ? "" : extension;
+    }
+
+    /** {@return the bytes read, written and mapped since the directory was opened, per file type and context} */
+    public List<FileTypeIo> ioByFileType() {
+        return tally.snapshot();
+    }
+
+    /**
+     * {@return what the page cache holds now of each file type in the directory}, read with cachestat (Linux 6.5
+     * and later) or mincore
+     *
+     * @throws IOException when the directory cannot be listed
+     * @throws UnsupportedOperationException when the native library is not loaded
+     */
+    public List<FileTypeCache> cachedByFileType() throws IOException {
+        ensureOpen();
+        Map<String, long[]> byType = new TreeMap<>();
+        for (String name : listAll()) {
+            Path path = getDirectory().resolve(name);
+            long size;
+            long cached;
+            long dirty = 0;
+            try {
+                size = Files.size(path);
+                Optional<CacheState> state = PageCache.cacheState(path);
+                if (state.isPresent()) {
+                    cached = state.get().cached() * state.get().pageSize();
+                    dirty = state.get().dirty() * state.get().pageSize();
+                } else {
+                    cached = PageCache.residency(path).residentBytes();
+                }
+            } catch (NoSuchFileException deletedMeanwhile) {
+                continue;
+            }
+            long[] sums = byType.computeIfAbsent(fileType(name), type -> new long[4]);
+            sums[0]++;
+            sums[1] += size;
+            sums[2] += Math.min(cached, size);
+            sums[3] += dirty;
+        }
+        List<FileTypeCache> rows = new ArrayList<>();
+        byType.forEach((type, s) -> rows.add(new FileTypeCache(type, (int) s[0], s[1], s[2], s[3])));
+        return rows;
+    }
+
+    @Override
+    public String toString() {
+        return getClass().getSimpleName() + "@" + getDirectory() + " lockFactory=" + lockFactory + " policies={"
+                + policies + "}";
+    }
+
+    /** Sets a directory's lock factory, policy table and memory-mapping chunk size. */
+    public static final class Builder {
+        private final Path path;
+        private final PolicyTable.Builder table = PolicyTable.builder();
+        private PolicyTable wholeTable;
+        private LockFactory locks = FSLockFactory.getDefault();
+        private long mapChunkBytes = MMapDirectory.DEFAULT_MAX_CHUNK_SIZE;
+
+        private Builder(Path path) {
+            this.path = Objects.requireNonNull(path, "path");
+        }
+
+        /**
+         * Sets the policy of a context for every file type without a cell of its own.
+         *
+         * @param kind   the I/O context
+         * @param policy its policy
+         * @return this builder
+         */
+        public Builder policy(ContextKind kind, FilePolicy policy) {
+            table.policy(kind, policy);
+            return this;
+        }
+
+        /**
+         * Sets the policy of one file type in a context.
+         *
+         * @param kind     the I/O context
+         * @param fileType the extension, without the dot
+         * @param policy   its policy
+         * @return this builder
+         */
+        public Builder policy(ContextKind kind, String fileType, FilePolicy policy) {
+            table.policy(kind, fileType, policy);
+            return this;
+        }
+
+        /**
+         * Uses a whole table, in place of the cells set on this builder.
+         *
+         * @param policies the table
+         * @return this builder
+         */
+        public Builder policies(PolicyTable policies) {
+            this.wholeTable = Objects.requireNonNull(policies, "policies");
+            return this;
+        }
+
+        /**
+         * Sets the lock factory; FSLockFactory's default (native file locks) when not set.
+         *
+         * @param lockFactory the lock factory
+         * @return this builder
+         */
+        public Builder lockFactory(LockFactory lockFactory) {
+            this.locks = Objects.requireNonNull(lockFactory, "lockFactory");
+            return this;
+        }
+
+        /**
+         * Sets the largest piece a memory-mapped file is mapped in, as MMapDirectory's constructor takes it.
+         *
+         * @param bytes a power of two
+         * @return this builder
+         * @throws IllegalArgumentException when bytes is not a positive power of two
+         */
+        public Builder mapChunkBytes(long bytes) {
+            if (bytes <= 0 || Long.bitCount(bytes) != 1) {
+                throw new IllegalArgumentException("map chunk of " + bytes + " bytes: must be a power of two");
+            }
+            this.mapChunkBytes = bytes;
+            return this;
+        }
+
+        /**
+         * {@return the directory}
+         *
+         * @throws IOException when the directory cannot be made
+         */
+        public PagewiseDirectory build() throws IOException {
+            return new PagewiseDirectory(path, locks, wholeTable != null ? wholeTable : table.build(), mapChunkBytes);
+        }
+    }
+}

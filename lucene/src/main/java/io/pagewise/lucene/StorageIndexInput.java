@@ -1,0 +1,94 @@
+package io.pagewise.lucene;
+
+import io.pagewise.StorageFile;
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import org.apache.lucene.store.BufferedIndexInput;
+
+/**
+ * A file read through a {@link StorageFile} in the mode its policy names: buffered reads of {@link #BUFFER_BYTES}
+ * at a time, so a sequential merge read costs one system call per 64 KiB. Clones and slices share the file; only
+ * the input that opened it closes it.
+ */
+final class StorageIndexInput extends BufferedIndexInput {
+    /** Large enough that a merge's sequential reads are few calls, small enough for the many clones a merge makes. */
+    static final int BUFFER_BYTES = 64 << 10;
+    private final StorageFile file;
+    private final long start;
+    private final long length;
+    private final IoTally.Counter counter;
+    private boolean isClone;
+
+    StorageIndexInput(String description, StorageFile file, long start, long length, IoTally.Counter counter) {
+        super(description, BUFFER_BYTES);
+        this.file = file;
+        this.start = start;
+        this.length = length;
+        this.counter = counter;
+    }
+
+    @Override
+    protected void readInternal(ByteBuffer buffer) throws IOException {
+        long position = getFilePointer();
+        int wanted = buffer.remaining();
+        if (position + wanted > length) {
+            throw new EOFException("read past EOF: " + this + " (" + wanted + " bytes at " + position + " of "
+                    + length + ")");
+        }
+        file.readFully(buffer, start + position);
+        counter.read(wanted);
+    }
+
+    @Override
+    protected void seekInternal(long position) throws IOException {
+        if (position > length) {
+            throw new EOFException("seek past EOF: " + this + " (to " + position + " of " + length + ")");
+        }
+    }
+
+    @Override
+    public long length() {
+        return length;
+    }
+
+    @Override
+    public StorageIndexInput clone() {
+        StorageIndexInput clone = (StorageIndexInput) super.clone();
+        clone.isClone = true;
+        return clone;
+    }
+
+    @Override
+    public StorageIndexInput slice(String description, long offset, long sliceLength) throws IOException {
+        if (offset < 0 || sliceLength < 0 || sliceLength > length - offset) {
+            throw new IllegalArgumentException("slice() " + description + " out of bounds: offset=" + offset
+                    + ", length=" + sliceLength + ", fileLength=" + length + ": " + this);
+        }
+        StorageIndexInput slice = new StorageIndexInput(getFullSliceDescription(description), file, start + offset,
+                sliceLength, counter);
+        slice.isClone = true;
+        return slice;
+    }
+
+    /**
+     * Starts reading a range into the page cache where the file's mode {@linkplain StorageFile#canPrefetch()
+     * prefetches}; Lucene 10 calls it before it reads (IndexInput.prefetch), Lucene 9 never does.
+     *
+     * @param offset the start of the range, in this input
+     * @param bytes  its length
+     * @throws IOException when the advice fails
+     */
+    public void prefetch(long offset, long bytes) throws IOException {
+        if (offset < 0 || bytes < 0 || bytes > length - offset) {
+            throw new IllegalArgumentException("prefetch of " + bytes + " bytes at " + offset + " is out of bounds: "
+                    + this + " (length " + length + ")");
+        }
+        if (bytes > 0 && file.canPrefetch()) file.prefetch(start + offset, bytes);
+    }
+
+    @Override
+    public void close() throws IOException {
+        if (!isClone) file.close();
+    }
+}
