@@ -31,6 +31,9 @@ public record FilePolicy(CacheMode mode, AccessHint hint, boolean followsNeighbo
     /**
      * Checks the parts.
      *
+     * @param mode              the cache mode
+     * @param hint              the access hint
+     * @param followsNeighbours whether a new file is kept in the page cache when its neighbours are
      * @throws NullPointerException when mode or hint is null
      * @throws IllegalArgumentException when hint is a range hint (WILLNEED, DONTNEED), which says nothing about a
      *         whole file

@@ -55,7 +55,11 @@ public final class PolicyTable {
         return cell != null ? cell : byContext.get(kind);
     }
 
-    /** {@return the policy a context uses for the file types it names no cell for} */
+    /**
+     * {@return the policy a context uses for the file types it names no cell for}
+     *
+     * @param kind the I/O context
+     */
     public FilePolicy policy(ContextKind kind) {
         return byContext.get(kind);
     }
