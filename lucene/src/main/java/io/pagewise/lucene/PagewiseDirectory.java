@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.lucene.index.IndexFileNames;
 import org.apache.lucene.index.IndexWriter;
@@ -55,6 +56,12 @@ public final class PagewiseDirectory extends MMapDirectory {
     private static final AtomicBoolean TOLD_PURE_JAVA = new AtomicBoolean();
     private final PolicyTable policies;
     private final IoTally tally = new IoTally();
+    /**
+     * What the page cache held of each file this directory is reading through a StorageFile, when it was opened. A
+     * merge's inputs keep the windows they are reading cached until they close; the neighbours rule must see the
+     * sources as the merge found them, not as it is reading them.
+     */
+    private final ConcurrentHashMap<String, ResidencyAtOpen> reading = new ConcurrentHashMap<>();
 
     private PagewiseDirectory(Path path, LockFactory locks, PolicyTable policies, long mapChunkBytes)
             throws IOException {
@@ -109,11 +116,31 @@ public final class PagewiseDirectory extends MMapDirectory {
         StorageFile file = StorageFile.open(path, mode, StandardOpenOption.READ);
         try {
             if (policy.hint() != AccessHint.NORMAL) file.advise(policy.hint());
-            return new StorageIndexInput("StorageIndexInput(path=\"" + path + "\", " + mode + ")", file, 0,
-                    file.size(), counter);
+            long size = file.size();
+            Residency atOpen = file.residency(0, size);
+            reading.compute(name, (key, known) -> known == null ? new ResidencyAtOpen(atOpen) : known.openedAgain());
+            Runnable closed = () -> reading.computeIfPresent(name, (key, known) -> known.closedOnce());
+            return new StorageIndexInput("StorageIndexInput(path=\"" + path + "\", " + mode + ")", file, 0, size,
+                    counter, closed);
         } catch (IOException | RuntimeException e) {
             file.close();
             throw e;
+        }
+    }
+
+    /** A file's residency when this directory first opened it for reading, and how many of its inputs are open. */
+    private record ResidencyAtOpen(Residency residency, int open) {
+        ResidencyAtOpen(Residency residency) {
+            this(residency, 1);
+        }
+
+        ResidencyAtOpen openedAgain() {
+            return new ResidencyAtOpen(residency, open + 1);
+        }
+
+        /** {@return this with one input fewer, or null when that was the last} */
+        ResidencyAtOpen closedOnce() {
+            return open == 1 ? null : new ResidencyAtOpen(residency, open - 1);
         }
     }
 
@@ -166,7 +193,8 @@ public final class PagewiseDirectory extends MMapDirectory {
 
     /**
      * Whether the files beside a new one are at least {@link FilePolicy#KEEP_WHEN_NEIGHBOURS_CACHED} cached, by
-     * bytes: those of its type, or every file when there are none of its type. An empty directory counts as cached:
+     * bytes: those of its type, or every file when there are none of its type. A file being read through a
+     * StorageFile counts as it was when opened. An empty directory counts as cached:
      * the first segment of a new index is what its first reader opens.
      */
     private boolean neighboursCached(String name, String type) throws IOException {
@@ -174,9 +202,10 @@ public final class PagewiseDirectory extends MMapDirectory {
         long[] all = new long[2];
         for (String other : listAll()) {
             if (other.equals(name) || other.equals(IndexWriter.WRITE_LOCK_NAME)) continue;
+            ResidencyAtOpen beingRead = reading.get(other);
             Residency residency;
             try {
-                residency = PageCache.residency(getDirectory().resolve(other));
+                residency = beingRead != null ? beingRead.residency() : PageCache.residency(getDirectory().resolve(other));
             } catch (NoSuchFileException deletedMeanwhile) {
                 continue;
             }

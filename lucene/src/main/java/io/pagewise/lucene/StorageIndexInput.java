@@ -18,14 +18,18 @@ final class StorageIndexInput extends BufferedIndexInput {
     private final long start;
     private final long length;
     private final IoTally.Counter counter;
+    /** Told when the input that opened the file closes it. */
+    private final Runnable closed;
     private boolean isClone;
 
-    StorageIndexInput(String description, StorageFile file, long start, long length, IoTally.Counter counter) {
+    StorageIndexInput(String description, StorageFile file, long start, long length, IoTally.Counter counter,
+            Runnable closed) {
         super(description, BUFFER_BYTES);
         this.file = file;
         this.start = start;
         this.length = length;
         this.counter = counter;
+        this.closed = closed;
     }
 
     @Override
@@ -66,7 +70,7 @@ final class StorageIndexInput extends BufferedIndexInput {
                     + ", length=" + sliceLength + ", fileLength=" + length + ": " + this);
         }
         StorageIndexInput slice = new StorageIndexInput(getFullSliceDescription(description), file, start + offset,
-                sliceLength, counter);
+                sliceLength, counter, closed);
         slice.isClone = true;
         return slice;
     }
@@ -89,6 +93,11 @@ final class StorageIndexInput extends BufferedIndexInput {
 
     @Override
     public void close() throws IOException {
-        if (!isClone) file.close();
+        if (isClone) return;
+        try {
+            file.close();
+        } finally {
+            closed.run();
+        }
     }
 }
