@@ -29,7 +29,7 @@ public final class LazyFsExtension implements AfterAllCallback {
         if (mount == null) {
             parent = Files.createTempDirectory("pagewise-lazyfs-");
             try {
-                mount = LazyFsMount.mount(parent);
+                mount = LazyFsMount.mount(parent, ExternalTools::unavailable);
             } catch (IOException | RuntimeException | Error e) {
                 refused = e;
                 Files.deleteIfExists(parent);

@@ -1,7 +1,6 @@
 package io.pagewise.testing;
 
-import static org.junit.jupiter.api.Assertions.fail;
-
+import java.io.File;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
@@ -25,7 +24,8 @@ import java.util.stream.Stream;
  *
  * <p>The binary is {@code $PAGEWISE_LAZYFS}, else the default output of {@code ../shared/tools/lazyfs/build.sh}
  * ({@code /tmp/lazyfs-build/lazyfs/build/lazyfs}), else {@code lazyfs} on PATH. Without it or without
- * {@code /dev/fuse} the tests skip, or fail under CI=true.
+ * {@code /dev/fuse} the tests skip, or fail under CI=true, through the {@link Unavailable} the caller passes: the
+ * class uses no test framework, so that the JUnit 5 tests here and the JUnit 4 tests of the Lucene module share it.
  */
 public final class LazyFsMount implements AutoCloseable {
     /** Where {@code build.sh} puts the binary when given no output directory. */
@@ -43,6 +43,18 @@ public final class LazyFsMount implements AutoCloseable {
     private final Thread cleanupHook;
     private boolean closed;
 
+    /** What a test framework does when LazyFS cannot run here: skips the test, or fails it under CI=true. */
+    @FunctionalInterface
+    public interface Unavailable {
+        /**
+         * Skips or fails the calling test; never returns normally.
+         *
+         * @param message what is missing
+         * @param why     why CI must have it
+         */
+        void unavailable(String message, String why);
+    }
+
     private LazyFsMount(Path root, Path mountpoint, Path backing, Path fifo, Path log, Process process) {
         this.root = root;
         this.mountpoint = mountpoint;
@@ -58,23 +70,31 @@ public final class LazyFsMount implements AutoCloseable {
      * Mounts LazyFS in a new directory under parent: {@code mnt/} over {@code backing/}, with its fault FIFO,
      * configuration and log beside them. Skips (or fails on CI) when LazyFS or FUSE is not here.
      *
-     * @param parent a directory on a local file system (the backing directory's file system does the real I/O)
+     * @param parent      a directory on a local file system (the backing directory's file system does the real I/O)
+     * @param unavailable how the calling test framework skips, or fails under CI=true
+     *                    ({@code ExternalTools::unavailable} in JUnit 5 tests)
      * @return the mounted file system
      * @throws IOException when a file cannot be made
      */
-    public static LazyFsMount mount(Path parent) throws IOException {
-        Path binary = binary();
+    public static LazyFsMount mount(Path parent, Unavailable unavailable) throws IOException {
+        Path binary = binary(unavailable);
         if (!Files.isReadable(Path.of("/dev/fuse")) || !Files.isWritable(Path.of("/dev/fuse"))) {
-            ExternalTools.unavailable("/dev/fuse is not usable here", "the power-loss tests mount LazyFS");
+            skip(unavailable, "/dev/fuse is not usable here", "the power-loss tests mount LazyFS");
         }
-        ExternalTools.require("mkfifo", "fusermount3");
+        for (String program : new String[] {"mkfifo", "fusermount3"}) {
+            if (onPath(program) == null) {
+                skip(unavailable, "external program missing: " + program + " (not on PATH)",
+                        "every program must be installed");
+            }
+        }
         Path root = Files.createTempDirectory(parent, "lazyfs-");
         Path mountpoint = Files.createDirectory(root.resolve("mnt"));
         Path backing = Files.createDirectory(root.resolve("backing"));
         Path fifo = root.resolve("faults.fifo");
         Path log = root.resolve("lazyfs.log");
         Path config = root.resolve("lazyfs.toml");
-        ExternalTools.run(10, "mkfifo", fifo.toString()).assertOk("mkfifo " + fifo);
+        String made = run("mkfifo", fifo.toString());
+        if (made != null) throw new IOException("mkfifo " + fifo + ": " + made);
         Files.writeString(config, String.join("\n",
                 "[faults]",
                 "fifo_path=\"" + fifo + "\"",
@@ -98,13 +118,14 @@ public final class LazyFsMount implements AutoCloseable {
                 if (!process.isAlive()) {
                     String output = mount.log();
                     mount.close();
-                    ExternalTools.unavailable("LazyFS (" + binary + ") could not mount " + mountpoint + ": exit "
+                    skip(unavailable, "LazyFS (" + binary + ") could not mount " + mountpoint + ": exit "
                             + process.exitValue() + "\n" + output, "the power-loss tests mount LazyFS");
                 }
                 if (System.nanoTime() > deadline) {
                     String output = mount.log();
                     mount.close();
-                    fail("LazyFS did not mount " + mountpoint + " within " + WAIT_SECONDS + " s:\n" + output);
+                    throw new AssertionError("LazyFS did not mount " + mountpoint + " within " + WAIT_SECONDS + " s:\n"
+                            + output);
                 }
                 Thread.sleep(20);
             }
@@ -119,25 +140,68 @@ public final class LazyFsMount implements AutoCloseable {
         }
     }
 
-    private static Path binary() {
+    private static Path binary(Unavailable unavailable) {
         String configured = System.getenv("PAGEWISE_LAZYFS");
         if (configured != null && !configured.isEmpty()) {
             Path path = Path.of(configured);
             if (!Files.isExecutable(path)) {
-                ExternalTools.unavailable("PAGEWISE_LAZYFS=" + configured + " is not an executable",
+                skip(unavailable, "PAGEWISE_LAZYFS=" + configured + " is not an executable",
                         "the power-loss tests need LazyFS");
             }
             return path;
         }
         if (Files.isExecutable(DEFAULT_BUILD)) return DEFAULT_BUILD;
-        for (String dir : System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator)) {
-            Path candidate = Path.of(dir, "lazyfs");
-            if (Files.isExecutable(candidate)) return candidate;
-        }
+        Path onPath = onPath("lazyfs");
+        if (onPath != null) return onPath;
         Path script = Path.of(System.getProperty("user.dir")).resolve("../shared/tools/lazyfs/build.sh").normalize();
-        ExternalTools.unavailable("LazyFS is not built: run bash " + script + " and set PAGEWISE_LAZYFS to the path it "
+        skip(unavailable, "LazyFS is not built: run bash " + script + " and set PAGEWISE_LAZYFS to the path it "
                 + "prints (or leave it at " + DEFAULT_BUILD + ")", "the power-loss tests need LazyFS");
         return null;
+    }
+
+    private static void skip(Unavailable unavailable, String message, String why) {
+        unavailable.unavailable(message, why);
+        throw new IllegalStateException("LazyFsMount.Unavailable returned instead of skipping: " + message);
+    }
+
+    private static Path onPath(String program) {
+        for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
+            Path candidate = Path.of(dir, program);
+            if (Files.isExecutable(candidate)) return candidate;
+        }
+        return null;
+    }
+
+    /** Runs a short command; {@return null when it exits with 0, else its status and output} */
+    private static String run(String... command) throws IOException {
+        Process process = new ProcessBuilder(command).redirectErrorStream(true)
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
+        try {
+            if (!process.waitFor(10, TimeUnit.SECONDS)) {
+                stop(process);
+                return "did not finish in 10 s";
+            }
+            String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            return process.exitValue() == 0 ? null : "exit " + process.exitValue() + ": " + output.strip();
+        } catch (InterruptedException e) {
+            stop(process);
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while running " + String.join(" ", command), e);
+        }
+    }
+
+    /** SIGTERM, up to 5 s for it to exit, then SIGKILL and 5 s more; keeps an interrupt. */
+    private static void stop(Process process) {
+        process.destroy();
+        try {
+            if (!process.waitFor(5, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+                process.waitFor(5, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            process.destroyForcibly();
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** {@return the mounted directory: files the code under test writes go here} */
@@ -230,8 +294,8 @@ public final class LazyFsMount implements AutoCloseable {
             }
         }
         if (lost > 0 || actual.length != expected.length) {
-            fail(what + ": after the power cut " + lost + " of " + blocks + " blocks of " + blockSize + " bytes are lost"
-                    + (firstLost >= 0 ? " (the first at offset " + firstLost + ")" : "") + "; the file has "
+            throw new AssertionError(what + ": after the power cut " + lost + " of " + blocks + " blocks of " + blockSize
+                    + " bytes are lost" + (firstLost >= 0 ? " (the first at offset " + firstLost + ")" : "") + "; the file has "
                     + actual.length + " bytes, " + expected.length + " expected");
         }
     }
@@ -272,16 +336,15 @@ public final class LazyFsMount implements AutoCloseable {
         List<String> problems = new ArrayList<>();
         try {
             if (isMounted()) {
-                ExternalTools.Result r = runQuietly("fusermount3", "-u", mountpoint.toString());
-                if (r == null || r.status() != 0 || isMounted()) {
-                    ExternalTools.Result lazy = runQuietly("umount", "-l", mountpoint.toString());
-                    if (lazy == null || lazy.status() != 0) problems.add("could not unmount " + mountpoint);
+                if (runQuietly("fusermount3", "-u", mountpoint.toString()) != null || isMounted()) {
+                    String lazy = runQuietly("umount", "-l", mountpoint.toString());
+                    if (lazy != null) problems.add("could not unmount " + mountpoint + ": " + lazy);
                 }
             }
         } catch (IOException e) {
             problems.add(e.toString());
         }
-        ExternalTools.stop(process);
+        stop(process);
         try {
             if (!isMounted()) deleteTree(root);
         } catch (IOException e) {
@@ -290,11 +353,12 @@ public final class LazyFsMount implements AutoCloseable {
         if (!problems.isEmpty()) System.err.println("LazyFsMount: " + String.join("; ", problems));
     }
 
-    private static ExternalTools.Result runQuietly(String... command) {
+    /** {@return null when command exits with 0, else what went wrong} */
+    private static String runQuietly(String... command) {
         try {
-            return ExternalTools.run(10, command);
-        } catch (IOException | AssertionError e) {
-            return null;
+            return run(command);
+        } catch (IOException e) {
+            return e.toString();
         }
     }
 

@@ -71,7 +71,7 @@ class LazyFsMountTest {
     @Test
     void closeUnmountsAndDeletesEverything() throws Exception {
         Path own = Files.createDirectory(dir.resolve("own"));
-        LazyFsMount other = LazyFsMount.mount(own);
+        LazyFsMount other = LazyFsMount.mount(own, ExternalTools::unavailable);
         Path mountpoint = other.mountpoint();
         Files.write(other.file("x"), new byte[] {1, 2, 3});
         other.close();

@@ -7,6 +7,7 @@ import static org.junit.Assert.assertTrue;
 import com.carrotsearch.randomizedtesting.RandomizedContext;
 import io.pagewise.Native;
 import org.apache.lucene.util.Version;
+import org.junit.AssumptionViolatedException;
 
 /**
  * What every test class here says first: the randomized runner's seed (to replay a failure with -Dtests.seed=...),
@@ -31,5 +32,15 @@ final class TestLines {
             assertTrue("the native library did not load: " + Native.loadError(), Native.isAvailable());
             assertEquals("binding", expected, Native.binding());
         }
+    }
+
+    /**
+     * Skips the calling test with a visible message, or fails it under CI=true, where (why) it must run: what the
+     * core's tests do through ExternalTools.unavailable, in JUnit 4.
+     */
+    static void unavailable(String message, String why) {
+        if ("true".equals(System.getenv("CI"))) throw new AssertionError(message + " (CI=true: " + why + ")");
+        System.err.println("SKIPPED: " + message);
+        throw new AssumptionViolatedException(message);
     }
 }
