@@ -311,15 +311,16 @@ public final class PagewiseDirectory extends MMapDirectory {
         }
 
         /**
-         * Sets the largest piece a memory-mapped file is mapped in, as MMapDirectory's constructor takes it.
+         * Sets the largest piece a memory-mapped file is mapped in, as MMapDirectory's constructor takes it: a size
+         * that is not a power of two is rounded down to one.
          *
-         * @param bytes a power of two
+         * @param bytes the chunk size, positive
          * @return this builder
-         * @throws IllegalArgumentException when bytes is not a positive power of two
+         * @throws IllegalArgumentException when bytes is not positive
          */
         public Builder mapChunkBytes(long bytes) {
-            if (bytes <= 0 || Long.bitCount(bytes) != 1) {
-                throw new IllegalArgumentException("map chunk of " + bytes + " bytes: must be a power of two");
+            if (bytes <= 0) {
+                throw new IllegalArgumentException("map chunk of " + bytes + " bytes: must be positive");
             }
             this.mapChunkBytes = bytes;
             return this;
