@@ -174,9 +174,12 @@ public final class PagewiseDirectory extends MMapDirectory {
         long[] all = new long[2];
         for (String other : listAll()) {
             if (other.equals(name) || other.equals(IndexWriter.WRITE_LOCK_NAME)) continue;
+            Path path = getDirectory().resolve(other);
+            // Only files hold pages: a subdirectory (which listAll names too) is no neighbour.
+            if (!Files.isRegularFile(path)) continue;
             Residency residency;
             try {
-                residency = PageCache.residency(getDirectory().resolve(other));
+                residency = PageCache.residency(path);
             } catch (NoSuchFileException deletedMeanwhile) {
                 continue;
             }
@@ -208,8 +211,8 @@ public final class PagewiseDirectory extends MMapDirectory {
     }
 
     /**
-     * {@return what the page cache holds now of each file type in the directory}, read with cachestat (Linux 6.5
-     * and later) or mincore
+     * {@return what the page cache holds now of each file type in the directory's files (subdirectories are left
+     * out)}, read with cachestat (Linux 6.5 and later) or mincore
      *
      * @throws IOException when the directory cannot be listed
      * @throws UnsupportedOperationException when the native library is not loaded
@@ -219,6 +222,7 @@ public final class PagewiseDirectory extends MMapDirectory {
         Map<String, long[]> byType = new TreeMap<>();
         for (String name : listAll()) {
             Path path = getDirectory().resolve(name);
+            if (!Files.isRegularFile(path)) continue;
             long size;
             long cached;
             long dirty = 0;
