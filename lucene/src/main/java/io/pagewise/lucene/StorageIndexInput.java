@@ -4,12 +4,13 @@ import io.pagewise.StorageFile;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import org.apache.lucene.store.AlreadyClosedException;
 import org.apache.lucene.store.BufferedIndexInput;
 
 /**
  * A file read through a {@link StorageFile} in the mode its policy names: buffered reads of {@link #BUFFER_BYTES}
  * at a time, so a sequential merge read costs one system call per 64 KiB. Clones and slices share the file; only
- * the input that opened it closes it.
+ * the input that opened it closes it, and a clone or slice that was closed reads no more, as MMapDirectory's do.
  */
 final class StorageIndexInput extends BufferedIndexInput {
     /** Large enough that a merge's sequential reads are few calls, small enough for the many clones a merge makes. */
@@ -19,6 +20,7 @@ final class StorageIndexInput extends BufferedIndexInput {
     private final long length;
     private final IoTally.Counter counter;
     private boolean isClone;
+    private boolean closed;
 
     StorageIndexInput(String description, StorageFile file, long start, long length, IoTally.Counter counter) {
         super(description, BUFFER_BYTES);
@@ -30,6 +32,11 @@ final class StorageIndexInput extends BufferedIndexInput {
 
     @Override
     protected void readInternal(ByteBuffer buffer) throws IOException {
+        if (closed) {
+            // BufferedIndexInput takes the buffer as filled even when this throws: left empty, the next read asks again.
+            buffer.limit(buffer.position());
+            throw new AlreadyClosedException("already closed: " + this);
+        }
         long position = getFilePointer();
         int wanted = buffer.remaining();
         if (position + wanted > length) {
@@ -89,6 +96,7 @@ final class StorageIndexInput extends BufferedIndexInput {
 
     @Override
     public void close() throws IOException {
+        closed = true;
         if (!isClone) file.close();
     }
 }
