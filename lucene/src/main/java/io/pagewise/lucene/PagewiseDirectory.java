@@ -55,6 +55,7 @@ public final class PagewiseDirectory extends MMapDirectory {
     private static final AtomicBoolean TOLD_PURE_JAVA = new AtomicBoolean();
     private final PolicyTable policies;
     private final IoTally tally = new IoTally();
+    private final BeingRead beingRead = new BeingRead();
 
     private PagewiseDirectory(Path path, LockFactory locks, PolicyTable policies, long mapChunkBytes)
             throws IOException {
@@ -106,13 +107,24 @@ public final class PagewiseDirectory extends MMapDirectory {
             return input;
         }
         Path path = getDirectory().resolve(name);
-        StorageFile file = StorageFile.open(path, mode, StandardOpenOption.READ);
+        Runnable forget = mode.evictsBehind() ? beingRead.remember(name, path) : null;
+        StorageFile file;
+        try {
+            file = StorageFile.open(path, mode, StandardOpenOption.READ);
+        } catch (IOException | RuntimeException e) {
+            if (forget != null) forget.run();
+            throw e;
+        }
         try {
             if (policy.hint() != AccessHint.NORMAL) file.advise(policy.hint());
             return new StorageIndexInput("StorageIndexInput(path=\"" + path + "\", " + mode + ")", file, 0,
-                    file.size(), counter);
+                    file.size(), counter, forget);
         } catch (IOException | RuntimeException e) {
-            file.close();
+            try {
+                file.close();
+            } finally {
+                if (forget != null) forget.run();
+            }
             throw e;
         }
     }
@@ -177,9 +189,10 @@ public final class PagewiseDirectory extends MMapDirectory {
             Path path = getDirectory().resolve(other);
             // Only files hold pages: a subdirectory (which listAll names too) is no neighbour.
             if (!Files.isRegularFile(path)) continue;
-            Residency residency;
+            // A file a merge is reading holds the pages of its reads while open: what counts is what it held before.
+            Residency residency = beingRead.before(other);
             try {
-                residency = PageCache.residency(path);
+                if (residency == null) residency = PageCache.residency(path);
             } catch (NoSuchFileException deletedMeanwhile) {
                 continue;
             }
@@ -192,6 +205,40 @@ public final class PagewiseDirectory extends MMapDirectory {
         }
         long[] basis = sameType[1] > 0 ? sameType : all;
         return basis[1] == 0 || basis[0] >= FilePolicy.KEEP_WHEN_NEIGHBOURS_CACHED * basis[1];
+    }
+
+    /**
+     * The files open for reading in a mode that evicts behind it, with how much of each was cached when the first
+     * such input opened it: while open, such an input keeps up to 16 MiB of what it read cached, and a merge reads
+     * every file of the segments it merges, so a merge of cold segments would otherwise take them for cached.
+     */
+    private static final class BeingRead {
+        private final Map<String, Residency> before = new java.util.HashMap<>();
+        private final Map<String, Integer> inputs = new java.util.HashMap<>();
+
+        /** Notes that an input opens a file; {@return what to run when it closes} */
+        Runnable remember(String name, Path path) throws IOException {
+            Residency now = PageCache.residency(path);
+            synchronized (this) {
+                if (inputs.merge(name, 1, Integer::sum) == 1) before.put(name, now);
+            }
+            AtomicBoolean forgotten = new AtomicBoolean();
+            return () -> {
+                if (forgotten.compareAndSet(false, true)) forget(name);
+            };
+        }
+
+        private synchronized void forget(String name) {
+            if (inputs.merge(name, -1, Integer::sum) == 0) {
+                inputs.remove(name);
+                before.remove(name);
+            }
+        }
+
+        /** {@return how much of a file was cached before it was opened, or null when no such input has it open} */
+        synchronized Residency before(String name) {
+            return before.get(name);
+        }
     }
 
     /** The mode itself where it can be used in this JVM, else WRITEBACK (the pure-Java path). */

@@ -19,15 +19,19 @@ final class StorageIndexInput extends BufferedIndexInput {
     private final long start;
     private final long length;
     private final IoTally.Counter counter;
+    /** Run when the input that opened the file closes it; null for clones and slices. */
+    private final Runnable onClose;
     private boolean isClone;
     private boolean closed;
 
-    StorageIndexInput(String description, StorageFile file, long start, long length, IoTally.Counter counter) {
+    StorageIndexInput(String description, StorageFile file, long start, long length, IoTally.Counter counter,
+            Runnable onClose) {
         super(description, BUFFER_BYTES);
         this.file = file;
         this.start = start;
         this.length = length;
         this.counter = counter;
+        this.onClose = onClose;
     }
 
     @Override
@@ -73,7 +77,7 @@ final class StorageIndexInput extends BufferedIndexInput {
                     + ", length=" + sliceLength + ", fileLength=" + length + ": " + this);
         }
         StorageIndexInput slice = new StorageIndexInput(getFullSliceDescription(description), file, start + offset,
-                sliceLength, counter);
+                sliceLength, counter, null);
         slice.isClone = true;
         return slice;
     }
@@ -96,7 +100,13 @@ final class StorageIndexInput extends BufferedIndexInput {
 
     @Override
     public void close() throws IOException {
+        if (closed) return;
         closed = true;
-        if (!isClone) file.close();
+        if (isClone) return;
+        try {
+            file.close();
+        } finally {
+            if (onClose != null) onClose.run();
+        }
     }
 }

@@ -55,6 +55,33 @@ public class TestPagewiseWrites extends LuceneTestCase {
         }
     }
 
+    /**
+     * A merge reads the segments it merges while it writes the new one, and an input in EVICT keeps what it read
+     * cached until it closes: the neighbours count as they were before the merge opened them.
+     */
+    public void testNeighboursAMergeIsReadingCountAsTheyWereBefore() throws IOException {
+        try (PagewiseDirectory dir = PagewiseDirectory.open(createTempDir())) {
+            PageCacheChecks.writeCold(dir, "_0.doc", NEIGHBOUR_BYTES, random());
+            PageCacheChecks.writeCold(dir, "_1.doc", NEIGHBOUR_BYTES, random());
+            try (IndexInput zero = dir.openInput("_0.doc", LuceneContexts.merge(NEIGHBOUR_BYTES));
+                    IndexInput one = dir.openInput("_1.doc", LuceneContexts.merge(NEIGHBOUR_BYTES));
+                    IndexInput again = dir.openInput("_1.doc", IOContext.READONCE)) {
+                readWhole(zero, random());
+                readWhole(one, random());
+                again.close();
+                assertAtLeast(dir, "_0.doc", 0.5, "while a merge input that read it is open (the test's premise)");
+                PageCacheChecks.write(dir, "_2.doc", LuceneContexts.merge(NEW_FILE_BYTES), NEW_FILE_BYTES, random());
+            }
+            assertAtMost(dir, "_2.doc", 0.01, "after a merge wrote it while reading cold .doc files");
+            // Once the inputs are closed their files count as they are.
+            PageCache.touch(PageCacheChecks.path(dir, "_0.doc"));
+            PageCache.touch(PageCacheChecks.path(dir, "_1.doc"));
+            PageCache.touch(PageCacheChecks.path(dir, "_2.doc"));
+            PageCacheChecks.write(dir, "_3.doc", LuceneContexts.merge(NEW_FILE_BYTES), NEW_FILE_BYTES, random());
+            assertAtLeast(dir, "_3.doc", 0.95, "after a merge wrote it beside cached .doc files, none open");
+        }
+    }
+
     /** The neighbours are those of the new file's type: cached files of other types do not keep it. */
     public void testOnlyNeighboursOfTheSameTypeCount() throws IOException {
         try (PagewiseDirectory dir = PagewiseDirectory.open(createTempDir())) {
