@@ -289,7 +289,7 @@ public final class PagewiseDirectory extends MMapDirectory {
             sums[0]++;
             sums[1] += size;
             sums[2] += Math.min(cached, size);
-            sums[3] += dirty;
+            sums[3] += Math.min(dirty, size);
         }
         List<FileTypeCache> rows = new ArrayList<>();
         byType.forEach((type, s) -> rows.add(new FileTypeCache(type, (int) s[0], s[1], s[2], s[3])));
