@@ -19,6 +19,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiPredicate;
 import org.apache.lucene.index.IndexFileNames;
 import org.apache.lucene.index.IndexWriter;
 import org.apache.lucene.store.FSDirectory;
@@ -56,6 +57,8 @@ public final class PagewiseDirectory extends MMapDirectory {
     private final PolicyTable policies;
     private final IoTally tally = new IoTally();
     private final BeingRead beingRead = new BeingRead();
+    /** The files MMapDirectory is told to preload ({@link #setPreload}), which are mapped whatever their policy. */
+    private volatile BiPredicate<String, IOContext> preload = MMapDirectory.NO_FILES;
 
     private PagewiseDirectory(Path path, LockFactory locks, PolicyTable policies, long mapChunkBytes)
             throws IOException {
@@ -101,7 +104,7 @@ public final class PagewiseDirectory extends MMapDirectory {
         FilePolicy policy = policies.policy(kind, type);
         IoTally.Counter counter = tally.counter(type, kind);
         CacheMode mode = usable(policy.mode());
-        if (mode.needsNative() == false) {
+        if (mode.needsNative() == false || preload.test(name, context)) {
             IndexInput input = super.openInput(name, context);
             counter.mapped(input.length());
             return input;
@@ -127,6 +130,18 @@ public final class PagewiseDirectory extends MMapDirectory {
             }
             throw e;
         }
+    }
+
+    /**
+     * Sets which files are preloaded, as MMapDirectory does: a file it selects is memory-mapped and loaded, whatever
+     * its policy, since preloading asks for the file in memory. Only a rule set here overrides the policies.
+     *
+     * @param preload which files, by name and context, to preload
+     */
+    @Override
+    public void setPreload(BiPredicate<String, IOContext> preload) {
+        super.setPreload(preload);
+        this.preload = Objects.requireNonNull(preload, "preload");
     }
 
     @Override

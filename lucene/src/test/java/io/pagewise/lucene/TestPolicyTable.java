@@ -86,6 +86,22 @@ public class TestPolicyTable extends LuceneTestCase {
         }
     }
 
+    /** A file MMapDirectory's preload rule selects is mapped, and loaded, whatever its policy. */
+    public void testPreloadedFilesAreMappedWhateverThePolicy() throws IOException {
+        try (PagewiseDirectory dir = PagewiseDirectory.builder(createTempDir())
+                .policy(ContextKind.DEFAULT, FilePolicy.of(CacheMode.EVICT, AccessHint.RANDOM)).build()) {
+            dir.setPreload((name, context) -> name.endsWith(".tip"));
+            PageCacheChecks.write(dir, "_0.tip", IOContext.DEFAULT, 10_000, random());
+            PageCacheChecks.write(dir, "_0.tim", IOContext.DEFAULT, 10_000, random());
+            try (IndexInput tip = dir.openInput("_0.tip", IOContext.DEFAULT);
+                    IndexInput tim = dir.openInput("_0.tim", IOContext.DEFAULT)) {
+                assertFalse(tip.toString(), tip instanceof StorageIndexInput);
+                assertEquals(io.pagewise.Native.isAvailable(), tim instanceof StorageIndexInput);
+            }
+            expectThrows(NullPointerException.class, () -> dir.setPreload(null));
+        }
+    }
+
     public void testARangeHintIsRefused() {
         for (AccessHint hint : new AccessHint[] {AccessHint.WILLNEED, AccessHint.DONTNEED}) {
             IllegalArgumentException e = expectThrows(IllegalArgumentException.class,
