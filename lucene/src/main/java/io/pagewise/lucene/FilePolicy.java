@@ -15,7 +15,9 @@ import java.util.Objects;
  * <li>Writes go through a StorageFile in the mode, advised with the hint.</li>
  * <li>A policy that {@linkplain #followsNeighbours() follows its neighbours} writes a new file in WRITEBACK, kept
  *     in the page cache, when the files already in the directory are at least half cached: those of the same type
- *     (extension), or all of them when there are none of its type, or when the directory holds no other file yet.
+ *     (extension), or all of them when there are none of its type, or when the directory holds no other file yet;
+ *     a file a merge or read-once input has open counts as cached as it was when the input opened it, since such an
+ *     input keeps what it is reading cached until it closes.
  *     Otherwise it writes in its mode. A merge of segments that are being searched makes a segment that will be,
  *     and a merge of segments nobody reads makes one nobody will; see docs/LUCENE.md.</li>
  * </ul>

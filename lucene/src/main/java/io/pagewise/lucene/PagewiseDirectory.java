@@ -18,8 +18,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiPredicate;
 import org.apache.lucene.index.IndexFileNames;
 import org.apache.lucene.index.IndexWriter;
 import org.apache.lucene.store.FSDirectory;
@@ -56,12 +56,9 @@ public final class PagewiseDirectory extends MMapDirectory {
     private static final AtomicBoolean TOLD_PURE_JAVA = new AtomicBoolean();
     private final PolicyTable policies;
     private final IoTally tally = new IoTally();
-    /**
-     * What the page cache held of each file this directory is reading through a StorageFile, when it was opened. A
-     * merge's inputs keep the windows they are reading cached until they close; the neighbours rule must see the
-     * sources as the merge found them, not as it is reading them.
-     */
-    private final ConcurrentHashMap<String, ResidencyAtOpen> reading = new ConcurrentHashMap<>();
+    private final BeingRead beingRead = new BeingRead();
+    /** The files MMapDirectory is told to preload ({@link #setPreload}), which are mapped whatever their policy. */
+    private volatile BiPredicate<String, IOContext> preload = MMapDirectory.NO_FILES;
 
     private PagewiseDirectory(Path path, LockFactory locks, PolicyTable policies, long mapChunkBytes)
             throws IOException {
@@ -107,41 +104,44 @@ public final class PagewiseDirectory extends MMapDirectory {
         FilePolicy policy = policies.policy(kind, type);
         IoTally.Counter counter = tally.counter(type, kind);
         CacheMode mode = usable(policy.mode());
-        if (mode.needsNative() == false) {
+        if (mode.needsNative() == false || preload.test(name, context)) {
             IndexInput input = super.openInput(name, context);
             counter.mapped(input.length());
             return input;
         }
         Path path = getDirectory().resolve(name);
-        StorageFile file = StorageFile.open(path, mode, StandardOpenOption.READ);
+        Runnable forget = mode.evictsBehind() ? beingRead.remember(name, path) : null;
+        StorageFile file;
+        try {
+            file = StorageFile.open(path, mode, StandardOpenOption.READ);
+        } catch (IOException | RuntimeException e) {
+            if (forget != null) forget.run();
+            throw e;
+        }
         try {
             if (policy.hint() != AccessHint.NORMAL) file.advise(policy.hint());
-            long size = file.size();
-            Residency atOpen = file.residency(0, size);
-            reading.compute(name, (key, known) -> known == null ? new ResidencyAtOpen(atOpen) : known.openedAgain());
-            Runnable closed = () -> reading.computeIfPresent(name, (key, known) -> known.closedOnce());
-            return new StorageIndexInput("StorageIndexInput(path=\"" + path + "\", " + mode + ")", file, 0, size,
-                    counter, closed);
+            return new StorageIndexInput("StorageIndexInput(path=\"" + path + "\", " + mode + ")", file, 0,
+                    file.size(), counter, forget);
         } catch (IOException | RuntimeException e) {
-            file.close();
+            try {
+                file.close();
+            } finally {
+                if (forget != null) forget.run();
+            }
             throw e;
         }
     }
 
-    /** A file's residency when this directory first opened it for reading, and how many of its inputs are open. */
-    private record ResidencyAtOpen(Residency residency, int open) {
-        ResidencyAtOpen(Residency residency) {
-            this(residency, 1);
-        }
-
-        ResidencyAtOpen openedAgain() {
-            return new ResidencyAtOpen(residency, open + 1);
-        }
-
-        /** {@return this with one input fewer, or null when that was the last} */
-        ResidencyAtOpen closedOnce() {
-            return open == 1 ? null : new ResidencyAtOpen(residency, open - 1);
-        }
+    /**
+     * Sets which files are preloaded, as MMapDirectory does: a file it selects is memory-mapped and loaded, whatever
+     * its policy, since preloading asks for the file in memory. Only a rule set here overrides the policies.
+     *
+     * @param preload which files, by name and context, to preload
+     */
+    @Override
+    public void setPreload(BiPredicate<String, IOContext> preload) {
+        super.setPreload(preload);
+        this.preload = Objects.requireNonNull(preload, "preload");
     }
 
     @Override
@@ -193,8 +193,7 @@ public final class PagewiseDirectory extends MMapDirectory {
 
     /**
      * Whether the files beside a new one are at least {@link FilePolicy#KEEP_WHEN_NEIGHBOURS_CACHED} cached, by
-     * bytes: those of its type, or every file when there are none of its type. A file being read through a
-     * StorageFile counts as it was when opened. An empty directory counts as cached:
+     * bytes: those of its type, or every file when there are none of its type. An empty directory counts as cached:
      * the first segment of a new index is what its first reader opens.
      */
     private boolean neighboursCached(String name, String type) throws IOException {
@@ -202,10 +201,13 @@ public final class PagewiseDirectory extends MMapDirectory {
         long[] all = new long[2];
         for (String other : listAll()) {
             if (other.equals(name) || other.equals(IndexWriter.WRITE_LOCK_NAME)) continue;
-            ResidencyAtOpen beingRead = reading.get(other);
-            Residency residency;
+            Path path = getDirectory().resolve(other);
+            // Only files hold pages: a subdirectory (which listAll names too) is no neighbour.
+            if (!Files.isRegularFile(path)) continue;
+            // A file a merge is reading holds the pages of its reads while open: what counts is what it held before.
+            Residency residency = beingRead.before(other);
             try {
-                residency = beingRead != null ? beingRead.residency() : PageCache.residency(getDirectory().resolve(other));
+                if (residency == null) residency = PageCache.residency(path);
             } catch (NoSuchFileException deletedMeanwhile) {
                 continue;
             }
@@ -218,6 +220,40 @@ public final class PagewiseDirectory extends MMapDirectory {
         }
         long[] basis = sameType[1] > 0 ? sameType : all;
         return basis[1] == 0 || basis[0] >= FilePolicy.KEEP_WHEN_NEIGHBOURS_CACHED * basis[1];
+    }
+
+    /**
+     * The files open for reading in a mode that evicts behind it, with how much of each was cached when the first
+     * such input opened it: while open, such an input keeps up to 16 MiB of what it read cached, and a merge reads
+     * every file of the segments it merges, so a merge of cold segments would otherwise take them for cached.
+     */
+    private static final class BeingRead {
+        private final Map<String, Residency> before = new java.util.HashMap<>();
+        private final Map<String, Integer> inputs = new java.util.HashMap<>();
+
+        /** Notes that an input opens a file; {@return what to run when it closes} */
+        Runnable remember(String name, Path path) throws IOException {
+            Residency now = PageCache.residency(path);
+            synchronized (this) {
+                if (inputs.merge(name, 1, Integer::sum) == 1) before.put(name, now);
+            }
+            AtomicBoolean forgotten = new AtomicBoolean();
+            return () -> {
+                if (forgotten.compareAndSet(false, true)) forget(name);
+            };
+        }
+
+        private synchronized void forget(String name) {
+            if (inputs.merge(name, -1, Integer::sum) == 0) {
+                inputs.remove(name);
+                before.remove(name);
+            }
+        }
+
+        /** {@return how much of a file was cached before it was opened, or null when no such input has it open} */
+        synchronized Residency before(String name) {
+            return before.get(name);
+        }
     }
 
     /** The mode itself where it can be used in this JVM, else WRITEBACK (the pure-Java path). */
@@ -237,8 +273,8 @@ public final class PagewiseDirectory extends MMapDirectory {
     }
 
     /**
-     * {@return what the page cache holds now of each file type in the directory}, read with cachestat (Linux 6.5
-     * and later) or mincore
+     * {@return what the page cache holds now of each file type in the directory's files (subdirectories are left
+     * out)}, read with cachestat (Linux 6.5 and later) or mincore
      *
      * @throws IOException when the directory cannot be listed
      * @throws UnsupportedOperationException when the native library is not loaded
@@ -248,6 +284,7 @@ public final class PagewiseDirectory extends MMapDirectory {
         Map<String, long[]> byType = new TreeMap<>();
         for (String name : listAll()) {
             Path path = getDirectory().resolve(name);
+            if (!Files.isRegularFile(path)) continue;
             long size;
             long cached;
             long dirty = 0;
@@ -267,7 +304,7 @@ public final class PagewiseDirectory extends MMapDirectory {
             sums[0]++;
             sums[1] += size;
             sums[2] += Math.min(cached, size);
-            sums[3] += dirty;
+            sums[3] += Math.min(dirty, size);
         }
         List<FileTypeCache> rows = new ArrayList<>();
         byType.forEach((type, s) -> rows.add(new FileTypeCache(type, (int) s[0], s[1], s[2], s[3])));
@@ -340,15 +377,16 @@ public final class PagewiseDirectory extends MMapDirectory {
         }
 
         /**
-         * Sets the largest piece a memory-mapped file is mapped in, as MMapDirectory's constructor takes it.
+         * Sets the largest piece a memory-mapped file is mapped in, as MMapDirectory's constructor takes it: a size
+         * that is not a power of two is rounded down to one.
          *
-         * @param bytes a power of two
+         * @param bytes the chunk size, positive
          * @return this builder
-         * @throws IllegalArgumentException when bytes is not a positive power of two
+         * @throws IllegalArgumentException when bytes is not positive
          */
         public Builder mapChunkBytes(long bytes) {
-            if (bytes <= 0 || Long.bitCount(bytes) != 1) {
-                throw new IllegalArgumentException("map chunk of " + bytes + " bytes: must be a power of two");
+            if (bytes <= 0) {
+                throw new IllegalArgumentException("map chunk of " + bytes + " bytes: must be positive");
             }
             this.mapChunkBytes = bytes;
             return this;

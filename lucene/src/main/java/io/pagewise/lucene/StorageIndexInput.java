@@ -4,12 +4,13 @@ import io.pagewise.StorageFile;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import org.apache.lucene.store.AlreadyClosedException;
 import org.apache.lucene.store.BufferedIndexInput;
 
 /**
  * A file read through a {@link StorageFile} in the mode its policy names: buffered reads of {@link #BUFFER_BYTES}
  * at a time, so a sequential merge read costs one system call per 64 KiB. Clones and slices share the file; only
- * the input that opened it closes it.
+ * the input that opened it closes it, and a clone or slice that was closed reads no more, as MMapDirectory's do.
  */
 final class StorageIndexInput extends BufferedIndexInput {
     /** Large enough that a merge's sequential reads are few calls, small enough for the many clones a merge makes. */
@@ -18,22 +19,28 @@ final class StorageIndexInput extends BufferedIndexInput {
     private final long start;
     private final long length;
     private final IoTally.Counter counter;
-    /** Told when the input that opened the file closes it. */
-    private final Runnable closed;
+    /** Run when the input that opened the file closes it; null for clones and slices. */
+    private final Runnable onClose;
     private boolean isClone;
+    private boolean closed;
 
     StorageIndexInput(String description, StorageFile file, long start, long length, IoTally.Counter counter,
-            Runnable closed) {
+            Runnable onClose) {
         super(description, BUFFER_BYTES);
         this.file = file;
         this.start = start;
         this.length = length;
         this.counter = counter;
-        this.closed = closed;
+        this.onClose = onClose;
     }
 
     @Override
     protected void readInternal(ByteBuffer buffer) throws IOException {
+        if (closed) {
+            // BufferedIndexInput takes the buffer as filled even when this throws: left empty, the next read asks again.
+            buffer.limit(buffer.position());
+            throw new AlreadyClosedException("already closed: " + this);
+        }
         long position = getFilePointer();
         int wanted = buffer.remaining();
         if (position + wanted > length) {
@@ -70,7 +77,7 @@ final class StorageIndexInput extends BufferedIndexInput {
                     + ", length=" + sliceLength + ", fileLength=" + length + ": " + this);
         }
         StorageIndexInput slice = new StorageIndexInput(getFullSliceDescription(description), file, start + offset,
-                sliceLength, counter, closed);
+                sliceLength, counter, null);
         slice.isClone = true;
         return slice;
     }
@@ -93,11 +100,13 @@ final class StorageIndexInput extends BufferedIndexInput {
 
     @Override
     public void close() throws IOException {
+        if (closed) return;
+        closed = true;
         if (isClone) return;
         try {
             file.close();
         } finally {
-            closed.run();
+            if (onClose != null) onClose.run();
         }
     }
 }
