@@ -10,23 +10,59 @@ import java.nio.ByteBuffer;
  * only to choose a way (direct or bounced, aligned or not), never to refuse.
  *
  * <p>A one-buffer request, the common small one, keeps its buffer without an array.
+ *
+ * <p>StorageFile's one-buffer calls take their thread's own request ({@link #toReadOnThread}, {@link #toWriteOnThread})
+ * instead of a new one. A new one was allocated, 48 bytes a 4 KiB call, wherever the JIT did not inline every call it
+ * went through: through FFM on JDK 25 mostly (the frames above the inlined downcall were compiled apart), and through
+ * JNI too once files of two cache modes took turns in one JVM.
  */
 public final class IoVector {
-    private final ByteBuffer one;
+    private static final ThreadLocal<IoVector> ON_THREAD = ThreadLocal.withInitial(IoVector::new);
+
+    private ByteBuffer one;
     private ByteBuffer[] many;
     /** The position of {@link #one} when the vector was made. */
-    private final int position;
-    private final long offset;
-    private final long length;
-    private final boolean direct;
+    private int position;
+    private long offset;
+    private long length;
+    private boolean direct;
+
+    private IoVector() {}
 
     private IoVector(ByteBuffer one, ByteBuffer[] many, long offset, long length, boolean direct) {
+        set(one, many, offset, length, direct);
+    }
+
+    private IoVector set(ByteBuffer one, ByteBuffer[] many, long offset, long length, boolean direct) {
         this.one = one;
         this.many = many;
         this.position = one == null ? 0 : one.position();
         this.offset = offset;
         this.length = length;
         this.direct = direct;
+        return this;
+    }
+
+    /**
+     * {@link #toRead(ByteBuffer, long)} as the calling thread's own request, made again by its next call: for a call
+     * that is done with it, and {@link #release}s it, before the thread makes another. Nothing may keep it.
+     */
+    public static IoVector toReadOnThread(ByteBuffer dst, long offset) {
+        if (dst.isReadOnly()) throw new IllegalArgumentException("read into a read-only buffer");
+        return toWriteOnThread(dst, offset);
+    }
+
+    /** {@link #toWrite(ByteBuffer, long)} as the calling thread's own request: see {@link #toReadOnThread}. */
+    public static IoVector toWriteOnThread(ByteBuffer src, long offset) {
+        int length = src.remaining();
+        checkRange(offset, length);
+        return ON_THREAD.get().set(src, null, offset, length, src.isDirect());
+    }
+
+    /** Lets go of the buffers, which a thread's own request would otherwise keep reachable until its next call. */
+    public void release() {
+        one = null;
+        many = null;
     }
 
     /**

@@ -208,9 +208,9 @@ public final class NativeRawFile implements RawFile {
 
     /**
      * Direct buffers go to the kernel as they are: for one buffer, the common small request, nothing is allocated
-     * through JNI unless a flag is to be counted (through FFM on JDK 25 the request itself still is, 48 bytes: the JIT
-     * does not take it apart there). Heap buffers are bounced. A branch on {@code write}, not a lambda or an
-     * interface: read and write inline this, and each folds the branch away.
+     * unless a flag is to be counted (StorageFile's one-buffer calls pass their thread's own request, see
+     * {@link IoVector}). Heap buffers are bounced. A branch on {@code write}, not a lambda or an interface: read and
+     * write inline this, and each folds the branch away.
      */
     private long transfer(IoVector request, int flags, boolean write) throws IOException {
         long[] asked = askedFor(flags);

@@ -50,8 +50,9 @@ public final class PositionalIo {
      */
     static long read(int fd, IoVector request, int flags, long[] asked) {
         // The request's parts, not the request, go on: this method stays small enough to be inlined wherever it is
-        // called, so that the JIT can take the request apart instead of allocating it (it does through JNI; through
-        // FFM on JDK 25 it still allocates it).
+        // called. StorageFile's one-buffer calls pass their thread's own request (see IoVector): whether the JIT
+        // would take a new one apart depended on what it had compiled first, and through FFM on JDK 25 it mostly
+        // did not (48 bytes a call).
         return transfer(fd, request.single(), request.many(), request.position(), request.offset(), request.length(),
                 request.isDirect(), flags, false, asked);
     }
