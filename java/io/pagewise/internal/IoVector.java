@@ -56,7 +56,10 @@ public final class IoVector {
     public static IoVector toWriteOnThread(ByteBuffer src, long offset) {
         int length = src.remaining();
         checkRange(offset, length);
-        return ON_THREAD.get().set(src, null, offset, length, src.isDirect());
+        IoVector own = ON_THREAD.get();
+        // Still in use: a call made from inside another on this thread gets a request of its own.
+        if (own.one != null || own.many != null) own = new IoVector();
+        return own.set(src, null, offset, length, src.isDirect());
     }
 
     /** Lets go of the buffers, which a thread's own request would otherwise keep reachable until its next call. */
