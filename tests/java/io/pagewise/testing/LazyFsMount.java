@@ -178,31 +178,18 @@ public final class LazyFsMount implements AutoCloseable {
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
         try {
             if (!process.waitFor(10, TimeUnit.SECONDS)) {
-                stop(process);
+                ChildProcesses.stop(process);
                 return "did not finish in 10 s";
             }
             String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             return process.exitValue() == 0 ? null : "exit " + process.exitValue() + ": " + output.strip();
         } catch (InterruptedException e) {
-            stop(process);
+            ChildProcesses.stop(process);
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while running " + String.join(" ", command), e);
         }
     }
 
-    /** SIGTERM, up to 5 s for it to exit, then SIGKILL and 5 s more; keeps an interrupt. */
-    private static void stop(Process process) {
-        process.destroy();
-        try {
-            if (!process.waitFor(5, TimeUnit.SECONDS)) {
-                process.destroyForcibly();
-                process.waitFor(5, TimeUnit.SECONDS);
-            }
-        } catch (InterruptedException e) {
-            process.destroyForcibly();
-            Thread.currentThread().interrupt();
-        }
-    }
 
     /** {@return the mounted directory: files the code under test writes go here} */
     public Path mountpoint() {
@@ -344,7 +331,7 @@ public final class LazyFsMount implements AutoCloseable {
         } catch (IOException e) {
             problems.add(e.toString());
         }
-        stop(process);
+        ChildProcesses.stop(process);
         try {
             if (!isMounted()) deleteTree(root);
         } catch (IOException e) {
