@@ -18,14 +18,27 @@ final class StorageIndexInput extends BufferedIndexInput {
     private final long start;
     private final long length;
     private final IoTally.Counter counter;
+    /**
+     * 0, or the window this input reads ahead and drops behind itself in: a reader moving into the next window drops
+     * the one it left and starts reading the one after. Each clone and slice keeps its own place.
+     */
+    private final long window;
+    /** The window of this input's last read (a file offset / window), -1 before the first. */
+    private long lastWindow = -1;
     private boolean isClone;
 
     StorageIndexInput(String description, StorageFile file, long start, long length, IoTally.Counter counter) {
+        this(description, file, start, length, counter, 0);
+    }
+
+    StorageIndexInput(String description, StorageFile file, long start, long length, IoTally.Counter counter,
+            long window) {
         super(description, BUFFER_BYTES);
         this.file = file;
         this.start = start;
         this.length = length;
         this.counter = counter;
+        this.window = window;
     }
 
     @Override
@@ -36,8 +49,30 @@ final class StorageIndexInput extends BufferedIndexInput {
             throw new EOFException("read past EOF: " + this + " (" + wanted + " bytes at " + position + " of "
                     + length + ")");
         }
+        if (window > 0) followWindows(start + position);
         file.readFully(buffer, start + position);
         counter.read(wanted);
+    }
+
+    /**
+     * Drops the window this input just left when it moved on to the next, and reads the window after the current
+     * one ahead; after a jump, reads the rest of the current window and the next ahead. The file was opened with
+     * the kernel's readahead off, so these are all the pages the input holds: two windows, where the kernel's
+     * readahead alone would hold up to twice its readahead size per file.
+     */
+    private void followWindows(long at) throws IOException {
+        long current = at / window;
+        if (current == lastWindow) return;
+        long end = start + length;
+        if (lastWindow >= 0 && current == lastWindow + 1) {
+            file.evict(lastWindow * window, window);
+            long ahead = (current + 1) * window;
+            if (ahead < end) file.prefetch(ahead, Math.min(window, end - ahead));
+        } else {
+            long ahead = Math.min(end, (current + 2) * window);
+            if (ahead > at) file.prefetch(at, ahead - at);
+        }
+        lastWindow = current;
     }
 
     @Override
@@ -66,7 +101,7 @@ final class StorageIndexInput extends BufferedIndexInput {
                     + ", length=" + sliceLength + ", fileLength=" + length + ": " + this);
         }
         StorageIndexInput slice = new StorageIndexInput(getFullSliceDescription(description), file, start + offset,
-                sliceLength, counter);
+                sliceLength, counter, window);
         slice.isClone = true;
         return slice;
     }
