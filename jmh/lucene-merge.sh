@@ -9,10 +9,10 @@
 #     (hard links of the built one: Lucene never rewrites a file, so the copy's new files are the merge's own).
 # All three are evicted (fadvise DONTNEED, file by file) at the start of every run, so every page the run holds is
 # charged to its own cgroup. Each run gets a fresh memory cgroup v1 under /sys/fs/cgroup/memory/ (limit -m MiB; a
-# second pass, unless -u no, without a limit), removed when the run ends. Directories alternate within a round, in an
+# second pass, -u rounds of it, without a limit), removed when the run ends. Directories alternate within a round, in an
 # order rotated per round. The indices are built once into -b DIR and reused.
 #
-# Usage: jmh/lucene-merge.sh [-r ROUNDS (3)] [-m LIMIT_MIB (1100)] [-u yes|no (also run without a limit; yes)]
+# Usage: jmh/lucene-merge.sh [-r ROUNDS (3)] [-m LIMIT_MIB (1100)] [-u ROUNDS_WITHOUT_LIMIT (as -r; 0: none)]
 #                            [-d DIRECTORIES (pagewise,mmap,niofs,directio)] [-l LUCENE (9 on java 17 | 10)]
 #                            [-j JAVA (java; for -l 10 a JDK 21+)] [-b BUILD_DIR (/var/tmp/pagewise-lucene-bench)]
 #                            [-s SEARCHED_DOCS,IDLE_DOCS,MERGE_DOCS,MERGE_SEGMENTS (205000,205000,1100000,14)]
@@ -23,7 +23,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=jmh/lib.sh
 source "$root/jmh/lib.sh"
-rounds=3 limit=1100 unlimited=yes dirs=pagewise,mmap,niofs,directio lucene=9 java=java
+rounds=3 limit=1100 unlimited= dirs=pagewise,mmap,niofs,directio lucene=9 java=java
 build=/var/tmp/pagewise-lucene-bench sizes=205000,205000,1100000,14 out=
 parse_options r=rounds m=limit u=unlimited d=dirs l=lucene j=java b=build s=sizes o=out -- "$@"
 require_tools vmtouch:vmtouch python3:python3
@@ -96,10 +96,11 @@ run() {
 }
 
 IFS=, read -r -a directories <<<"$dirs"
-modes=(limit)
-[ "$unlimited" = no ] || modes+=(none)
-for mode in "${modes[@]}"; do
-    for round in $(seq 1 "$rounds"); do
+[ -n "$unlimited" ] || unlimited=$rounds
+for mode in limit none; do
+    mode_rounds=$rounds
+    [ "$mode" = limit ] || mode_rounds=$unlimited
+    for round in $(seq 1 "$mode_rounds"); do
         count=${#directories[@]}
         for i in $(seq 0 $((count - 1))); do
             run "$mode" "$round" "${directories[$(((i + round - 1) % count))]}"

@@ -202,7 +202,14 @@ public final class LuceneMergeWorkload {
             case "niofs": return new NIOFSDirectory(path);
             case "directio": return new DirectIODirectory(new MMapDirectory(path));
             case "pagewise": return PagewiseDirectory.open(path);
-            default: throw new IllegalArgumentException("directory " + kind + ": mmap, niofs, directio or pagewise");
+            default:
+                // pagewise-mwKIB: PagewiseDirectory whose merge inputs read ahead and drop behind in KIB windows
+                if (kind.startsWith("pagewise-mw")) {
+                    return PagewiseDirectory.builder(path)
+                            .mergeReadWindow(Long.parseLong(kind.substring("pagewise-mw".length())) << 10).build();
+                }
+                throw new IllegalArgumentException("directory " + kind + ": mmap, niofs, directio, pagewise or"
+                        + " pagewise-mwKIB");
         }
     }
 
@@ -236,7 +243,12 @@ public final class LuceneMergeWorkload {
                 Merge merging = new Merge(mergeDir, sources, cgroup);
                 Thread thread = new Thread(merging, "merge");
                 thread.start();
+                Sampler sampler = new Sampler(sources, cgroup, thread);
+                Thread sampling = new Thread(sampler, "sampler");
+                sampling.setDaemon(true);
+                sampling.start();
                 long[] during = searcher.searchWhile(thread);
+                sampling.join();
                 merging.rethrow();
 
                 double searchedAfter = percent(residency(indexFiles(searched)));
@@ -251,7 +263,7 @@ public final class LuceneMergeWorkload {
                 long outputBytes = 0;
                 for (Path file : output) outputBytes += Files.size(file);
                 long mergeReadBytes = -1;
-                if (mergeDir instanceof PagewiseDirectory) {
+                if (mergeDir instanceof PagewiseDirectory) { // also counts the merge's checksum pass
                     mergeReadBytes = 0;
                     for (FileTypeIo row : ((PagewiseDirectory) mergeDir).ioByFileType()) {
                         if (row.kind() == ContextKind.MERGE) mergeReadBytes += row.bytesRead();
@@ -268,7 +280,8 @@ public final class LuceneMergeWorkload {
                                 + " output_cached_pct=%.2f output_mb=%.1f"
                                 + " sources_mb=%.1f sources_cached_before_pct=%.2f left_by_merge_reads_mb=%.1f"
                                 + " left_by_merge_reads_pct=%.3f pagewise_merge_read_mb=%.1f"
-                                + " cgroup_cache_before_mb=%.1f cgroup_cache_after_merge_mb=%.1f cgroup_peak_mb=%.1f",
+                                + " cgroup_cache_before_mb=%.1f cgroup_cache_after_merge_mb=%.1f cgroup_peak_mb=%.1f"
+                                + " sources_cached_peak_mb=%.1f cgroup_cache_peak_mb=%.1f",
                         percentile(before, 0.50), percentile(before, 0.99), percentile(during, 0.50),
                         percentile(during, 0.99), before.length, during.length, merging.seconds,
                         searchedBefore, searchedAfter, idleBefore, idleAfter,
@@ -276,7 +289,8 @@ public final class LuceneMergeWorkload {
                         sourceBytes / 1e6, percent(sourcesBefore), leftBytes / 1e6,
                         100.0 * (merging.sourcesAfter[0] - sourcesBefore[0]) / Math.max(1, sourcesBefore[1]),
                         mergeReadBytes / 1e6, cacheBefore / 1e6, merging.cgroupCacheAfter / 1e6,
-                        cgroupValue(cgroup, "memory.max_usage_in_bytes") / 1e6));
+                        cgroupValue(cgroup, "memory.max_usage_in_bytes") / 1e6, sampler.sourcesPeak / 1e6,
+                        sampler.cachePeak / 1e6));
             }
         }
         for (Path file : indexFiles(links)) Files.delete(file);
@@ -326,6 +340,42 @@ public final class LuceneMergeWorkload {
         void rethrow() throws Exception {
             if (failure instanceof Exception) throw (Exception) failure;
             if (failure != null) throw new RuntimeException(failure);
+        }
+    }
+
+    /**
+     * While the merge runs, every 250 ms: how much of the merge's source files is cached (cachestat, one call per
+     * file) and the cgroup's page cache; the peaks of each, in bytes.
+     */
+    private static final class Sampler implements Runnable {
+        private final List<Path> sources;
+        private final Path cgroup;
+        private final Thread merge;
+        volatile long sourcesPeak;
+        volatile long cachePeak = -1;
+
+        Sampler(List<Path> sources, Path cgroup, Thread merge) {
+            this.sources = sources;
+            this.cgroup = cgroup;
+            this.merge = merge;
+        }
+
+        @Override
+        public void run() {
+            try {
+                while (merge.isAlive()) {
+                    long cached = 0;
+                    for (Path file : sources) {
+                        var state = PageCache.cacheState(file);
+                        if (state.isPresent()) cached += state.get().cached() * state.get().pageSize();
+                    }
+                    sourcesPeak = Math.max(sourcesPeak, cached);
+                    cachePeak = Math.max(cachePeak, cgroupStat(cgroup, "total_cache"));
+                    Thread.sleep(250);
+                }
+            } catch (IOException | InterruptedException e) {
+                System.out.println("sampler stopped: " + e);
+            }
         }
     }
 
