@@ -17,6 +17,7 @@
 #                            [-j JAVA (java; for -l 10 a JDK 21+)] [-b BUILD_DIR (/var/tmp/pagewise-lucene-bench)]
 #                            [-s SEARCHED_DOCS,IDLE_DOCS,MERGE_DOCS,MERGE_SEGMENTS (205000,205000,1100000,14)]
 #                            [-o RAW_OUTPUT (a file the RESULT lines and logs go to; also printed)]
+#        jmh/lucene-merge.sh -S RAW_OUTPUT   prints the tables and verdicts of a raw output again, and nothing else
 # Needs: root (cgroup v1 memory controller), vmtouch, python3, the JMH jar (cd jmh && mvn -q package -DskipTests,
 # after mvn -q install -DskipTests -Dmaven.javadoc.skip=true in the checkout).
 set -euo pipefail
@@ -24,8 +25,69 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=jmh/lib.sh
 source "$root/jmh/lib.sh"
 rounds=3 limit=1100 unlimited= dirs=pagewise,mmap,niofs,directio lucene=9 java=java
-build=/var/tmp/pagewise-lucene-bench sizes=205000,205000,1100000,14 out=
-parse_options r=rounds m=limit u=unlimited d=dirs l=lucene j=java b=build s=sizes o=out -- "$@"
+build=/var/tmp/pagewise-lucene-bench sizes=205000,205000,1100000,14 out= summary_of=
+parse_options r=rounds m=limit u=unlimited d=dirs l=lucene j=java b=build s=sizes o=out S=summary_of -- "$@"
+
+# summarize RAW_OUTPUT: medians per directory of the RESULT lines, and PagewiseDirectory's goals as ratios per round.
+summarize() {
+python3 - "$1" <<'PY'
+import statistics, sys
+runs = []
+for line in open(sys.argv[1]):
+    if line.startswith("RESULT "):
+        runs.append(dict(f.split("=", 1) for f in line.split()[1:]))
+def num(r, k):
+    return float(r[k])
+cols = [("p50_before_ms", "p50 before ms"), ("p99_before_ms", "p99 before ms"), ("p50_during_ms", "p50 during ms"),
+        ("p99_during_ms", "p99 during ms"), ("merge_s", "merge s"), ("searched_before_pct", "searched before %"),
+        ("searched_after_pct", "searched after %"), ("idle_before_pct", "idle before %"),
+        ("idle_after_pct", "idle after %"), ("output_cached_pct", "output cached %"),
+        ("left_by_merge_reads_pct", "left by merge reads %"), ("sources_cached_peak_mb", "sources cached peak MB"),
+        ("cgroup_peak_mb", "cgroup peak MB"), ("disk_read_mb", "disk read MB"),
+        ("damon_pageout_mb", "DAMON paged out MB")]
+for mode in ("limit", "none"):
+    mine = [r for r in runs if r["mode"] == mode]
+    if not mine:
+        continue
+    dirs = list(dict.fromkeys(r["dir"] for r in mine))
+    cols_here = [c for c in cols if all(c[0] in r for r in mine)]
+    print(f"\n## {'memory cgroup limit' if mode == 'limit' else 'no limit'}: medians over "
+          f"{len(set(r['round'] for r in mine))} rounds")
+    print("| directory | " + " | ".join(c[1] for c in cols_here) + " |")
+    print("|---" * (len(cols_here) + 1) + "|")
+    for d in dirs:
+        rows = [r for r in mine if r["dir"] == d]
+        cells = []
+        for key, _ in cols_here:
+            med = statistics.median(num(r, key) for r in rows)
+            cells.append(f"{med:.3f}" if key.endswith("_ms") else f"{med:.1f}" if key != "left_by_merge_reads_pct" else f"{med:.2f}")
+        print(f"| {d} | " + " | ".join(cells) + " |")
+    by_round = {}
+    for r in mine:
+        by_round.setdefault(r["round"], {})[r["dir"]] = r
+    for pw in [d for d in dirs if d.startswith("pagewise")]:
+        goals = [
+            ("idle index keeps >= 95% of its pages", lambda g: num(g[pw], "idle_after_pct") / max(num(g[pw], "idle_before_pct"), 1e-9), ">=", 0.95),
+            ("searched index keeps >= 95% of its pages", lambda g: num(g[pw], "searched_after_pct") / max(num(g[pw], "searched_before_pct"), 1e-9), ">=", 0.95),
+            ("search p99 during / before <= 1.2", lambda g: num(g[pw], "p99_during_ms") / num(g[pw], "p99_before_ms"), "<=", 1.2),
+            ("merge time / MMapDirectory's <= 1.1", lambda g: num(g[pw], "merge_s") / num(g["mmap"], "merge_s") if "mmap" in g else None, "<=", 1.1),
+            ("merge time / DirectIODirectory's < 1", lambda g: num(g[pw], "merge_s") / num(g["directio"], "merge_s") if "directio" in g else None, "<", 1.0),
+            ("pages left cached by merge reads <= 1%", lambda g: num(g[pw], "left_by_merge_reads_pct"), "<=", 1.0),
+        ]
+        print(f"\n{pw}: goals ({mode}), a ratio per round from that round's runs; the median decides")
+        for name, ratio, op, bound in goals:
+            values = [v for g in by_round.values() if pw in g for v in [ratio(g)] if v is not None]
+            if not values:
+                continue
+            med = statistics.median(values)
+            met = {">=": med >= bound, "<=": med <= bound, "<": med < bound}[op]
+            print(f"- {name}: rounds {', '.join(f'{v:.3f}' for v in values)}; median {med:.3f} -> {'met' if met else 'MISSED'}")
+PY
+}
+if [ -n "$summary_of" ]; then
+    summarize "$summary_of"
+    exit 0
+fi
 require_tools vmtouch:vmtouch python3:python3
 jar=$(benchmarks_jar ": cd jmh && mvn -q package -DskipTests")
 [ -d "$root/jmh/target/lucene$lucene" ] || { echo "no jmh/target/lucene$lucene; build the JMH jar" >&2; exit 1; }
@@ -63,6 +125,29 @@ index_mb() { du -sm "$build/$1" | cut -f1; }
         "merge $(index_mb merge) MB ($merge_docs docs, $merge_segments segments); limit ${limit} MiB; rounds $rounds"
 } | tee -a "$out"
 
+# The bytes a DAMON "pageout" scheme of this kernel, where one runs (e.g. a VM that returns cold memory to its
+# host), has paged out so far; 0 without one. Read only: it reclaims page cache untouched for a while, whoever's.
+damon_bytes() {
+    local total=0 f
+    for f in /sys/kernel/mm/damon/admin/kdamonds/*/contexts/*/schemes/*/stats/sz_applied; do
+        [ -f "$f" ] && [ "$(cat "${f%/stats/sz_applied}/action")" = pageout ] && total=$((total + $(cat "$f")))
+    done
+    echo "$total"
+}
+damon_mb() { echo $((($(damon_bytes) - $1) >> 20)); }
+
+# The bytes read and written so far by the disk $build is on (other processes' I/O included), as "read written".
+disk_stat=/sys/dev/block/$(stat -c '%Hd:%Ld' "$build")/stat
+disk_bytes() {
+    if [ -f "$disk_stat" ]; then awk '{ print $3 * 512, $7 * 512 }' "$disk_stat"; else echo "0 0"; fi
+}
+disk_mb() {
+    local rb wb ra wa
+    read -r rb wb <<<"$1"
+    read -r ra wa <<<"$2"
+    echo "disk_read_mb=$(((ra - rb) >> 20)) disk_written_mb=$(((wa - wb) >> 20))"
+}
+
 # run MODE ROUND DIRECTORY: one JVM in a fresh cgroup (MODE limit: memory.limit_in_bytes = $limit MiB).
 cross_checked=no
 run() {
@@ -73,6 +158,9 @@ run() {
     cgroup=$cgroups/pagewise-lucene-bench.$$
     mkdir "$cgroup"
     [ "$mode" != limit ] || echo $((limit << 20)) > "$cgroup/memory.limit_in_bytes"
+    local damon_before disk_before disk_after
+    damon_before=$(damon_bytes)
+    disk_before=$(disk_bytes)
     local options=(-Xmx256m -XX:+IgnoreUnrecognizedVMOptions --enable-native-access=ALL-UNNAMED)
     # The JVM joins the cgroup before it starts: sh writes its own pid, then execs java.
     sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$cgroup" "$java" "${options[@]}" \
@@ -81,8 +169,9 @@ run() {
     java_pid=$!
     wait "$java_pid" || { cat "$work/run.log" >&2; echo "lucene-merge: $dir run failed" >&2; exit 1; }
     java_pid=
+    disk_after=$(disk_bytes)
     grep -v '^RESULT ' "$work/run.log" | sed "s/^/# $mode $round $dir: /" >> "$out" || true
-    sed -n "s/^RESULT /RESULT mode=$mode round=$round load1=$(cut -d' ' -f1 /proc/loadavg) /p" "$work/run.log" \
+    sed -n "s/^RESULT /RESULT mode=$mode round=$round load1=$(cut -d' ' -f1 /proc/loadavg) damon_pageout_mb=$(damon_mb "$damon_before") $(disk_mb "$disk_before" "$disk_after") /p" "$work/run.log" \
         | tee -a "$out"
     if [ "$cross_checked" = no ]; then
         # What vmtouch sees of the searched and the idle index right after the run, against the run's own numbers.
@@ -108,55 +197,5 @@ for mode in limit none; do
     done
 done
 
-python3 - "$out" <<'PY' | tee -a "$out"
-import statistics, sys
-runs = []
-for line in open(sys.argv[1]):
-    if line.startswith("RESULT "):
-        runs.append(dict(f.split("=", 1) for f in line.split()[1:]))
-def num(r, k):
-    return float(r[k])
-cols = [("p50_before_ms", "p50 before ms"), ("p99_before_ms", "p99 before ms"), ("p50_during_ms", "p50 during ms"),
-        ("p99_during_ms", "p99 during ms"), ("merge_s", "merge s"), ("searched_before_pct", "searched before %"),
-        ("searched_after_pct", "searched after %"), ("idle_before_pct", "idle before %"),
-        ("idle_after_pct", "idle after %"), ("output_cached_pct", "output cached %"),
-        ("left_by_merge_reads_pct", "left by merge reads %"), ("cgroup_peak_mb", "cgroup peak MB")]
-for mode in ("limit", "none"):
-    mine = [r for r in runs if r["mode"] == mode]
-    if not mine:
-        continue
-    dirs = list(dict.fromkeys(r["dir"] for r in mine))
-    print(f"\n## {'memory cgroup limit' if mode == 'limit' else 'no limit'}: medians over "
-          f"{len(set(r['round'] for r in mine))} rounds")
-    print("| directory | " + " | ".join(c[1] for c in cols) + " |")
-    print("|---" * (len(cols) + 1) + "|")
-    for d in dirs:
-        rows = [r for r in mine if r["dir"] == d]
-        cells = []
-        for key, _ in cols:
-            med = statistics.median(num(r, key) for r in rows)
-            cells.append(f"{med:.3f}" if key.endswith("_ms") else f"{med:.1f}" if key != "left_by_merge_reads_pct" else f"{med:.2f}")
-        print(f"| {d} | " + " | ".join(cells) + " |")
-    by_round = {}
-    for r in mine:
-        by_round.setdefault(r["round"], {})[r["dir"]] = r
-    if "pagewise" not in dirs:
-        continue
-    goals = [
-        ("idle index keeps >= 95% of its pages", lambda g: num(g["pagewise"], "idle_after_pct") / max(num(g["pagewise"], "idle_before_pct"), 1e-9), ">=", 0.95),
-        ("searched index keeps >= 95% of its pages", lambda g: num(g["pagewise"], "searched_after_pct") / max(num(g["pagewise"], "searched_before_pct"), 1e-9), ">=", 0.95),
-        ("search p99 during / before <= 1.2", lambda g: num(g["pagewise"], "p99_during_ms") / num(g["pagewise"], "p99_before_ms"), "<=", 1.2),
-        ("merge time / MMapDirectory's <= 1.1", lambda g: num(g["pagewise"], "merge_s") / num(g["mmap"], "merge_s") if "mmap" in g else None, "<=", 1.1),
-        ("merge time / DirectIODirectory's < 1", lambda g: num(g["pagewise"], "merge_s") / num(g["directio"], "merge_s") if "directio" in g else None, "<", 1.0),
-        ("pages left cached by merge reads <= 1%", lambda g: num(g["pagewise"], "left_by_merge_reads_pct"), "<=", 1.0),
-    ]
-    print(f"\nPagewiseDirectory's goals ({mode}), ratio per round, from that round's runs; median decides")
-    for name, ratio, op, bound in goals:
-        values = [v for g in by_round.values() if "pagewise" in g for v in [ratio(g)] if v is not None]
-        if not values:
-            continue
-        med = statistics.median(values)
-        met = {">=": med >= bound, "<=": med <= bound, "<": med < bound}[op]
-        print(f"- {name}: rounds {', '.join(f'{v:.3f}' for v in values)}; median {med:.3f} -> {'met' if met else 'MISSED'}")
-PY
+summarize "$out" | tee -a "$out"
 echo "raw output: $out"
