@@ -139,7 +139,7 @@ damon_mb() { echo $((($(damon_bytes) - $1) >> 20)); }
 # The bytes read and written so far by the disk $build is on (other processes' I/O included), as "read written".
 disk_stat=/sys/dev/block/$(stat -c '%Hd:%Ld' "$build")/stat
 disk_bytes() {
-    if [ -f "$disk_stat" ]; then awk '{ print $3 * 512, $7 * 512 }' "$disk_stat"; else echo "0 0"; fi
+    if [ -f "$disk_stat" ]; then awk '{ printf "%.0f %.0f\n", $3 * 512, $7 * 512 }' "$disk_stat"; else echo "0 0"; fi
 }
 disk_mb() {
     local rb wb ra wa
