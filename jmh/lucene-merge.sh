@@ -14,7 +14,7 @@
 #
 # Usage: jmh/lucene-merge.sh [-r ROUNDS (3)] [-m LIMIT_MIB (1100)] [-u ROUNDS_WITHOUT_LIMIT (as -r; 0: none)]
 #                            [-d DIRECTORIES (pagewise,mmap,niofs,directio)] [-l LUCENE (9 on java 17 | 10)]
-#                            [-j JAVA (java; for -l 10 a JDK 21+)] [-b BUILD_DIR (/var/tmp/pagewise-lucene-bench)]
+#                            [-j JAVA (java; for -l 10 a JDK 21+)] [-b BUILD_DIR (/var/tmp/pagewise-lucene-bench, -lucene10 for -l 10)]
 #                            [-s SEARCHED_DOCS,IDLE_DOCS,MERGE_DOCS,MERGE_SEGMENTS (205000,205000,1100000,14)]
 #                            [-o RAW_OUTPUT (a file the RESULT lines and logs go to; also printed)]
 #        jmh/lucene-merge.sh -S RAW_OUTPUT   prints the tables and verdicts of a raw output again, and nothing else
@@ -25,7 +25,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=jmh/lib.sh
 source "$root/jmh/lib.sh"
 rounds=3 limit=1100 unlimited= dirs=pagewise,mmap,niofs,directio lucene=9 java=java
-build=/var/tmp/pagewise-lucene-bench sizes=205000,205000,1100000,14 out= summary_of=
+build= sizes=205000,205000,1100000,14 out= summary_of=
 parse_options r=rounds m=limit u=unlimited d=dirs l=lucene j=java b=build s=sizes o=out S=summary_of -- "$@"
 
 # summarize RAW_OUTPUT: medians per directory of the RESULT lines, and PagewiseDirectory's goals as ratios per round.
@@ -89,6 +89,8 @@ if [ -n "$summary_of" ]; then
     exit 0
 fi
 require_tools vmtouch:vmtouch python3:python3
+# Lucene 10 reads no Lucene 9 index without lucene-backward-codecs, so each line builds its own.
+[ -n "$build" ] || build=/var/tmp/pagewise-lucene-bench$([ "$lucene" = 9 ] || echo "-lucene$lucene")
 jar=$(benchmarks_jar ": cd jmh && mvn -q package -DskipTests")
 [ -d "$root/jmh/target/lucene$lucene" ] || { echo "no jmh/target/lucene$lucene; build the JMH jar" >&2; exit 1; }
 classpath="$jar:$root/jmh/target/lucene$lucene/*"
