@@ -191,9 +191,11 @@ public final class PagewiseDirectory extends MMapDirectory {
         long[] all = new long[2];
         for (String other : listAll()) {
             if (other.equals(name) || other.equals(IndexWriter.WRITE_LOCK_NAME)) continue;
+            Path otherPath = getDirectory().resolve(other);
+            if (!Files.isRegularFile(otherPath)) continue; // a subdirectory holds no pages of its own
             Residency residency;
             try {
-                residency = PageCache.residency(getDirectory().resolve(other));
+                residency = PageCache.residency(otherPath);
             } catch (NoSuchFileException deletedMeanwhile) {
                 continue;
             }
@@ -236,6 +238,7 @@ public final class PagewiseDirectory extends MMapDirectory {
         Map<String, long[]> byType = new TreeMap<>();
         for (String name : listAll()) {
             Path path = getDirectory().resolve(name);
+            if (!Files.isRegularFile(path)) continue;
             long size;
             long cached;
             long dirty = 0;
