@@ -27,6 +27,7 @@
 #   compare-tls.sh jit.csv: the TLS server's CPU and its JIT compilers' part; jmh/checksum.sh output: as it is
 #   jmh/extended-headers.sh output: per client row, median (min-max) seconds and BLOCK_STATUS requests per run
 #   jmh/sparse-open.sh output: per run kind, each run's seconds and the largest max RSS, then the system calls
+#   jmh/lucene-merge.sh output (RESULT lines): its tables and PagewiseDirectory's goals (lucene-merge.sh -S)
 # copy.csv rows also get target C3: file-file pagewise copy at most 0.7x nbdcopy.
 # Rules: "paired" is the median over rounds of row / reference timed in the same round. A time target is met
 # only when both the ratio of the medians and the median paired ratio are <= 1.00; a residency target only when
@@ -34,7 +35,7 @@
 # WRITE_REF (default nbdkit-none).
 set -euo pipefail
 [ $# -gt 0 ] || { echo "usage: jmh/summarize.sh FILE..." >&2; exit 2; }
-python3 - "${READ_REF:-nbdkit}" "${WRITE_REF:-nbdkit-none}" "$@" <<'PY'
+SUMMARIZE_JMH=$(cd "$(dirname "$0")" && pwd) python3 - "${READ_REF:-nbdkit}" "${WRITE_REF:-nbdkit-none}" "$@" <<'PY'
 import csv, json, re, statistics, sys
 
 read_ref, write_ref, paths = sys.argv[1], sys.argv[2], sys.argv[3:]
@@ -577,6 +578,10 @@ for path in paths:
         sparse_open(path, text)
     elif re.search(r": BLOCK_STATUS requests per run: \d+/\d+$", text, re.M):
         runs_by_label(path, text)
+    elif re.search(r"^RESULT mode=\S+ round=", text, re.M):
+        print(f"\n{path}: a Lucene merge beside a searched and an idle index (jmh/lucene-merge.sh)", flush=True)
+        import os, subprocess
+        subprocess.run(["bash", os.path.join(os.environ["SUMMARIZE_JMH"], "lucene-merge.sh"), "-S", path], check=True)
     elif "disk_read/file server_cpu_s" in text:
         print(f"\n{path}: DONTCACHE reads over NBD, RWF_DONTCACHE on whole windows or on every read\n{text.rstrip()}")
     else:

@@ -55,15 +55,17 @@ public final class PagewiseDirectory extends MMapDirectory {
     private static final System.Logger LOG = System.getLogger(PagewiseDirectory.class.getName());
     private static final AtomicBoolean TOLD_PURE_JAVA = new AtomicBoolean();
     private final PolicyTable policies;
+    private final long mergeReadWindow;
     private final IoTally tally = new IoTally();
     private final BeingRead beingRead = new BeingRead();
     /** The files MMapDirectory is told to preload ({@link #setPreload}), which are mapped whatever their policy. */
     private volatile BiPredicate<String, IOContext> preload = MMapDirectory.NO_FILES;
 
-    private PagewiseDirectory(Path path, LockFactory locks, PolicyTable policies, long mapChunkBytes)
-            throws IOException {
+    private PagewiseDirectory(Path path, LockFactory locks, PolicyTable policies, long mapChunkBytes,
+            long mergeReadWindow) throws IOException {
         super(path, locks, mapChunkBytes);
         this.policies = policies;
+        this.mergeReadWindow = mergeReadWindow;
         if (!Native.isAvailable() && TOLD_PURE_JAVA.compareAndSet(false, true)) {
             LOG.log(System.Logger.Level.WARNING, "pagewise: the native library is " + Native.loadError().getMessage()
                     + "; PagewiseDirectory reads and writes every file in WRITEBACK (kept in the page cache)");
@@ -119,9 +121,14 @@ public final class PagewiseDirectory extends MMapDirectory {
             throw e;
         }
         try {
-            if (policy.hint() != AccessHint.NORMAL) file.advise(policy.hint());
+            long window = readWindow(kind, mode, file);
+            if (window > 0) {
+                file.advise(AccessHint.RANDOM); // the input reads ahead itself, one window
+            } else if (policy.hint() != AccessHint.NORMAL) {
+                file.advise(policy.hint());
+            }
             return new StorageIndexInput("StorageIndexInput(path=\"" + path + "\", " + mode + ")", file, 0,
-                    file.size(), counter, forget);
+                    file.size(), counter, window, forget);
         } catch (IOException | RuntimeException e) {
             try {
                 file.close();
@@ -142,6 +149,16 @@ public final class PagewiseDirectory extends MMapDirectory {
     public void setPreload(BiPredicate<String, IOContext> preload) {
         super.setPreload(preload);
         this.preload = Objects.requireNonNull(preload, "preload");
+    }
+
+    /**
+     * The window a merge input reads ahead and drops behind in ({@link Builder#mergeReadWindow}), or 0: for merges
+     * in a mode that evicts behind, of files nothing of which was cached when opened (else the pages cached are
+     * someone's, and the mode's own eviction, which keeps them, does the work).
+     */
+    private long readWindow(ContextKind kind, CacheMode mode, StorageFile file) throws IOException {
+        if (mergeReadWindow == 0 || kind != ContextKind.MERGE || !mode.evictsBehind()) return 0;
+        return file.residency(0, file.size()).residentPages() == 0 ? mergeReadWindow : 0;
     }
 
     @Override
@@ -324,6 +341,7 @@ public final class PagewiseDirectory extends MMapDirectory {
         private PolicyTable wholeTable;
         private LockFactory locks = FSLockFactory.getDefault();
         private long mapChunkBytes = MMapDirectory.DEFAULT_MAX_CHUNK_SIZE;
+        private long mergeReadWindow;
 
         private Builder(Path path) {
             this.path = Objects.requireNonNull(path, "path");
@@ -393,12 +411,32 @@ public final class PagewiseDirectory extends MMapDirectory {
         }
 
         /**
+         * Makes merge reads of files that were not cached at all when opened read ahead and drop behind themselves,
+         * in windows of this size, with the kernel's readahead off: each reader holds at most about two windows,
+         * where the mode's own eviction keeps up to 16 MiB behind it and the kernel's readahead ahead of it, per
+         * file, while the file is open (and a merge holds every source file open to its end). 0 (the default): off.
+         *
+         * @param bytes the window, a multiple of 4 KiB; 0 for off
+         * @return this builder
+         * @throws IllegalArgumentException when bytes is negative or not a multiple of 4 KiB
+         */
+        public Builder mergeReadWindow(long bytes) {
+            if (bytes < 0 || bytes % 4096 != 0) {
+                throw new IllegalArgumentException("merge read window of " + bytes + " bytes: must be 0 or a"
+                        + " positive multiple of 4096");
+            }
+            this.mergeReadWindow = bytes;
+            return this;
+        }
+
+        /**
          * {@return the directory}
          *
          * @throws IOException when the directory cannot be made
          */
         public PagewiseDirectory build() throws IOException {
-            return new PagewiseDirectory(path, locks, wholeTable != null ? wholeTable : table.build(), mapChunkBytes);
+            return new PagewiseDirectory(path, locks, wholeTable != null ? wholeTable : table.build(), mapChunkBytes,
+                    mergeReadWindow);
         }
     }
 }

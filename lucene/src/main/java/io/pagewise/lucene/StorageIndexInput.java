@@ -21,17 +21,25 @@ final class StorageIndexInput extends BufferedIndexInput {
     private final IoTally.Counter counter;
     /** Run when the input that opened the file closes it; null for clones and slices. */
     private final Runnable onClose;
+    /**
+     * 0, or the window this input reads ahead and drops behind itself in: a reader moving into the next window drops
+     * the one it left and starts reading the one after. Each clone and slice keeps its own place.
+     */
+    private final long window;
+    /** The window of this input's last read (a file offset / window), -1 before the first. */
+    private long lastWindow = -1;
     private boolean isClone;
     private boolean closed;
 
     StorageIndexInput(String description, StorageFile file, long start, long length, IoTally.Counter counter,
-            Runnable onClose) {
+            long window, Runnable onClose) {
         super(description, BUFFER_BYTES);
         this.file = file;
         this.start = start;
         this.length = length;
         this.counter = counter;
         this.onClose = onClose;
+        this.window = window;
     }
 
     @Override
@@ -47,8 +55,30 @@ final class StorageIndexInput extends BufferedIndexInput {
             throw new EOFException("read past EOF: " + this + " (" + wanted + " bytes at " + position + " of "
                     + length + ")");
         }
+        if (window > 0) followWindows(start + position);
         file.readFully(buffer, start + position);
         counter.read(wanted);
+    }
+
+    /**
+     * Drops the window this input just left when it moved on to the next, and reads the window after the current
+     * one ahead; after a jump, reads the rest of the current window and the next ahead. The file was opened with
+     * the kernel's readahead off, so these are all the pages the input holds: two windows, where the kernel's
+     * readahead alone would hold up to twice its readahead size per file.
+     */
+    private void followWindows(long at) throws IOException {
+        long current = at / window;
+        if (current == lastWindow) return;
+        long end = start + length;
+        if (lastWindow >= 0 && current == lastWindow + 1) {
+            file.evict(lastWindow * window, window);
+            long ahead = (current + 1) * window;
+            if (ahead < end) file.prefetch(ahead, Math.min(window, end - ahead));
+        } else {
+            long ahead = Math.min(end, (current + 2) * window);
+            if (ahead > at) file.prefetch(at, ahead - at);
+        }
+        lastWindow = current;
     }
 
     @Override
@@ -77,7 +107,7 @@ final class StorageIndexInput extends BufferedIndexInput {
                     + ", length=" + sliceLength + ", fileLength=" + length + ": " + this);
         }
         StorageIndexInput slice = new StorageIndexInput(getFullSliceDescription(description), file, start + offset,
-                sliceLength, counter, null);
+                sliceLength, counter, window, null);
         slice.isClone = true;
         return slice;
     }
