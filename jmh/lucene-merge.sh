@@ -19,6 +19,7 @@
 #                            [-s SEARCHED_DOCS,IDLE_DOCS,MERGE_DOCS,MERGE_SEGMENTS (205000,205000,1100000,14)]
 #                            [-o RAW_OUTPUT (a file the RESULT lines and logs go to; also printed)]
 #        jmh/lucene-merge.sh -S RAW_OUTPUT   prints the tables and verdicts of a raw output again, and nothing else
+# LUCENE_MERGE_JVM_OPTIONS: more options for every workload JVM (a -D to try a setting on all directories alike).
 # Needs: root (cgroup v1 memory controller), vmtouch, python3, the JMH jar (cd jmh && mvn -q package -DskipTests,
 # after mvn -q install -DskipTests -Dmaven.javadoc.skip=true in the checkout).
 set -euo pipefail
@@ -164,7 +165,7 @@ run() {
     local damon_before disk_before disk_after
     damon_before=$(damon_bytes)
     disk_before=$(disk_bytes)
-    local options=(-Xmx256m -XX:+IgnoreUnrecognizedVMOptions --enable-native-access=ALL-UNNAMED)
+    local options=(-Xmx256m -XX:+IgnoreUnrecognizedVMOptions --enable-native-access=ALL-UNNAMED ${LUCENE_MERGE_JVM_OPTIONS:-})
     # The JVM joins the cgroup before it starts: sh writes its own pid, then execs java.
     sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$cgroup" "$java" "${options[@]}" \
         -cp "$classpath" io.pagewise.jmh.lucene.LuceneMergeWorkload run "$dir" "$build/searched" "$build/idle" \

@@ -15,6 +15,11 @@ import org.apache.lucene.store.BufferedIndexInput;
 final class StorageIndexInput extends BufferedIndexInput {
     /** Large enough that a merge's sequential reads are few calls, small enough for the many clones a merge makes. */
     static final int BUFFER_BYTES = 64 << 10;
+    /**
+     * How many windows a merge input reads ahead of the one it is in. With one, a force-merge of 1.6 GB took 1.15×
+     * MMapDirectory's time; with two, 1.09×, holding 270 MB of its sources at the peak instead of 200.
+     */
+    static final int WINDOWS_AHEAD = 2;
     private final StorageFile file;
     private final long start;
     private final long length;
@@ -61,10 +66,11 @@ final class StorageIndexInput extends BufferedIndexInput {
     }
 
     /**
-     * Drops the window this input just left when it moved on to the next, and reads the window after the current
-     * one ahead; after a jump, reads the rest of the current window and the next ahead. The file was opened with
-     * the kernel's readahead off, so these are all the pages the input holds: two windows, where the kernel's
-     * readahead alone would hold up to twice its readahead size per file.
+     * Drops the window this input just left when it moved on to the next, and starts reading the one
+     * {@link #WINDOWS_AHEAD} past the current; after a jump, reads the rest of the current window and those ahead.
+     * The file was opened with the kernel's readahead off, so these are all the pages the input holds: three
+     * windows, where the mode's own eviction and the kernel's readahead held up to 16 MiB behind and twice the
+     * readahead size ahead, per open file.
      */
     private void followWindows(long at) throws IOException {
         long current = at / window;
@@ -72,10 +78,10 @@ final class StorageIndexInput extends BufferedIndexInput {
         long end = start + length;
         if (lastWindow >= 0 && current == lastWindow + 1) {
             file.evict(lastWindow * window, window);
-            long ahead = (current + 1) * window;
+            long ahead = (current + WINDOWS_AHEAD) * window;
             if (ahead < end) file.prefetch(ahead, Math.min(window, end - ahead));
         } else {
-            long ahead = Math.min(end, (current + 2) * window);
+            long ahead = Math.min(end, (current + 1 + WINDOWS_AHEAD) * window);
             if (ahead > at) file.prefetch(at, ahead - at);
         }
         lastWindow = current;

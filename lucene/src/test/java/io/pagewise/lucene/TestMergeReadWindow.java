@@ -22,7 +22,7 @@ public class TestMergeReadWindow extends LuceneTestCase {
         TestLines.announce(TestMergeReadWindow.class);
     }
 
-    public void testAMergeInputHoldsAboutTwoWindowsWhileReading() throws Exception {
+    public void testAMergeInputHoldsAboutThreeWindowsWhileReading() throws Exception {
         assumeTrue("needs the native library", Native.isAvailable());
         Path path = createTempDir("merge-read-window");
         try (PagewiseDirectory dir = PagewiseDirectory.builder(path).mergeReadWindow(MIB).build()) {
@@ -41,8 +41,8 @@ public class TestMergeReadWindow extends LuceneTestCase {
                     }
                 }
             }
-            // The window left, the current one and the next: 3 MiB; the mode's own eviction alone keeps 16 MiB
-            // behind the reader and the kernel's readahead ahead of it.
+            // The current window and the two read ahead: 3 MiB; the mode's own eviction alone keeps 16 MiB behind the
+            // reader and the kernel's readahead ahead of it.
             assertTrue("most cached while reading: " + mostCached + " bytes", mostCached <= 4L * MIB);
             assertEquals("cached after close", 0, PageCache.residency(path.resolve("_0.fdt")).residentPages());
         }
