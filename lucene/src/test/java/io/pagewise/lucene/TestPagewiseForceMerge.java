@@ -24,6 +24,7 @@ import org.apache.lucene.search.TermQuery;
 import org.apache.lucene.tests.analysis.MockAnalyzer;
 import org.apache.lucene.tests.util.LuceneTestCase;
 import org.apache.lucene.tests.util.LuceneTestCase.SuppressFileSystems;
+import org.apache.lucene.tests.util.TestUtil;
 import org.junit.Before;
 import org.junit.BeforeClass;
 
@@ -57,6 +58,10 @@ public class TestPagewiseForceMerge extends LuceneTestCase {
             }
 
             IndexWriterConfig config = new IndexWriterConfig(new MockAnalyzer(random()));
+            // The production codec: the test framework's random ones include postings formats that load a whole
+            // terms file into the heap when a segment opens (FST50's .tfp), and IndexWriter opens the merged segment
+            // once the merge is done, through the mapped reads a search would use.
+            config.setCodec(TestUtil.getDefaultCodec());
             TieredMergePolicy merges = new TieredMergePolicy();
             merges.setNoCFSRatio(0.0);
             config.setMergePolicy(merges).setUseCompoundFile(false);
@@ -103,6 +108,7 @@ public class TestPagewiseForceMerge extends LuceneTestCase {
     /** Indexes DOCS documents in segments of DOCS_PER_SEGMENT, merging none; returns how many are "even". */
     private static int index(PagewiseDirectory dir, Random random) throws IOException {
         IndexWriterConfig config = new IndexWriterConfig(new MockAnalyzer(random));
+        config.setCodec(TestUtil.getDefaultCodec());
         config.setMergePolicy(NoMergePolicy.INSTANCE).setMaxBufferedDocs(DOCS_PER_SEGMENT)
                 .setRAMBufferSizeMB(IndexWriterConfig.DISABLE_AUTO_FLUSH).setUseCompoundFile(false);
         int evens = 0;
