@@ -118,7 +118,9 @@ public final class PagewiseDirectory extends MMapDirectory {
             return input;
         }
         Path path = getDirectory().resolve(name);
-        Runnable forget = mode.evictsBehind() ? beingRead.remember(name, path) : null;
+        // Measured once: the neighbours rule and the merge read window both ask what was cached before the input.
+        Residency atOpen = mode.evictsBehind() ? PageCache.residency(path) : null;
+        Runnable forget = atOpen != null ? beingRead.remember(name, atOpen) : null;
         StorageFile file;
         try {
             file = StorageFile.open(path, mode, StandardOpenOption.READ);
@@ -127,9 +129,9 @@ public final class PagewiseDirectory extends MMapDirectory {
             throw e;
         }
         try {
-            long window = readWindow(kind, mode, file);
+            long window = readWindow(kind, atOpen);
             if (window > 0) {
-                file.advise(AccessHint.RANDOM); // the input reads ahead itself, one window
+                file.advise(AccessHint.RANDOM); // the input reads ahead itself, in windows
             } else if (policy.hint() != AccessHint.NORMAL) {
                 file.advise(policy.hint());
             }
@@ -162,9 +164,9 @@ public final class PagewiseDirectory extends MMapDirectory {
      * in a mode that evicts behind, of files nothing of which was cached when opened (else the pages cached are
      * someone's, and the mode's own eviction, which keeps them, does the work).
      */
-    private long readWindow(ContextKind kind, CacheMode mode, StorageFile file) throws IOException {
-        if (mergeReadWindow == 0 || kind != ContextKind.MERGE || !mode.evictsBehind()) return 0;
-        return file.residency(0, file.size()).residentPages() == 0 ? mergeReadWindow : 0;
+    private long readWindow(ContextKind kind, Residency atOpen) {
+        if (mergeReadWindow == 0 || kind != ContextKind.MERGE || atOpen == null) return 0;
+        return atOpen.residentPages() == 0 ? mergeReadWindow : 0;
     }
 
     @Override
@@ -255,8 +257,7 @@ public final class PagewiseDirectory extends MMapDirectory {
         private final Map<String, Integer> inputs = new java.util.HashMap<>();
 
         /** Notes that an input opens a file; {@return what to run when it closes} */
-        Runnable remember(String name, Path path) throws IOException {
-            Residency now = PageCache.residency(path);
+        Runnable remember(String name, Residency now) {
             synchronized (this) {
                 if (inputs.merge(name, 1, Integer::sum) == 1) before.put(name, now);
             }
