@@ -206,9 +206,8 @@ public final class PagewiseDirectory extends MMapDirectory {
             file.close();
             throw e;
         }
-        // A buffered write only copies; the other modes wait for the disk, which a background thread does instead.
         return new StorageIndexOutput("StorageIndexOutput(path=\"" + path + "\", " + mode + ")", name, file,
-                tally.counter(type, kind), mode != CacheMode.WRITEBACK);
+                tally.counter(type, kind));
     }
 
     /** The mode a new file is written in: a policy that follows its neighbours keeps it cached when they are. */

@@ -31,8 +31,6 @@ final class StorageIndexInput extends BufferedIndexInput {
      * the one it left and starts reading the one after. Each clone and slice keeps its own place.
      */
     private final long window;
-    /** The window moves' evictions and prefetches, done in the background; shared by clones and slices. */
-    private final BackgroundIo.Queue windowWork;
     /** The window of this input's last read (a file offset / window), -1 before the first. */
     private long lastWindow = -1;
     private boolean isClone;
@@ -40,14 +38,7 @@ final class StorageIndexInput extends BufferedIndexInput {
 
     StorageIndexInput(String description, StorageFile file, long start, long length, IoTally.Counter counter,
             long window, Runnable onClose) {
-        this(description, file, start, length, counter, window, window > 0 ? new BackgroundIo.Queue() : null,
-                onClose);
-    }
-
-    private StorageIndexInput(String description, StorageFile file, long start, long length,
-            IoTally.Counter counter, long window, BackgroundIo.Queue windowWork, Runnable onClose) {
         super(description, BUFFER_BYTES);
-        this.windowWork = windowWork;
         this.file = file;
         this.start = start;
         this.length = length;
@@ -79,20 +70,16 @@ final class StorageIndexInput extends BufferedIndexInput {
      * {@link #WINDOWS_AHEAD} past the current; after a jump, reads the rest of the current window and those ahead.
      * The file was opened with the kernel's readahead off, so these are all the pages the input holds: three
      * windows, where the mode's own eviction and the kernel's readahead held up to 16 MiB behind and twice the
-     * readahead size ahead, per open file. A move to the next window hands its advice to {@link BackgroundIo}: the
-     * window ahead has two windows' reading to arrive in, and the reader need not wait for the calls.
+     * readahead size ahead, per open file.
      */
     private void followWindows(long at) throws IOException {
         long current = at / window;
         if (current == lastWindow) return;
         long end = start + length;
         if (lastWindow >= 0 && current == lastWindow + 1) {
-            long behind = lastWindow * window;
+            file.evict(lastWindow * window, window);
             long ahead = (current + WINDOWS_AHEAD) * window;
-            windowWork.submit(() -> {
-                file.evict(behind, window);
-                if (ahead < end) file.prefetch(ahead, Math.min(window, end - ahead));
-            });
+            if (ahead < end) file.prefetch(ahead, Math.min(window, end - ahead));
         } else {
             long ahead = Math.min(end, (current + 1 + WINDOWS_AHEAD) * window);
             if (ahead > at) file.prefetch(at, ahead - at);
@@ -126,7 +113,7 @@ final class StorageIndexInput extends BufferedIndexInput {
                     + ", length=" + sliceLength + ", fileLength=" + length + ": " + this);
         }
         StorageIndexInput slice = new StorageIndexInput(getFullSliceDescription(description), file, start + offset,
-                sliceLength, counter, window, windowWork, null);
+                sliceLength, counter, window, null);
         slice.isClone = true;
         return slice;
     }
@@ -153,7 +140,6 @@ final class StorageIndexInput extends BufferedIndexInput {
         closed = true;
         if (isClone) return;
         try {
-            if (windowWork != null) windowWork.drain(); // the advice in flight, before the descriptor goes
             file.close();
         } finally {
             if (onClose != null) onClose.run();
