@@ -3,6 +3,7 @@ package io.pagewise.opensearch;
 import io.pagewise.lucene.PagewiseDirectory;
 import org.apache.lucene.store.Directory;
 import org.apache.lucene.store.LockFactory;
+import org.apache.lucene.store.MMapDirectory;
 import org.opensearch.index.IndexSettings;
 import org.opensearch.index.store.FsDirectoryFactory;
 
@@ -19,10 +20,15 @@ public final class PagewiseDirectoryFactory extends FsDirectoryFactory {
 
     @Override
     public Directory newFSDirectory(Path location, LockFactory lockFactory, IndexSettings indexSettings) throws IOException {
-        return PagewiseDirectory.builder(location)
+        PagewiseDirectory directory = PagewiseDirectory.builder(location)
                 .lockFactory(lockFactory)
                 .policies(PagewiseIndexSettings.policies(indexSettings.getSettings()))
                 .mergeReadWindow(PagewiseIndexSettings.MERGE_READ_WINDOW.get(indexSettings.getSettings()).getBytes())
                 .build();
+        // As OpenSearch's own mmapfs and hybridfs: mapped reads advised by the IOContext's hints (RANDOM for a
+        // segment's data files). Lucene 10's default is NORMAL, under which the kernel reads around each page fault
+        // (read_ahead_kb, 8 MiB on some disks), so opening a segment would pull whole files into the page cache.
+        directory.setReadAdvice(MMapDirectory.ADVISE_BY_CONTEXT);
+        return directory;
     }
 }
