@@ -83,6 +83,95 @@ public class PagewiseStoreIT extends OpenSearchIntegTestCase {
         lifeCycle(true);
     }
 
+    /**
+     * _pagewise/stats: every shard copy of a pagewise index, on every node, with what it wrote by context and what
+     * the page cache holds of each file type, equal to what the library's residency API finds in its files.
+     */
+    public void testStats() throws Exception {
+        assertAcked(prepareCreate("pw").setSettings(Settings.builder().put("index.store.type", "pagewise")
+                .put("index.number_of_shards", 2).put("index.number_of_replicas", 1).put("index.refresh_interval", -1)));
+        assertAcked(prepareCreate("plain").setSettings(Settings.builder().put("index.store.type", "fs")
+                .put("index.number_of_shards", 1).put("index.number_of_replicas", 0)));
+        ensureGreen("pw", "plain");
+        indexDocuments("pw", 2_000, 4, random().nextLong());
+        indexDocuments("plain", 100, 1, random().nextLong());
+        assertNoFailures(client().admin().indices().prepareForceMerge("pw").setMaxNumSegments(1).get());
+
+        // One copy read wholly into the page cache; every copy's stats must equal what the library's residency API
+        // finds in its files, measured right after (retried while the shards settle after the merge).
+        Map<String, Map<Integer, Set<String>>> files = shardFilesPerNode("pw");
+        String cachedNode = files.keySet().iterator().next();
+        int cachedShard = files.get(cachedNode).keySet().iterator().next();
+        Path cachedDir = shardIndexPath(cachedNode, "pw", cachedShard);
+        assertBusy(() -> {
+            for (String file : listFiles(cachedDir)) PageCache.touch(cachedDir.resolve(file));
+            PagewiseStatsAction.Response response = client().execute(PagewiseStatsAction.INSTANCE,
+                    new PagewiseStatsAction.Request(new String[0])).get();
+            assertFalse(String.valueOf(response.failures()), response.hasFailures());
+            assertEquals("nodes answering", 3, response.getNodes().size());
+            int copies = 0;
+            for (PagewiseStatsAction.NodeResponse node : response.getNodes()) {
+                assertTrue(node.getNode().getName() + " loaded the native library", node.nativeLoaded());
+                for (PagewiseShardStats shard : node.shards()) {
+                    assertEquals("only pagewise indexes are reported", "pw", shard.index());
+                    copies++;
+                    assertTrue(shard.residencyMeasured());
+                    Path dir = shardIndexPath(node.getNode().getName(), "pw", shard.shard());
+                    boolean touched = node.getNode().getName().equals(cachedNode) && shard.shard() == cachedShard;
+                    Map<String, Long> measured = new TreeMap<>();
+                    for (String file : listFiles(dir)) {
+                        long bytes = Files.size(dir.resolve(file));
+                        String type = file.contains(".") ? file.substring(file.indexOf('.') + 1) : "";
+                        measured.merge(type, Math.min(bytes, PageCache.residency(dir.resolve(file)).residentBytes()), Long::sum);
+                    }
+                    long size = 0;
+                    for (var type : shard.cached()) {
+                        String what = type.fileType() + " of pw[" + shard.shard() + "] on " + node.getNode().getName();
+                        assertEquals(what, measured.getOrDefault(type.fileType(), 0L).longValue(), type.cachedBytes());
+                        if (touched) assertEquals(what + " (read wholly)", type.bytes(), type.cachedBytes());
+                        size += type.bytes();
+                    }
+                    long onDisk = 0;
+                    for (String file : listFiles(dir)) onDisk += Files.size(dir.resolve(file));
+                    assertEquals("bytes of pw[" + shard.shard() + "] on " + node.getNode().getName(), onDisk, size);
+                    assertTrue("flushes written: " + shard.io(), shard.io().stream()
+                            .anyMatch(each -> each.kind() == io.pagewise.lucene.ContextKind.FLUSH && each.bytesWritten() > 0));
+                }
+            }
+            assertEquals("shard copies of pw", 4, copies);
+        }, 30, java.util.concurrent.TimeUnit.SECONDS);
+
+        // The REST handler: GET _pagewise/stats/pw, answered as JSON by every node.
+        var request = new org.opensearch.test.rest.FakeRestRequest.Builder(xContentRegistry())
+                .withMethod(org.opensearch.rest.RestRequest.Method.GET).withPath("/_pagewise/stats/pw")
+                .withParams(new HashMap<>(Map.of("index", "pw"))).build();
+        var channel = new org.opensearch.test.rest.FakeRestChannel(request, false, 1);
+        new RestPagewiseStatsAction().handleRequest(request, channel,
+                internalCluster().getInstance(org.opensearch.transport.client.node.NodeClient.class));
+        assertBusy(() -> assertEquals(1, channel.responses().get() + channel.errors().get()));
+        assertEquals(0, channel.errors().get());
+        String json = channel.capturedResponse().content().utf8ToString();
+        System.out.println("GET _pagewise/stats/pw: " + json.substring(0, Math.min(json.length(), 600)) + "...");
+        assertEquals(org.opensearch.core.rest.RestStatus.OK, channel.capturedResponse().status());
+        Map<String, Object> parsed = org.opensearch.common.xcontent.XContentHelper.convertToMap(
+                channel.capturedResponse().content(), false, org.opensearch.common.xcontent.XContentType.JSON).v2();
+        @SuppressWarnings("unchecked")
+        Map<String, Object> nodes = (Map<String, Object>) parsed.get("nodes");
+        assertEquals(3, nodes.size());
+        int restCopies = 0;
+        for (Object node : nodes.values()) {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> indices = (Map<String, Object>) ((Map<String, Object>) node).get("indices");
+            assertFalse("plain is not pagewise's", indices.containsKey("plain"));
+            if (indices.containsKey("pw")) {
+                @SuppressWarnings("unchecked")
+                List<Object> shards = (List<Object>) ((Map<String, Object>) indices.get("pw")).get("shards");
+                restCopies += shards.size();
+            }
+        }
+        assertEquals(4, restCopies);
+    }
+
     private void lifeCycle(boolean strictPageCache) throws Exception {
         System.out.println(getClass().getSimpleName() + ": -Dtests.seed=" + RandomizedContext.current().getRunnerSeedAsString()
                 + ", OpenSearch on Lucene " + Version.LATEST + ", Java " + Runtime.version() + ", pagewise native: "
