@@ -83,6 +83,15 @@ public class PagewiseStoreIT extends OpenSearchIntegTestCase {
         lifeCycle(true);
     }
 
+    /** A setting of the policy table that names no cache mode is refused, naming the setting and the modes. */
+    public void testBadSetting() {
+        IllegalArgumentException e = expectThrows(IllegalArgumentException.class, () -> prepareCreate("bad")
+                .setSettings(Settings.builder().put("index.store.type", "pagewise").put("index.store.pagewise.merge.mode", "evicted"))
+                .get());
+        assertThat(e.getMessage() + (e.getCause() == null ? "" : " / " + e.getCause().getMessage()),
+                org.hamcrest.Matchers.containsString("[index.store.pagewise.merge.mode] is 'evicted': expected one of [writeback,"));
+    }
+
     /**
      * _pagewise/stats: every shard copy of a pagewise index, on every node, with what it wrote by context and what
      * the page cache holds of each file type, equal to what the library's residency API finds in its files.
@@ -198,6 +207,7 @@ public class PagewiseStoreIT extends OpenSearchIntegTestCase {
         assertThat("segments of pw", segmentCount("pw"), greaterThan(4 * 2));
         assertSameResults("pw", "plain");
 
+        reportCached("pw", "after indexing");
         // Force-merge a cold index: nothing of pw is cached, as after a node's restart or a long idle time.
         Map<String, Map<Integer, Set<String>>> before = shardFilesPerNode("pw");
         evict("pw");
@@ -249,7 +259,7 @@ public class PagewiseStoreIT extends OpenSearchIntegTestCase {
         ensureGreen("pw_restored");
         assertSameResults("pw_restored", "plain");
         assertHotCached();
-        reportCached("pw_restored");
+        reportCached("pw_restored", "after the restore");
     }
 
     private void indexDocuments(String index, int docs, int batches, long seed) {
@@ -319,11 +329,11 @@ public class PagewiseStoreIT extends OpenSearchIntegTestCase {
         }
     }
 
-    private void reportCached(String index) throws IOException {
+    private void reportCached(String index, String when) throws IOException {
         for (var node : shardFilesPerNode(index).entrySet()) {
             for (var shard : node.getValue().entrySet()) {
                 Path dir = shardIndexPath(node.getKey(), index, shard.getKey());
-                System.out.printf("%s[%d] on %s: %.2f %% cached%n", index, shard.getKey(), node.getKey(),
+                System.out.printf("%s[%d] on %s %s: %.2f %% cached%n", index, shard.getKey(), node.getKey(), when,
                         percentCached(dir, shard.getValue()));
             }
         }
