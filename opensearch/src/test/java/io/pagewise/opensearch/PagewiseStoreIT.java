@@ -163,7 +163,7 @@ public class PagewiseStoreIT extends OpenSearchIntegTestCase {
         System.out.println("GET _pagewise/stats/pw: " + json.substring(0, Math.min(json.length(), 600)) + "...");
         assertEquals(org.opensearch.core.rest.RestStatus.OK, channel.capturedResponse().status());
         Map<String, Object> parsed = org.opensearch.common.xcontent.XContentHelper.convertToMap(
-                channel.capturedResponse().content(), false, org.opensearch.common.xcontent.XContentType.JSON).v2();
+                org.opensearch.common.xcontent.json.JsonXContent.jsonXContent, json, false);
         @SuppressWarnings("unchecked")
         Map<String, Object> nodes = (Map<String, Object>) parsed.get("nodes");
         assertEquals(3, nodes.size());
