@@ -29,6 +29,6 @@ public final class PagewiseDirectoryFactory extends FsDirectoryFactory {
         // segment's data files). Lucene 10's default is NORMAL, under which the kernel reads around each page fault
         // (read_ahead_kb, 8 MiB on some disks), so opening a segment would pull whole files into the page cache.
         directory.setReadAdvice(MMapDirectory.ADVISE_BY_CONTEXT);
-        return directory;
+        return new RecoveringDirectory(directory);
     }
 }

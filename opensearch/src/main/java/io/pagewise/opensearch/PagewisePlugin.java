@@ -12,6 +12,7 @@ import org.opensearch.common.settings.Setting;
 import org.opensearch.common.settings.Settings;
 import org.opensearch.common.settings.SettingsFilter;
 import org.opensearch.core.action.ActionResponse;
+import org.opensearch.index.IndexModule;
 import org.opensearch.plugins.ActionPlugin;
 import org.opensearch.plugins.IndexStorePlugin;
 import org.opensearch.plugins.Plugin;
@@ -44,6 +45,13 @@ public class PagewisePlugin extends Plugin implements IndexStorePlugin, ActionPl
     @Override
     public Map<String, DirectoryFactory> getDirectoryFactories() {
         return Map.of(PagewiseDirectoryFactory.STORE_TYPE, new PagewiseDirectoryFactory());
+    }
+
+    @Override
+    public void onIndexModule(IndexModule indexModule) {
+        if (PagewiseDirectoryFactory.STORE_TYPE.equals(indexModule.getSettings().get(IndexModule.INDEX_STORE_TYPE_SETTING.getKey()))) {
+            indexModule.addIndexEventListener(new RecoveringDirectory.StateListener());
+        }
     }
 
     @Override
