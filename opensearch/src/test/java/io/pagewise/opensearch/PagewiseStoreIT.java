@@ -242,7 +242,7 @@ public class PagewiseStoreIT extends OpenSearchIntegTestCase {
                 targets++;
                 Path dir = shardIndexPath(node, "pw", shard.getKey());
                 cachedAtMost("target copy of pw[" + shard.getKey() + "] on " + node, dir, listFiles(dir), strictPageCache);
-                System.out.println("target copy of pw[" + shard.getKey() + "] on " + node + " wrote " + writtenByContext(node, "pw", shard.getKey()));
+                System.out.println("target copy of pw[" + shard.getKey() + "] on " + node + " wrote and read " + writtenByContext(node, "pw", shard.getKey()));
             }
         }
         assertTrue("no copy of pw moved off " + leaving, targets > 0);
@@ -264,13 +264,14 @@ public class PagewiseStoreIT extends OpenSearchIntegTestCase {
         reportCached("pw_restored", "after the restore");
     }
 
-    /** {@return the bytes a shard copy's directory wrote, per I/O context} */
+    /** {@return the bytes a shard copy's directory wrote and read, per I/O context} */
     private String writtenByContext(String node, String index, int shard) {
         PagewiseDirectory directory = (PagewiseDirectory) FilterDirectory.unwrap(internalCluster().getInstance(IndicesService.class, node)
                 .indexServiceSafe(resolveIndex(index)).getShard(shard).store().directory());
         Map<String, Long> written = new TreeMap<>();
         for (var io : directory.ioByFileType()) {
             if (io.bytesWritten() > 0) written.merge(io.kind().toString(), io.bytesWritten(), Long::sum);
+            if (io.bytesRead() > 0) written.merge("read " + io.kind(), io.bytesRead(), Long::sum);
         }
         return written.toString();
     }
@@ -348,7 +349,7 @@ public class PagewiseStoreIT extends OpenSearchIntegTestCase {
                 Path dir = shardIndexPath(node.getKey(), index, shard.getKey());
                 boolean primary = internalCluster().getInstance(IndicesService.class, node.getKey()).indexServiceSafe(resolveIndex(index))
                         .getShard(shard.getKey()).routingEntry().primary();
-                System.out.printf("%s[%d] (%s) on %s %s: %.2f %% cached; wrote %s%n", index, shard.getKey(),
+                System.out.printf("%s[%d] (%s) on %s %s: %.2f %% cached; wrote and read %s%n", index, shard.getKey(),
                         primary ? "primary" : "replica", node.getKey(), when, percentCached(dir, shard.getValue()),
                         writtenByContext(node.getKey(), index, shard.getKey()));
             }
