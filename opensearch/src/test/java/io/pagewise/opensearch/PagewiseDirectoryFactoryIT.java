@@ -32,6 +32,13 @@ import java.util.List;
 
 /** The directory a shard of index.store.type pagewise gets: its policy table, lock factory and read advice. */
 public class PagewiseDirectoryFactoryIT extends OpenSearchTestCase {
+    @org.junit.BeforeClass
+    public static void announce() {
+        System.out.println(PagewiseDirectoryFactoryIT.class.getSimpleName() + ": -Dtests.seed="
+                + com.carrotsearch.randomizedtesting.RandomizedContext.current().getRunnerSeedAsString() + ", pagewise native: "
+                + (Native.isAvailable() ? Native.binding() : "none (" + Native.loadError().getMessage() + ")"));
+    }
+
     private static IndexSettings indexSettings(Settings pagewise) {
         Settings settings = Settings.builder().put(IndexMetadata.SETTING_VERSION_CREATED, Version.CURRENT)
                 .put("index.store.type", PagewiseDirectoryFactory.STORE_TYPE).put(pagewise).build();

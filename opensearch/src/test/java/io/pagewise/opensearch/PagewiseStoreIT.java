@@ -59,6 +59,13 @@ public class PagewiseStoreIT extends OpenSearchIntegTestCase {
     private static final int BATCHES = 10;
     private static final String[] QUERIES = {"w7", "w42", "w137", "w311", "w499"};
 
+    @org.junit.BeforeClass
+    public static void announce() {
+        System.out.println(PagewiseStoreIT.class.getSimpleName() + ": -Dtests.seed=" + RandomizedContext.current().getRunnerSeedAsString()
+                + ", OpenSearch on Lucene " + Version.LATEST + ", Java " + Runtime.version() + ", pagewise native: "
+                + (Native.isAvailable() ? Native.binding() : "none (" + Native.loadError().getMessage() + ")"));
+    }
+
     @Override
     protected Collection<Class<? extends Plugin>> nodePlugins() {
         return List.of(PagewisePlugin.class);
@@ -183,9 +190,6 @@ public class PagewiseStoreIT extends OpenSearchIntegTestCase {
     }
 
     private void lifeCycle(boolean strictPageCache) throws Exception {
-        System.out.println(getClass().getSimpleName() + ": -Dtests.seed=" + RandomizedContext.current().getRunnerSeedAsString()
-                + ", OpenSearch on Lucene " + Version.LATEST + ", Java " + Runtime.version() + ", pagewise native: "
-                + (Native.isAvailable() ? Native.binding() : "none (" + Native.loadError().getMessage() + ")"));
         assertTrue("the native library must load in the test cluster's JVM: " + Native.loadError(), Native.isAvailable());
 
         // One shard of a hot index on each node, searched throughout: other indexes' steps must leave it cached.
