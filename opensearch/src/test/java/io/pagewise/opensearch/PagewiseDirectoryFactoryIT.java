@@ -80,6 +80,45 @@ public class PagewiseDirectoryFactoryIT extends OpenSearchTestCase {
         }
     }
 
+    /**
+     * A segment file opened while its shard recovers, as the recovering copy opens its segments, is mapped with RANDOM
+     * advice: a one-byte read faults in that page, not the kernel's readahead around it. Once the shard has recovered,
+     * the same input is advised as its context says (here NORMAL), and a read pulls in the readahead around it again.
+     * A plain IOContext.DEFAULT open by anyone but OpenSearch's file transfer (Lucene's compound reader) stays mapped.
+     */
+    public void testSegmentsOpenedWhileRecoveringAreAdvisedRandomUntilRecovered() throws IOException {
+        assumeTrue("residency needs the native library: " + Native.loadError(), Native.isAvailable());
+        Path dir = createTempDir();
+        try (Directory outer = new PagewiseDirectoryFactory().newFSDirectory(dir, NativeFSLockFactory.INSTANCE,
+                indexSettings(Settings.EMPTY))) {
+            RecoveringDirectory recovering = (RecoveringDirectory) outer;
+            byte[] block = new byte[1 << 20];
+            random().nextBytes(block);
+            try (IndexOutput out = outer.createOutput("_0.doc", IOContext.DEFAULT)) {
+                for (int i = 0; i < 16; i++) out.writeBytes(block, block.length);
+            }
+            outer.sync(List.of("_0.doc"));
+            PageCache.evict(dir.resolve("_0.doc"));
+            recovering.recovering(true);
+            try (IndexInput in = outer.openInput("_0.doc", IOContext.DEFAULT)) {
+                in.seek(4 << 20);
+                in.readByte();
+                Residency opened = PageCache.residency(dir.resolve("_0.doc"));
+                assertTrue("pages cached by a one-byte read while recovering: " + opened, opened.residentPages() <= 16);
+                recovering.recovering(false);
+                in.seek(12 << 20);
+                in.readByte();
+                Residency after = PageCache.residency(dir.resolve("_0.doc"));
+                assertTrue("pages cached by a one-byte read once recovered (NORMAL advice, readahead): " + after,
+                        after.residentPages() > 16);
+            }
+            long mapped = pagewise(outer).ioByFileType().stream()
+                    .filter(io -> io.kind() == ContextKind.DEFAULT && io.fileType().equals("doc"))
+                    .mapToLong(io -> io.bytesMapped()).sum();
+            assertEquals("plain DEFAULT opens outside a file transfer are mapped", 16L << 20, mapped);
+        }
+    }
+
     public void testDefaultsAreThePolicyTableDefaults() throws IOException {
         try (PagewiseDirectory directory = pagewise(new PagewiseDirectoryFactory()
                 .newFSDirectory(createTempDir(), NativeFSLockFactory.INSTANCE, indexSettings(Settings.EMPTY)))) {
