@@ -31,8 +31,8 @@ import java.util.Optional;
  * keeps cached. Those files are written once and read by no one yet: they are written under the READ_ONCE policy
  * instead (EVICT by default).</li>
  * <li>The segments a recovering shard opens are mapped with RANDOM advice until it has recovered, then advised as their
- * context says: opening a segment reads headers and footers, which NORMAL advice would turn into reads of whole files
- * around each page fault (the kernel's readahead, 8 MiB on some disks).</li>
+ * context says (compound files stay RANDOM): opening a segment reads headers and footers, which NORMAL advice would turn
+ * into reads of whole files around each page fault (the kernel's readahead, 8 MiB on some disks).</li>
  * <li>A recovery source (the copy a moved shard leaves, the primary that builds a replica) reads each file it sends once,
  * whole, through an input OpenSearch's file transfer opens with the plain IOContext.DEFAULT, which the default policy
  * maps: that read goes through the READ_ONCE policy instead, when it reads through pagewise.</li>
@@ -87,7 +87,10 @@ final class RecoveringDirectory extends FilterDirectory {
             return in.openInput(name, IOContext.READONCE);
         }
         IndexInput input = in.openInput(name, context);
-        if (recovering && !context.hints().contains(ReadOnceHint.INSTANCE)) {
+        // A compound file's parts are advised by the slices Lucene cuts, which the directory never sees: re-advising
+        // the whole file by its plain context would undo the RANDOM its stored fields ask for, so it stays RANDOM.
+        if (recovering && !context.hints().contains(ReadOnceHint.INSTANCE)
+                && !"cfs".equals(IndexFileNames.getExtension(name))) {
             synchronized (openedRecovering) {
                 if (recovering) openedRecovering.add(new Opened(input, context));
             }

@@ -119,6 +119,34 @@ public class PagewiseDirectoryFactoryIT extends OpenSearchTestCase {
         }
     }
 
+    /**
+     * A compound file opened while recovering stays RANDOM once recovered: its parts were advised by the slices Lucene
+     * cut from it, which re-advising the whole file by its plain context would undo.
+     */
+    public void testCompoundFileOpenedWhileRecoveringStaysRandom() throws IOException {
+        assumeTrue("residency needs the native library: " + Native.loadError(), Native.isAvailable());
+        Path dir = createTempDir();
+        try (Directory outer = new PagewiseDirectoryFactory().newFSDirectory(dir, NativeFSLockFactory.INSTANCE,
+                indexSettings(Settings.EMPTY))) {
+            RecoveringDirectory recovering = (RecoveringDirectory) outer;
+            byte[] block = new byte[1 << 20];
+            random().nextBytes(block);
+            try (IndexOutput out = outer.createOutput("_0.cfs", IOContext.DEFAULT)) {
+                for (int i = 0; i < 16; i++) out.writeBytes(block, block.length);
+            }
+            outer.sync(List.of("_0.cfs"));
+            PageCache.evict(dir.resolve("_0.cfs"));
+            recovering.recovering(true);
+            try (IndexInput in = outer.openInput("_0.cfs", IOContext.DEFAULT)) {
+                recovering.recovering(false);
+                in.seek(12 << 20);
+                in.readByte();
+                Residency after = PageCache.residency(dir.resolve("_0.cfs"));
+                assertTrue("pages cached by a one-byte read once recovered: " + after, after.residentPages() <= 16);
+            }
+        }
+    }
+
     public void testDefaultsAreThePolicyTableDefaults() throws IOException {
         try (PagewiseDirectory directory = pagewise(new PagewiseDirectoryFactory()
                 .newFSDirectory(createTempDir(), NativeFSLockFactory.INSTANCE, indexSettings(Settings.EMPTY)))) {
