@@ -57,7 +57,7 @@ final class RecoveringDirectory extends FilterDirectory {
                 : MMapDirectory.ADVISE_BY_CONTEXT.apply(name, context));
     }
 
-    void recovering(boolean recovering) throws IOException {
+    void recovering(boolean recovering) {
         List<Opened> opened;
         synchronized (openedRecovering) {
             if (this.recovering == recovering) return;
@@ -69,8 +69,11 @@ final class RecoveringDirectory extends FilterDirectory {
         for (Opened input : opened) {
             try {
                 input.input().updateIOContext(input.context());
-            } catch (AlreadyClosedException closedMeanwhile) {
-                // A segment merged away or a reader closed while recovering: nothing left to advise.
+            } catch (AlreadyClosedException | NullPointerException closedMeanwhile) {
+                // Closed while recovering (a reader reopened, a segment merged away): nothing left to advise. Lucene's
+                // mapped input says so with a NullPointerException here, where its reads say AlreadyClosedException.
+            } catch (IOException adviceRefused) {
+                // The input stays RANDOM: slower sequential reads at worst, never a reason to fail the shard.
             }
         }
     }
@@ -118,12 +121,7 @@ final class RecoveringDirectory extends FilterDirectory {
         @Override
         public void indexShardStateChanged(IndexShard shard, IndexShardState previous, IndexShardState current, String reason) {
             RecoveringDirectory directory = find(shard);
-            if (directory == null) return;
-            try {
-                directory.recovering(current == IndexShardState.RECOVERING);
-            } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            }
+            if (directory != null) directory.recovering(current == IndexShardState.RECOVERING);
         }
 
         private static RecoveringDirectory find(IndexShard shard) {

@@ -119,6 +119,24 @@ public class PagewiseDirectoryFactoryIT extends OpenSearchTestCase {
         }
     }
 
+    /** An input opened and closed while its shard recovers is left alone when the shard has recovered. */
+    public void testInputClosedWhileRecoveringIsNotAdvised() throws IOException {
+        Path dir = createTempDir();
+        try (Directory outer = new PagewiseDirectoryFactory().newFSDirectory(dir, NativeFSLockFactory.INSTANCE,
+                indexSettings(Settings.EMPTY))) {
+            RecoveringDirectory recovering = (RecoveringDirectory) outer;
+            try (IndexOutput out = outer.createOutput("_0.doc", IOContext.DEFAULT)) {
+                out.writeBytes(new byte[3 << 20], 3 << 20);
+            }
+            recovering.recovering(true);
+            outer.openInput("_0.doc", IOContext.DEFAULT).close();
+            recovering.recovering(false);
+            try (IndexInput in = outer.openInput("_0.doc", IOContext.DEFAULT)) {
+                assertEquals(3 << 20, in.length());
+            }
+        }
+    }
+
     /**
      * A compound file opened while recovering stays RANDOM once recovered: its parts were advised by the slices Lucene
      * cut from it, which re-advising the whole file by its plain context would undo.
