@@ -3,7 +3,6 @@ package io.pagewise.opensearch;
 import io.pagewise.lucene.PagewiseDirectory;
 import org.apache.lucene.store.Directory;
 import org.apache.lucene.store.LockFactory;
-import org.apache.lucene.store.MMapDirectory;
 import org.opensearch.index.IndexSettings;
 import org.opensearch.index.store.FsDirectoryFactory;
 
@@ -25,10 +24,10 @@ public final class PagewiseDirectoryFactory extends FsDirectoryFactory {
                 .policies(PagewiseIndexSettings.policies(indexSettings.getSettings()))
                 .mergeReadWindow(PagewiseIndexSettings.MERGE_READ_WINDOW.get(indexSettings.getSettings()).getBytes())
                 .build();
-        // As OpenSearch's own mmapfs and hybridfs: mapped reads advised by the IOContext's hints (RANDOM for a
-        // segment's data files). Lucene 10's default is NORMAL, under which the kernel reads around each page fault
-        // (read_ahead_kb, 8 MiB on some disks), so opening a segment would pull whole files into the page cache.
-        directory.setReadAdvice(MMapDirectory.ADVISE_BY_CONTEXT);
+        // Mapped reads advised by the IOContext's hints (RANDOM for a segment's data files) as OpenSearch's own mmapfs
+        // and hybridfs, except while the shard recovers (RecoveringDirectory). Lucene 10's default is NORMAL, under
+        // which the kernel reads around each page fault (read_ahead_kb, 8 MiB on some disks), so opening a segment
+        // would pull whole files into the page cache.
         return new RecoveringDirectory(directory);
     }
 }

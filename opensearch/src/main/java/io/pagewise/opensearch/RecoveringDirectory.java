@@ -1,36 +1,119 @@
 package io.pagewise.opensearch;
 
+import io.pagewise.CacheMode;
+import io.pagewise.lucene.ContextKind;
+import io.pagewise.lucene.PagewiseDirectory;
+import org.apache.lucene.index.IndexFileNames;
+import org.apache.lucene.store.AlreadyClosedException;
 import org.apache.lucene.store.Directory;
 import org.apache.lucene.store.FilterDirectory;
 import org.apache.lucene.store.IOContext;
+import org.apache.lucene.store.IndexInput;
 import org.apache.lucene.store.IndexOutput;
+import org.apache.lucene.store.MMapDirectory;
+import org.apache.lucene.store.ReadAdvice;
+import org.apache.lucene.store.ReadOnceHint;
 import org.opensearch.index.shard.IndexEventListener;
 import org.opensearch.index.shard.IndexShard;
 import org.opensearch.index.shard.IndexShardState;
 
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
 
 /**
- * A pagewise shard's directory as OpenSearch sees it. While the shard recovers (from a peer, when it is moved or a
- * replica is built, or from a snapshot), OpenSearch writes the files it receives with IOContext.DEFAULT, the context of
- * the files searches read, which the default policy keeps cached. Those files are written once and read by no one
- * yet: they are written under the READ_ONCE policy instead (EVICT by default).
+ * A pagewise shard's directory as OpenSearch sees it, where OpenSearch's IOContext does not say what a copy of a
+ * shard does with its files:
+ * <ul>
+ * <li>While the shard recovers (from a peer, when it is moved or a replica is built, or from a snapshot), OpenSearch
+ * writes the files it receives with IOContext.DEFAULT, the context of the files searches read, which the default policy
+ * keeps cached. Those files are written once and read by no one yet: they are written under the READ_ONCE policy
+ * instead (EVICT by default).</li>
+ * <li>The segments a recovering shard opens are mapped with RANDOM advice until it has recovered, then advised as their
+ * context says (compound files stay RANDOM): opening a segment reads headers and footers, which NORMAL advice would turn
+ * into reads of whole files around each page fault (the kernel's readahead, 8 MiB on some disks).</li>
+ * <li>A recovery source (the copy a moved shard leaves, the primary that builds a replica) reads each file it sends once,
+ * whole, through an input OpenSearch's file transfer opens with the plain IOContext.DEFAULT, which the default policy
+ * maps: that read goes through the READ_ONCE policy instead, when it reads through pagewise.</li>
+ * </ul>
  */
 final class RecoveringDirectory extends FilterDirectory {
-    private volatile boolean recovering;
+    /** The class whose inputs send a shard's files to a recovering copy (OpenSearch 3's peer recovery source). */
+    private static final String FILE_TRANSFER = "org.opensearch.indices.replication.SegmentFileTransferHandler";
+    private static final StackWalker STACK = StackWalker.getInstance();
 
-    RecoveringDirectory(Directory in) {
+    private final PagewiseDirectory pagewise;
+    private volatile boolean recovering;
+    /** Mapped inputs opened while recovering, with their context, advised as it says once the shard has recovered. */
+    private final List<Opened> openedRecovering = new ArrayList<>();
+
+    private record Opened(IndexInput input, IOContext context) {}
+
+    RecoveringDirectory(PagewiseDirectory in) {
         super(in);
+        this.pagewise = in;
+        in.setReadAdvice((name, context) -> recovering ? Optional.of(ReadAdvice.RANDOM)
+                : MMapDirectory.ADVISE_BY_CONTEXT.apply(name, context));
     }
 
     void recovering(boolean recovering) {
-        this.recovering = recovering;
+        List<Opened> opened;
+        synchronized (openedRecovering) {
+            if (this.recovering == recovering) return;
+            this.recovering = recovering;
+            if (recovering) return;
+            opened = new ArrayList<>(openedRecovering);
+            openedRecovering.clear();
+        }
+        for (Opened input : opened) {
+            try {
+                input.input().updateIOContext(input.context());
+            } catch (AlreadyClosedException | NullPointerException closedMeanwhile) {
+                // Closed while recovering (a reader reopened, a segment merged away): nothing left to advise. Lucene's
+                // mapped input says so with a NullPointerException here, where its reads say AlreadyClosedException.
+            } catch (IOException adviceRefused) {
+                // The input stays RANDOM: slower sequential reads at worst, never a reason to fail the shard.
+            }
+        }
     }
 
     @Override
     public IndexOutput createOutput(String name, IOContext context) throws IOException {
         boolean received = recovering && context.context() == IOContext.Context.DEFAULT;
         return in.createOutput(name, received ? IOContext.READONCE : context);
+    }
+
+    @Override
+    public IndexInput openInput(String name, IOContext context) throws IOException {
+        if (context == IOContext.DEFAULT && readOnceThroughPagewise(name) && openedByFileTransfer()) {
+            return in.openInput(name, IOContext.READONCE);
+        }
+        IndexInput input = in.openInput(name, context);
+        // A compound file's parts are advised by the slices Lucene cuts, which the directory never sees: re-advising
+        // the whole file by its plain context would undo the RANDOM its stored fields ask for, so it stays RANDOM.
+        if (recovering && !context.hints().contains(ReadOnceHint.INSTANCE)
+                && !"cfs".equals(IndexFileNames.getExtension(name))) {
+            synchronized (openedRecovering) {
+                if (recovering) openedRecovering.add(new Opened(input, context));
+            }
+        }
+        return input;
+    }
+
+    /**
+     * Lucene confines a mapped read-once input to the thread that opened it, and a file transfer reads its chunks on
+     * several threads: only a READ_ONCE policy that reads through pagewise (no mapping) takes the file transfer's reads.
+     */
+    private boolean readOnceThroughPagewise(String name) {
+        String extension = IndexFileNames.getExtension(name);
+        CacheMode mode = pagewise.policies().policy(ContextKind.READ_ONCE, extension == null ? "" : extension).mode();
+        return mode.isAvailable() && mode.needsNative();
+    }
+
+    /** Lucene's own plain-DEFAULT opens (the compound reader's) must stay mapped: who opens is the only difference. */
+    private static boolean openedByFileTransfer() {
+        return STACK.walk(frames -> frames.limit(16).anyMatch(frame -> frame.getClassName().startsWith(FILE_TRANSFER)));
     }
 
     /** Follows the shard's state: recovering from RECOVERING until it leaves it. */

@@ -80,6 +80,91 @@ public class PagewiseDirectoryFactoryIT extends OpenSearchTestCase {
         }
     }
 
+    /**
+     * A segment file opened while its shard recovers, as the recovering copy opens its segments, is mapped with RANDOM
+     * advice: a one-byte read faults in that page, not the kernel's readahead around it. Once the shard has recovered,
+     * the same input is advised as its context says (here NORMAL), and a read pulls in the readahead around it again.
+     * A plain IOContext.DEFAULT open by anyone but OpenSearch's file transfer (Lucene's compound reader) stays mapped.
+     */
+    public void testSegmentsOpenedWhileRecoveringAreAdvisedRandomUntilRecovered() throws IOException {
+        assumeTrue("residency needs the native library: " + Native.loadError(), Native.isAvailable());
+        Path dir = createTempDir();
+        try (Directory outer = new PagewiseDirectoryFactory().newFSDirectory(dir, NativeFSLockFactory.INSTANCE,
+                indexSettings(Settings.EMPTY))) {
+            RecoveringDirectory recovering = (RecoveringDirectory) outer;
+            byte[] block = new byte[1 << 20];
+            random().nextBytes(block);
+            try (IndexOutput out = outer.createOutput("_0.doc", IOContext.DEFAULT)) {
+                for (int i = 0; i < 16; i++) out.writeBytes(block, block.length);
+            }
+            outer.sync(List.of("_0.doc"));
+            PageCache.evict(dir.resolve("_0.doc"));
+            recovering.recovering(true);
+            try (IndexInput in = outer.openInput("_0.doc", IOContext.DEFAULT)) {
+                in.seek(4 << 20);
+                in.readByte();
+                Residency opened = PageCache.residency(dir.resolve("_0.doc"));
+                assertTrue("pages cached by a one-byte read while recovering: " + opened, opened.residentPages() <= 16);
+                recovering.recovering(false);
+                in.seek(12 << 20);
+                in.readByte();
+                Residency after = PageCache.residency(dir.resolve("_0.doc"));
+                assertTrue("pages cached by a one-byte read once recovered (NORMAL advice, readahead): " + after,
+                        after.residentPages() > 16);
+            }
+            long mapped = pagewise(outer).ioByFileType().stream()
+                    .filter(io -> io.kind() == ContextKind.DEFAULT && io.fileType().equals("doc"))
+                    .mapToLong(io -> io.bytesMapped()).sum();
+            assertEquals("plain DEFAULT opens outside a file transfer are mapped", 16L << 20, mapped);
+        }
+    }
+
+    /** An input opened and closed while its shard recovers is left alone when the shard has recovered. */
+    public void testInputClosedWhileRecoveringIsNotAdvised() throws IOException {
+        Path dir = createTempDir();
+        try (Directory outer = new PagewiseDirectoryFactory().newFSDirectory(dir, NativeFSLockFactory.INSTANCE,
+                indexSettings(Settings.EMPTY))) {
+            RecoveringDirectory recovering = (RecoveringDirectory) outer;
+            try (IndexOutput out = outer.createOutput("_0.doc", IOContext.DEFAULT)) {
+                out.writeBytes(new byte[3 << 20], 3 << 20);
+            }
+            recovering.recovering(true);
+            outer.openInput("_0.doc", IOContext.DEFAULT).close();
+            recovering.recovering(false);
+            try (IndexInput in = outer.openInput("_0.doc", IOContext.DEFAULT)) {
+                assertEquals(3 << 20, in.length());
+            }
+        }
+    }
+
+    /**
+     * A compound file opened while recovering stays RANDOM once recovered: its parts were advised by the slices Lucene
+     * cut from it, which re-advising the whole file by its plain context would undo.
+     */
+    public void testCompoundFileOpenedWhileRecoveringStaysRandom() throws IOException {
+        assumeTrue("residency needs the native library: " + Native.loadError(), Native.isAvailable());
+        Path dir = createTempDir();
+        try (Directory outer = new PagewiseDirectoryFactory().newFSDirectory(dir, NativeFSLockFactory.INSTANCE,
+                indexSettings(Settings.EMPTY))) {
+            RecoveringDirectory recovering = (RecoveringDirectory) outer;
+            byte[] block = new byte[1 << 20];
+            random().nextBytes(block);
+            try (IndexOutput out = outer.createOutput("_0.cfs", IOContext.DEFAULT)) {
+                for (int i = 0; i < 16; i++) out.writeBytes(block, block.length);
+            }
+            outer.sync(List.of("_0.cfs"));
+            PageCache.evict(dir.resolve("_0.cfs"));
+            recovering.recovering(true);
+            try (IndexInput in = outer.openInput("_0.cfs", IOContext.DEFAULT)) {
+                recovering.recovering(false);
+                in.seek(12 << 20);
+                in.readByte();
+                Residency after = PageCache.residency(dir.resolve("_0.cfs"));
+                assertTrue("pages cached by a one-byte read once recovered: " + after, after.residentPages() <= 16);
+            }
+        }
+    }
+
     public void testDefaultsAreThePolicyTableDefaults() throws IOException {
         try (PagewiseDirectory directory = pagewise(new PagewiseDirectoryFactory()
                 .newFSDirectory(createTempDir(), NativeFSLockFactory.INSTANCE, indexSettings(Settings.EMPTY)))) {
