@@ -92,13 +92,7 @@ public class PagewiseDirectoryFactoryIT extends OpenSearchTestCase {
         try (Directory outer = new PagewiseDirectoryFactory().newFSDirectory(dir, NativeFSLockFactory.INSTANCE,
                 indexSettings(Settings.EMPTY))) {
             RecoveringDirectory recovering = (RecoveringDirectory) outer;
-            byte[] block = new byte[1 << 20];
-            random().nextBytes(block);
-            try (IndexOutput out = outer.createOutput("_0.doc", IOContext.DEFAULT)) {
-                for (int i = 0; i < 16; i++) out.writeBytes(block, block.length);
-            }
-            outer.sync(List.of("_0.doc"));
-            PageCache.evict(dir.resolve("_0.doc"));
+            writeCold(outer, dir, "_0.doc");
             recovering.recovering(true);
             try (IndexInput in = outer.openInput("_0.doc", IOContext.DEFAULT)) {
                 in.seek(4 << 20);
@@ -147,13 +141,7 @@ public class PagewiseDirectoryFactoryIT extends OpenSearchTestCase {
         try (Directory outer = new PagewiseDirectoryFactory().newFSDirectory(dir, NativeFSLockFactory.INSTANCE,
                 indexSettings(Settings.EMPTY))) {
             RecoveringDirectory recovering = (RecoveringDirectory) outer;
-            byte[] block = new byte[1 << 20];
-            random().nextBytes(block);
-            try (IndexOutput out = outer.createOutput("_0.cfs", IOContext.DEFAULT)) {
-                for (int i = 0; i < 16; i++) out.writeBytes(block, block.length);
-            }
-            outer.sync(List.of("_0.cfs"));
-            PageCache.evict(dir.resolve("_0.cfs"));
+            writeCold(outer, dir, "_0.cfs");
             recovering.recovering(true);
             try (IndexInput in = outer.openInput("_0.cfs", IOContext.DEFAULT)) {
                 recovering.recovering(false);
@@ -163,6 +151,17 @@ public class PagewiseDirectoryFactoryIT extends OpenSearchTestCase {
                 assertTrue("pages cached by a one-byte read once recovered: " + after, after.residentPages() <= 16);
             }
         }
+    }
+
+    /** Writes 16 MiB of random bytes to a new file, syncs it and drops it from the page cache. */
+    private static void writeCold(Directory outer, Path dir, String name) throws IOException {
+        byte[] block = new byte[1 << 20];
+        random().nextBytes(block);
+        try (IndexOutput out = outer.createOutput(name, IOContext.DEFAULT)) {
+            for (int i = 0; i < 16; i++) out.writeBytes(block, block.length);
+        }
+        outer.sync(List.of(name));
+        PageCache.evict(dir.resolve(name));
     }
 
     public void testDefaultsAreThePolicyTableDefaults() throws IOException {
