@@ -28,6 +28,7 @@
 #   jmh/extended-headers.sh output: per client row, median (min-max) seconds and BLOCK_STATUS requests per run
 #   jmh/sparse-open.sh output: per run kind, each run's seconds and the largest max RSS, then the system calls
 #   jmh/lucene-merge.sh output (RESULT lines): its tables and PagewiseDirectory's goals (lucene-merge.sh -S)
+#   jmh/opensearch-merge.sh output (RESULT lines): its table and per-round ratios (opensearch-merge.sh -S)
 # copy.csv rows also get target C3: file-file pagewise copy at most 0.7x nbdcopy.
 # Rules: "paired" is the median over rounds of row / reference timed in the same round. A time target is met
 # only when both the ratio of the medians and the median paired ratio are <= 1.00; a residency target only when
@@ -582,6 +583,10 @@ for path in paths:
         print(f"\n{path}: a Lucene merge beside a searched and an idle index (jmh/lucene-merge.sh)", flush=True)
         import os, subprocess
         subprocess.run(["bash", os.path.join(os.environ["SUMMARIZE_JMH"], "lucene-merge.sh"), "-S", path], check=True)
+    elif re.search(r"^RESULT round=\S+ load1=\S+ failcnt=\S+ store=", text, re.M):
+        print(f"\n{path}: OpenSearch search beside a force-merge and a shard moving in (jmh/opensearch-merge.sh)", flush=True)
+        import os, subprocess
+        subprocess.run(["bash", os.path.join(os.environ["SUMMARIZE_JMH"], "opensearch-merge.sh"), "-S", path], check=True)
     elif "disk_read/file server_cpu_s" in text:
         print(f"\n{path}: DONTCACHE reads over NBD, RWF_DONTCACHE on whole windows or on every read\n{text.rstrip()}")
     else:
