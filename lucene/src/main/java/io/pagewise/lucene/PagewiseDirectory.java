@@ -64,6 +64,7 @@ public final class PagewiseDirectory extends MMapDirectory {
     private final long mergeReadWindow;
     private final IoTally tally = new IoTally();
     private final BeingRead beingRead = new BeingRead();
+    private final Neighbours neighbours = new Neighbours();
     /** The files MMapDirectory is told to preload ({@link #setPreload}), which are mapped whatever their policy. */
     private volatile BiPredicate<String, IOContext> preload = MMapDirectory.NO_FILES;
 
@@ -213,38 +214,89 @@ public final class PagewiseDirectory extends MMapDirectory {
     /** The mode a new file is written in: a policy that follows its neighbours keeps it cached when they are. */
     private CacheMode writeMode(FilePolicy policy, String name, String type) throws IOException {
         if (!policy.followsNeighbours() || !Native.isAvailable()) return policy.mode();
-        return neighboursCached(name, type) ? CacheMode.WRITEBACK : policy.mode();
+        return neighbours.atStartOf(name).cached(type) ? CacheMode.WRITEBACK : policy.mode();
     }
 
     /**
-     * Whether the files beside a new one are at least {@link FilePolicy#KEEP_WHEN_NEIGHBOURS_CACHED} cached, by
-     * bytes: those of its type, or every file when there are none of its type. An empty directory counts as cached:
-     * the first segment of a new index is what its first reader opens.
+     * What the files beside a new one held in the page cache: for a file of a segment, measured once, when the
+     * segment's first file is made, and kept for its other files. A merge beside a near-real-time reader reads its
+     * sources through the reader's mappings, which no input of this directory sees; measured later, the sources it
+     * has read would count as cached and make the segment's last files (its compound file) kept.
      */
-    private boolean neighboursCached(String name, String type) throws IOException {
-        long[] sameType = new long[2];
-        long[] all = new long[2];
-        for (String other : listAll()) {
-            if (other.equals(name) || other.equals(IndexWriter.WRITE_LOCK_NAME)) continue;
-            Path path = getDirectory().resolve(other);
-            // Only files hold pages: a subdirectory (which listAll names too) is no neighbour.
-            if (!Files.isRegularFile(path)) continue;
-            // A file a merge is reading holds the pages of its reads while open: what counts is what it held before.
-            Residency residency = beingRead.before(other);
-            try {
-                if (residency == null) residency = PageCache.residency(path);
-            } catch (NoSuchFileException deletedMeanwhile) {
-                continue;
+    private final class Neighbours {
+        /** Per segment and generation; bounded, since a segment whose writing failed never writes its .si. */
+        private final Map<String, Snapshot> bySegment = new java.util.LinkedHashMap<>(16, 0.75f, true) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<String, Snapshot> eldest) {
+                return size() > 64;
             }
-            all[0] += residency.residentPages();
-            all[1] += residency.totalPages();
-            if (fileType(other).equals(type)) {
-                sameType[0] += residency.residentPages();
-                sameType[1] += residency.totalPages();
+        };
+
+        Snapshot atStartOf(String name) throws IOException {
+            String segment = segmentKey(name);
+            if (segment == null) return measure(name);
+            synchronized (bySegment) {
+                Snapshot snapshot = bySegment.get(segment);
+                if (snapshot == null) {
+                    snapshot = measure(name);
+                    bySegment.put(segment, snapshot);
+                }
+                // A segment's .si is its last file: later files of that name are updates, measured afresh.
+                if (name.endsWith(".si")) bySegment.remove(segment);
+                return snapshot;
             }
         }
-        long[] basis = sameType[1] > 0 ? sameType : all;
-        return basis[1] == 0 || basis[0] >= FilePolicy.KEEP_WHEN_NEIGHBOURS_CACHED * basis[1];
+
+        /** {@return the segment and generation a file belongs to, or null for files of no segment} */
+        private static String segmentKey(String name) {
+            if (!name.startsWith("_")) return null;
+            long generation;
+            try {
+                generation = IndexFileNames.parseGeneration(name);
+            } catch (NumberFormatException notAGeneration) {
+                generation = 0; // a codec's temporary file, such as _a_Lucene90FieldsIndex-doc_ids_0.tmp
+            }
+            return IndexFileNames.parseSegmentName(name) + "/" + generation;
+        }
+
+        /** {@return the pages the directory's files but name hold, per file type}, before any open merge read them */
+        private Snapshot measure(String name) throws IOException {
+            Map<String, long[]> byType = new java.util.HashMap<>();
+            long[] all = new long[2];
+            for (String other : listAll()) {
+                if (other.equals(name) || other.equals(IndexWriter.WRITE_LOCK_NAME)) continue;
+                Path path = getDirectory().resolve(other);
+                // Only files hold pages: a subdirectory (which listAll names too) is no neighbour.
+                if (!Files.isRegularFile(path)) continue;
+                // A file a merge is reading holds the pages of its reads while open: what counts is what it held before.
+                Residency residency = beingRead.before(other);
+                try {
+                    if (residency == null) residency = PageCache.residency(path);
+                } catch (NoSuchFileException deletedMeanwhile) {
+                    continue;
+                }
+                long[] sums = byType.computeIfAbsent(fileType(other), t -> new long[2]);
+                sums[0] += residency.residentPages();
+                sums[1] += residency.totalPages();
+                all[0] += residency.residentPages();
+                all[1] += residency.totalPages();
+            }
+            return new Snapshot(byType, all);
+        }
+    }
+
+    /** The pages cached and in all, per file type and over all files, of a new file's neighbours. */
+    private record Snapshot(Map<String, long[]> byType, long[] all) {
+        /**
+         * Whether the neighbours are at least {@link FilePolicy#KEEP_WHEN_NEIGHBOURS_CACHED} cached, by pages: those of
+         * the type, or all files when there are none of it. No neighbours count as cached: the first segment of a
+         * new index is what its first reader opens.
+         */
+        boolean cached(String type) {
+            long[] basis = byType.getOrDefault(type, all);
+            if (basis[1] == 0) basis = all;
+            return basis[1] == 0 || basis[0] >= FilePolicy.KEEP_WHEN_NEIGHBOURS_CACHED * basis[1];
+        }
     }
 
     /**

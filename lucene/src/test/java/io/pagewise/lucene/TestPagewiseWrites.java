@@ -82,6 +82,29 @@ public class TestPagewiseWrites extends LuceneTestCase {
         }
     }
 
+    /**
+     * A segment's files follow what its neighbours held when its first file was made. A merge beside a near-real-time
+     * reader reads its sources through the reader's mappings, no input of the directory's, so by the time it writes
+     * its compound file it has brought them all into the page cache; they must still count as cold.
+     */
+    public void testASegmentFollowsWhatItsNeighboursHeldWhenItBegan() throws IOException {
+        try (PagewiseDirectory dir = PagewiseDirectory.open(createTempDir())) {
+            PageCacheChecks.writeCold(dir, "_0.cfs", NEIGHBOUR_BYTES, random());
+            PageCacheChecks.writeCold(dir, "_1.cfs", NEIGHBOUR_BYTES, random());
+            PageCacheChecks.write(dir, "_2.fdt", LuceneContexts.merge(NEW_FILE_BYTES), NEW_FILE_BYTES, random());
+            // What reading the sources through mappings leaves in the page cache.
+            PageCache.touch(PageCacheChecks.path(dir, "_0.cfs"));
+            PageCache.touch(PageCacheChecks.path(dir, "_1.cfs"));
+            PageCacheChecks.write(dir, "_2.cfs", LuceneContexts.merge(NEW_FILE_BYTES), NEW_FILE_BYTES, random());
+            assertAtMost(dir, "_2.cfs", 0.01, "after the merge wrote it from .cfs sources that were cold as it began");
+            PageCacheChecks.write(dir, "_2.si", LuceneContexts.merge(NEW_FILE_BYTES), 1000, random());
+            // The next segment begins beside cached sources.
+            PageCache.touch(PageCacheChecks.path(dir, "_2.cfs"));
+            PageCacheChecks.write(dir, "_3.cfs", LuceneContexts.merge(NEW_FILE_BYTES), NEW_FILE_BYTES, random());
+            assertAtLeast(dir, "_3.cfs", 0.95, "after a merge wrote it beside cached .cfs files");
+        }
+    }
+
     /** The neighbours are those of the new file's type: cached files of other types do not keep it. */
     public void testOnlyNeighboursOfTheSameTypeCount() throws IOException {
         try (PagewiseDirectory dir = PagewiseDirectory.open(createTempDir())) {
