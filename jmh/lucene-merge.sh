@@ -14,7 +14,8 @@
 #
 # Usage: jmh/lucene-merge.sh [-r ROUNDS (3)] [-m LIMIT_MIB (1100)] [-u ROUNDS_WITHOUT_LIMIT (as -r; 0: none)]
 #                            [-d DIRECTORIES (pagewise,mmap,niofs,directio; also pagewise-mwKIB: a merge read window of
-#                                KIB, PagewiseDirectory.Builder.mergeReadWindow)] [-l LUCENE (9 on java 17 | 10)]
+#                                KIB, PagewiseDirectory.Builder.mergeReadWindow; pagewise-bw: EVICT writes buffered,
+#                                -Dpagewise.evict.direct-writes=false)] [-l LUCENE (9 on java 17 | 10)]
 #                            [-j JAVA (java; for -l 10 a JDK 21+)] [-b BUILD_DIR (/var/tmp/pagewise-lucene-bench, -lucene10 for -l 10)]
 #                            [-s SEARCHED_DOCS,IDLE_DOCS,MERGE_DOCS,MERGE_SEGMENTS (205000,205000,1100000,14)]
 #                            [-o RAW_OUTPUT (a file the RESULT lines and logs go to; also printed)]
@@ -166,6 +167,8 @@ run() {
     damon_before=$(damon_bytes)
     disk_before=$(disk_bytes)
     local options=(-Xmx256m -XX:+IgnoreUnrecognizedVMOptions --enable-native-access=ALL-UNNAMED ${LUCENE_MERGE_JVM_OPTIONS:-})
+    # pagewise-bw: EVICT writes buffered, written back and dropped behind, never by O_DIRECT.
+    [ "$dir" != pagewise-bw ] || options+=(-Dpagewise.evict.direct-writes=false)
     # The JVM joins the cgroup before it starts: sh writes its own pid, then execs java.
     sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$cgroup" "$java" "${options[@]}" \
         -cp "$classpath" io.pagewise.jmh.lucene.LuceneMergeWorkload run "$dir" "$build/searched" "$build/idle" \

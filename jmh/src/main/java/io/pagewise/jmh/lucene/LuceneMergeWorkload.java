@@ -202,14 +202,16 @@ public final class LuceneMergeWorkload {
             case "niofs": return new NIOFSDirectory(path);
             case "directio": return new DirectIODirectory(new MMapDirectory(path));
             case "pagewise": return PagewiseDirectory.open(path);
+            // The script starts its JVM with -Dpagewise.evict.direct-writes=false.
+            case "pagewise-bw": return PagewiseDirectory.open(path);
             default:
                 // pagewise-mwKIB: PagewiseDirectory whose merge inputs read ahead and drop behind in KIB windows
                 if (kind.startsWith("pagewise-mw")) {
                     return PagewiseDirectory.builder(path)
                             .mergeReadWindow(Long.parseLong(kind.substring("pagewise-mw".length())) << 10).build();
                 }
-                throw new IllegalArgumentException("directory " + kind + ": mmap, niofs, directio, pagewise or"
-                        + " pagewise-mwKIB");
+                throw new IllegalArgumentException("directory " + kind + ": mmap, niofs, directio, pagewise,"
+                        + " pagewise-bw or pagewise-mwKIB");
         }
     }
 
