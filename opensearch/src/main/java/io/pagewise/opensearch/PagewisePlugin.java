@@ -51,6 +51,7 @@ public class PagewisePlugin extends Plugin implements IndexStorePlugin, ActionPl
     public void onIndexModule(IndexModule indexModule) {
         if (PagewiseDirectoryFactory.STORE_TYPE.equals(indexModule.getSettings().get(IndexModule.INDEX_STORE_TYPE_SETTING.getKey()))) {
             indexModule.addIndexEventListener(new RecoveringDirectory.StateListener());
+            indexModule.addIndexEventListener(new ClosedIndexEviction());
         }
     }
 

@@ -97,6 +97,61 @@ public class PagewiseStoreIT extends OpenSearchIntegTestCase {
         lifeCycle(true, false);
     }
 
+    /**
+     * Closing an index drops its copies' pages on every node, where OpenSearch's own store leaves them cached; opened
+     * again it serves the same documents; deleted, its files are gone, and their pages with them.
+     */
+    public void testClosingAnIndexDropsItsPages() throws Exception {
+        for (String index : List.of("pw", "plain")) {
+            assertAcked(prepareCreate(index).setSettings(Settings.builder()
+                    .put("index.store.type", index.equals("pw") ? "pagewise" : "fs")
+                    .put("index.number_of_shards", 2).put("index.number_of_replicas", 1)));
+        }
+        ensureGreen("pw", "plain");
+        long seed = random().nextLong();
+        indexDocuments("pw", 4_000, 2, seed);
+        indexDocuments("plain", 4_000, 2, seed);
+        Map<String, Path> copies = new TreeMap<>();
+        for (String index : List.of("pw", "plain")) {
+            for (var node : shardFilesPerNode(index).entrySet()) {
+                for (var shard : node.getValue().entrySet()) {
+                    Path dir = shardIndexPath(node.getKey(), index, shard.getKey());
+                    for (String file : shard.getValue()) PageCache.touch(dir.resolve(file));
+                    copies.put(index + "[" + shard.getKey() + "] on " + node.getKey(), dir);
+                }
+            }
+        }
+        assertEquals("copies", 8, copies.size());
+
+        assertAcked(client().admin().indices().prepareClose("pw", "plain"));
+        assertBusy(() -> {
+            for (var copy : copies.entrySet()) {
+                double percent = percentCached(copy.getValue(), listFiles(copy.getValue()));
+                System.out.printf("%s, closed: %.2f %% cached%n", copy.getKey(), percent);
+                if (copy.getKey().startsWith("pw[")) {
+                    assertThat(copy.getKey() + " closed, % cached", percent, lessThanOrEqualTo(1.0));
+                } else {
+                    assertThat(copy.getKey() + " closed (OpenSearch's fs store), % cached", percent, greaterThanOrEqualTo(95.0));
+                }
+            }
+        });
+
+        assertAcked(client().admin().indices().prepareOpen("pw", "plain"));
+        ensureGreen("pw", "plain");
+        for (String index : List.of("pw", "plain")) {
+            assertEquals("documents in " + index + " opened again", 4_000, client().prepareSearch(index).setSize(0)
+                    .setTrackTotalHits(true).get().getHits().getTotalHits().value());
+        }
+        for (String word : QUERIES) assertEquals(word, ids(search("plain", word)), ids(search("pw", word)));
+
+        assertAcked(client().admin().indices().prepareDelete("pw"));
+        assertBusy(() -> {
+            for (var copy : copies.entrySet()) {
+                if (copy.getKey().startsWith("pw[")) assertFalse(copy.getKey() + " deleted", Files.exists(copy.getValue()));
+            }
+        });
+    }
+
     /** A setting of the policy table that names no cache mode is refused, naming the setting and the modes. */
     public void testBadSetting() {
         IllegalArgumentException e = expectThrows(IllegalArgumentException.class, () -> prepareCreate("bad")
