@@ -51,6 +51,7 @@ int pw_register(JNIEnv *env, const char *class_name, const JNINativeMethod *meth
 int pw_register_advice(JNIEnv *env);
 int pw_register_errno_texts(JNIEnv *env);
 int pw_register_file_descriptors(JNIEnv *env);
+int pw_register_io_ring(JNIEnv *env);
 int pw_register_positional_io(JNIEnv *env);
 int pw_register_mincore(JNIEnv *env);
 int pw_register_process_control(JNIEnv *env);
