@@ -49,6 +49,16 @@ public final class Native {
         return NativeLibrary.binding();
     }
 
+    /**
+     * {@return where {@link StorageFile#readAsync} and {@link StorageFile#writeAsync} run in this JVM: {@code
+     * "io_uring"}, or {@code "threads (why)"} where io_uring is absent or refused (Linux before 5.6, a seccomp
+     * profile), the native calls are not available, or {@code -Dpagewise.async=threads} asks for the pool} Asking
+     * starts the engine.
+     */
+    public static String asyncPath() {
+        return io.pagewise.internal.AsyncIo.shared().path();
+    }
+
     /** {@return the {@code os-arch} directory name the jar uses for this JVM, such as {@code linux-x86_64}} */
     public static String platform() {
         String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT).replace(" ", "");

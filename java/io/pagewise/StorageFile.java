@@ -1,7 +1,9 @@
 package io.pagewise;
 
 import io.pagewise.internal.Advice;
+import io.pagewise.internal.AsyncIo;
 import io.pagewise.internal.ChannelRawFile;
+import io.pagewise.internal.Errno;
 import io.pagewise.internal.FileKinds;
 import io.pagewise.internal.IoCounters;
 import io.pagewise.internal.IoVector;
@@ -10,6 +12,7 @@ import io.pagewise.internal.OpenOptions;
 import io.pagewise.internal.RawFile;
 import io.pagewise.internal.UseGate;
 import io.pagewise.policy.CachePolicy;
+import io.pagewise.policy.RingRoute;
 import io.pagewise.system.Alignment;
 import io.pagewise.system.NativeIOException;
 import io.pagewise.system.SystemCallFailure;
@@ -22,8 +25,11 @@ import java.nio.file.AccessDeniedException;
 import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -681,6 +687,174 @@ public final class StorageFile implements Channel {
     @Override
     public boolean isOpen() {
         return users.isOpen();
+    }
+
+    /**
+     * Reads up to {@code dst.remaining()} bytes at offset into dst without waiting for them, as
+     * {@link java.nio.channels.AsynchronousFileChannel#read(ByteBuffer, long)} does: the future completes with the
+     * bytes read (all of them unless the file ends first), or -1 when offset is at or past the end of the file, and
+     * dst's position then moves past them. It fails with the exception the blocking {@link #read(ByteBuffer, long)}
+     * would throw. Where it can, the request goes on the JVM's io_uring ring; else, and for requests the cache mode
+     * must make itself, a pool thread makes the blocking call ({@link Native#asyncPath()}). dst must not be touched
+     * until the future completes. Stages chained to the future without an executor may run on the ring's completion
+     * thread: give long work an executor.
+     *
+     * @param dst    the buffer to fill
+     * @param offset where in the file to read from
+     * @return the future of the bytes read
+     * @throws IllegalArgumentException when offset is negative or dst is read-only
+     */
+    public CompletableFuture<Integer> readAsync(ByteBuffer dst, long offset) {
+        return transferAsync(List.of(dst), new long[] {offset}, false, false).get(0);
+    }
+
+    /**
+     * Reads into each buffer at its offset, as {@link #readAsync(ByteBuffer, long)} does for one, submitting them
+     * together: on the ring, in one system call.
+     *
+     * @param dsts    the buffers to fill
+     * @param offsets where in the file to read each from
+     * @return a future per buffer, in order
+     * @throws IllegalArgumentException when the counts differ, an offset is negative or a buffer is read-only
+     */
+    public List<CompletableFuture<Integer>> readAsync(List<ByteBuffer> dsts, long[] offsets) {
+        return transferAsync(dsts, offsets, false, false);
+    }
+
+    /**
+     * Writes all of {@code src.remaining()} at offset without waiting, as
+     * {@link java.nio.channels.AsynchronousFileChannel#write(ByteBuffer, long)} does: the future completes with the
+     * bytes written, and src's position moves to its limit. It fails with the exception the blocking
+     * {@link #write(ByteBuffer, long)} would throw. See {@link #readAsync(ByteBuffer, long)} for where it runs.
+     *
+     * @param src    the bytes to write
+     * @param offset where in the file to write them
+     * @return the future of the bytes written
+     * @throws IllegalArgumentException when offset is negative or offset plus length overflows
+     */
+    public CompletableFuture<Integer> writeAsync(ByteBuffer src, long offset) {
+        return transferAsync(List.of(src), new long[] {offset}, true, false).get(0);
+    }
+
+    /**
+     * {@link #writeAsync(ByteBuffer, long)}, durable when the future completes if fua is true.
+     *
+     * @param src    the bytes to write
+     * @param offset where in the file to write them
+     * @param fua    when true the data is on stable storage when the future completes
+     * @return the future of the bytes written
+     */
+    public CompletableFuture<Integer> writeAsync(ByteBuffer src, long offset, boolean fua) {
+        return transferAsync(List.of(src), new long[] {offset}, true, fua).get(0);
+    }
+
+    /**
+     * Writes each buffer at its offset, as {@link #writeAsync(ByteBuffer, long)} does for one, submitting them
+     * together: on the ring, in one system call. Writes whose ranges overlap may land in any order.
+     *
+     * @param srcs    the bytes to write
+     * @param offsets where in the file to write each
+     * @return a future per buffer, in order
+     * @throws IllegalArgumentException when the counts differ, or an offset is negative or overflows with its length
+     */
+    public List<CompletableFuture<Integer>> writeAsync(List<ByteBuffer> srcs, long[] offsets) {
+        return transferAsync(srcs, offsets, true, false);
+    }
+
+    private List<CompletableFuture<Integer>> transferAsync(List<ByteBuffer> buffers, long[] offsets, boolean write,
+                                                           boolean fua) {
+        if (buffers.size() != offsets.length) {
+            throw new IllegalArgumentException(buffers.size() + " buffers but " + offsets.length + " offsets");
+        }
+        for (int i = 0; i < offsets.length; i++) {
+            ByteBuffer buffer = Objects.requireNonNull(buffers.get(i), "buffer");
+            checkRange(offsets[i], buffer.remaining());
+            if (!write && buffer.isReadOnly()) throw new IllegalArgumentException("read into a read-only buffer");
+        }
+        AsyncIo engine = AsyncIo.shared();
+        List<CompletableFuture<Integer>> futures = new ArrayList<>(offsets.length);
+        List<AsyncIo.RingOp> ops = new ArrayList<>();
+        for (int i = 0; i < offsets.length; i++) {
+            ByteBuffer buffer = buffers.get(i);
+            long offset = offsets[i];
+            CompletableFuture<Integer> future = new CompletableFuture<>();
+            futures.add(future);
+            try {
+                if (write) checkWritable("write");
+                users.enter();
+            } catch (IOException e) {
+                future.completeExceptionally(e);
+                continue;
+            }
+            RingRoute route = null;
+            try {
+                if (buffer.remaining() == 0) {
+                    users.exit();
+                    future.complete(0);
+                    continue;
+                }
+                if (engine.hasRing()) {
+                    IoVector request = write ? IoVector.toWrite(buffer, offset) : IoVector.toRead(buffer, offset);
+                    route = policy.ringRoute(request, write, fua);
+                }
+            } catch (RuntimeException e) {
+                users.exit();
+                future.completeExceptionally(e);
+                continue;
+            }
+            if (route == null) {
+                users.exit(); // the blocking call holds the file while it runs
+                engine.onPool(() -> write ? write(buffer, offset, fua) : read(buffer, offset)).whenComplete((n, e) -> {
+                    if (e != null) future.completeExceptionally(e); else future.complete(n);
+                });
+                continue;
+            }
+            ops.add(ringOp(route, buffer, offset, write, future));
+        }
+        if (!ops.isEmpty()) engine.submit(ops);
+        return futures;
+    }
+
+    /** One request on the ring; a heap buffer goes through a direct copy. */
+    private AsyncIo.RingOp ringOp(RingRoute route, ByteBuffer buffer, long offset, boolean write,
+                                  CompletableFuture<Integer> future) {
+        int start = buffer.position();
+        int length = buffer.remaining();
+        ByteBuffer direct = buffer.isDirect() ? buffer : ByteBuffer.allocateDirect(length);
+        if (direct != buffer && write) direct.put(0, buffer, start, length);
+        int at = direct == buffer ? start : 0;
+        return new AsyncIo.RingOp(route.descriptor(), write, direct, at, length, offset, route.flags(),
+                route.shortIsEof(), new AsyncIo.Completion() {
+                    @Override
+                    public void completed(long bytes) {
+                        try {
+                            route.done();
+                        } finally {
+                            users.exit();
+                        }
+                        if (direct != buffer && !write) buffer.put(start, direct, 0, (int) bytes);
+                        buffer.position(start + (int) bytes);
+                        if (write) {
+                            writes.increment();
+                            bytesWritten.add(bytes);
+                        } else {
+                            reads.increment();
+                            bytesRead.add(bytes);
+                        }
+                        future.complete(!write && bytes == 0 ? -1 : (int) bytes);
+                    }
+
+                    @Override
+                    public void failed(int negativeErrno, long from, long left) {
+                        try {
+                            route.done();
+                        } finally {
+                            users.exit();
+                        }
+                        future.completeExceptionally(Errno.exception(negativeErrno,
+                                write ? "pwrite by io_uring" : "pread by io_uring", path, from, left));
+                    }
+                });
     }
 
     /**

@@ -161,7 +161,7 @@ public final class Main {
         }
         out.println("pagewise " + version() + " (native library: "
                 + (Native.isAvailable() ? "loaded, " + Native.platform() + ", " + Native.binding() : Native.loadError().getMessage())
-                + ")");
+                + "; asynchronous I/O: " + Native.asyncPath() + ")");
         return 0;
     }
 

@@ -189,6 +189,8 @@ public final class NativeRawFile implements RawFile {
 
     @Override public boolean isNative() { return true; }
 
+    @Override public int descriptor() { return fd; }
+
     @Override public boolean isBlockDevice() { return blockDevice; }
 
     @Override public boolean usesPageCache() { return cached; }

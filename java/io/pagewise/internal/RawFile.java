@@ -44,6 +44,11 @@ public interface RawFile extends java.io.Closeable {
     /** How far the kernel may read ahead of a reader on this file's device, in bytes. */
     long readaheadBytes();
 
+    /** {@return the file descriptor, for a ring to read and write it; -1 where there is none (the pure-Java path)} */
+    default int descriptor() {
+        return -1;
+    }
+
     boolean isNative();
 
     /**

@@ -34,6 +34,14 @@ final class BufferedPolicy implements CachePolicy {
     }
 
     @Override
+    public RingRoute ringRoute(IoVector request, boolean write, boolean fua) {
+        int descriptor = file.descriptor();
+        if (descriptor < 0) return null;
+        boolean durable = write && (mode.syncsEveryWrite() || (fua && mode.flushSyncs()));
+        return new RingRoute(descriptor, durable ? RawFile.DSYNC : 0, false, null);
+    }
+
+    @Override
     public void flush() throws IOException {
         if (mode.flushSyncs()) file.dataSync();
     }

@@ -22,6 +22,17 @@ public interface CachePolicy {
     /** @param fua the data is durable when this returns, by this write alone (RWF_DSYNC), not by a sync of the file */
     void write(IoVector request, boolean fua) throws IOException;
 
+    /**
+     * How an asynchronous ring can run request in this mode: one read or write of the file's descriptor, which the
+     * kernel does as this mode would; or null when the mode must run the request itself (then it runs blocking, on
+     * a pool thread). A route that holds something (a lock) releases it in {@link RingRoute#done()}.
+     *
+     * @param fua for a write: durable when done, by this write alone
+     */
+    default RingRoute ringRoute(IoVector request, boolean write, boolean fua) {
+        return null;
+    }
+
     /** Makes every write so far durable (fdatasync); a mode whose flushes do not sync overrides this. */
     default void flush() throws IOException {
         file().dataSync();

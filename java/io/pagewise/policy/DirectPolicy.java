@@ -137,6 +137,31 @@ final class DirectPolicy implements CachePolicy {
         }
     }
 
+    /**
+     * Aligned requests only, which go to the kernel as they are. A write holds what {@link #write} holds while it is
+     * in flight (the size lock's read side and its pass through the gate), and notes the range written at the end.
+     */
+    @Override
+    public RingRoute ringRoute(IoVector request, boolean write, boolean fua) {
+        int descriptor = file.descriptor();
+        long offset = request.offset();
+        long end = offset + request.length();
+        if (descriptor < 0 || end > maxEnd || end < 0 || !aligned(request)) return null;
+        if (!write) return new RingRoute(descriptor, 0, true, null);
+        long shared = sizeLock.readLock();
+        BlockGate.Pass pass = gate.enter(offset, end, -1, -1);
+        return new RingRoute(descriptor, fua ? RawFile.DSYNC : 0, false, () -> {
+            try {
+                gate.leave(pass);
+                residue.written(offset, end);
+            } catch (IOException dropFailed) {
+                // the write itself is done; what it may have left cached stays, as after a failed fadvise anywhere
+            } finally {
+                sizeLock.unlockRead(shared);
+            }
+        });
+    }
+
     @Override
     public void write(IoVector request, boolean fua) throws IOException {
         long offset = request.offset();

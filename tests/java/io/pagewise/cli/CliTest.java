@@ -76,7 +76,8 @@ class CliTest {
             assertTrue(line.matches("pagewise \\d+\\.\\d+\\.\\d+\\S* \\(native library: .*\\)"),
                     "a filtered version number: " + line);
             assertTrue(Native.isAvailable(), "this JVM has the native library");
-            assertTrue(line.endsWith("(native library: loaded, " + Native.platform() + ", " + Native.binding() + ")"), line);
+            assertTrue(line.endsWith("(native library: loaded, " + Native.platform() + ", " + Native.binding()
+                    + "; asynchronous I/O: " + Native.asyncPath() + ")"), line);
         }
     }
 
