@@ -44,18 +44,24 @@ public final class AsyncIo {
         this.path = path;
         AtomicInteger threads = new AtomicInteger();
         ThreadPoolExecutor executor = new ThreadPoolExecutor(POOL_THREADS, POOL_THREADS, 30, TimeUnit.SECONDS,
-                new LinkedBlockingQueue<>(), task -> {
-                    Thread thread = new Thread(task, "pagewise-async-" + threads.incrementAndGet());
-                    thread.setDaemon(true);
-                    return thread;
-                });
+                new LinkedBlockingQueue<>(), task -> daemon(task, "pagewise-async-" + threads.incrementAndGet()));
         executor.allowCoreThreadTimeOut(true);
         this.pool = executor;
-        if (ring != null) {
-            Thread reaper = new Thread(this::reap, "pagewise-io_uring-reaper");
-            reaper.setDaemon(true);
-            reaper.start();
-        }
+        if (ring != null) daemon(this::reap, "pagewise-io_uring-reaper").start();
+    }
+
+    /**
+     * A daemon thread of the JVM's, not of whoever asked first: in the top thread group, without their class
+     * loader, so that a test framework that counts the threads its test started (Lucene's, OpenSearch's) does not
+     * take the engine's for its own leak.
+     */
+    private static Thread daemon(Runnable task, String name) {
+        ThreadGroup top = Thread.currentThread().getThreadGroup();
+        while (top.getParent() != null) top = top.getParent();
+        Thread thread = new Thread(top, task, name);
+        thread.setDaemon(true);
+        thread.setContextClassLoader(null);
+        return thread;
     }
 
     /** {@return the JVM's engine}, started at first use */

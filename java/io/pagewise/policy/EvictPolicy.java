@@ -118,6 +118,12 @@ final class EvictPolicy implements CachePolicy {
         touched(request.offset(), request.length(), true);
     }
 
+    /** Large aligned writes, which go past the page cache by O_DIRECT; everything else is tracked here, blocking. */
+    @Override
+    public RingRoute ringRoute(IoVector request, boolean write, boolean fua) {
+        return write ? directWrites.ringRoute(request, fua) : null;
+    }
+
     @Override
     public void prefetch(long offset, long length) throws IOException {
         CachePolicy.willNeed(file, offset, length);

@@ -75,6 +75,20 @@ final class LargeDirectWrites {
         }
     }
 
+    /**
+     * The ring's route for a write that qualifies as {@link #write} says, through the O_DIRECT descriptor; null
+     * where it must be written buffered. (A file system that refuses O_DIRECT writes only when they come fails such
+     * a request with EINVAL on the ring, where the blocking write falls back to buffered.)
+     */
+    RingRoute ringRoute(IoVector request, boolean fua) {
+        long offset = request.offset();
+        long length = request.length();
+        if (unavailable || length < MIN_LENGTH || offset % unit != 0 || length % unit != 0) return null;
+        DirectPolicy twin = twin();
+        if (twin == null || !precached.within(offset, offset + length).isEmpty()) return null;
+        return twin.ringRoute(request, true, fua);
+    }
+
     private DirectPolicy twin() {
         DirectPolicy twin = direct;
         if (twin != null || unavailable) return twin;

@@ -1,9 +1,14 @@
 package io.pagewise.lucene;
 
+import io.pagewise.CacheMode;
+import io.pagewise.Native;
 import io.pagewise.StorageFile;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.ArrayDeque;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.zip.CRC32;
 import org.apache.lucene.store.IndexOutput;
@@ -16,6 +21,11 @@ import org.apache.lucene.store.IndexOutput;
  */
 final class StorageIndexOutput extends IndexOutput {
     static final int BUFFER_BYTES = 256 << 10;
+    /**
+     * Full buffers in flight at most, with {@link #asyncWrites}: the writer fills the next while the kernel writes
+     * them, and waits only when this many are still being written (1 MiB).
+     */
+    static final int IN_FLIGHT = 4;
     private static final int ALIGNMENT = 4096;
     /** Buffers of closed outputs, for the next: an index writes many small files, and direct memory is freed late. */
     private static final ArrayBlockingQueue<ByteBuffer> SPARE = new ArrayBlockingQueue<>(32);
@@ -28,13 +38,33 @@ final class StorageIndexOutput extends IndexOutput {
     /** How many of the buffer's bytes the CRC already covers. */
     private int summed;
     private boolean closed;
+    /**
+     * Whether full buffers go out by {@link StorageFile#writeAsync}, on the io_uring ring: in the modes whose
+     * whole-page writes bypass the page cache and so wait for the disk (EVICT's large writes and DIRECT go by
+     * O_DIRECT), where the ring is there. No thread of ours waits for them: the kernel writes, the ring's reaper
+     * completes. A failed write fails the output at its next write or at close.
+     */
+    private final boolean asyncWrites;
+    /** Full buffers being written, oldest first, with their writes. */
+    private final ArrayDeque<InFlight> inFlight = new ArrayDeque<>();
+
+    private record InFlight(ByteBuffer buffer, CompletableFuture<Integer> write) {}
 
     StorageIndexOutput(String description, String name, StorageFile file, IoTally.Counter counter) {
         super(description, name);
         this.file = file;
         this.counter = counter;
+        CacheMode mode = file.cacheMode();
+        this.asyncWrites = (mode == CacheMode.EVICT || mode == CacheMode.DIRECT) && RING;
+        this.buffer = newBuffer();
+    }
+
+    /** Whether asynchronous writes run on io_uring in this JVM (else they would take a pool thread each). */
+    private static final boolean RING = Native.isAvailable() && Native.asyncPath().equals("io_uring");
+
+    private static ByteBuffer newBuffer() {
         ByteBuffer spare = SPARE.poll();
-        this.buffer = spare != null ? spare : ByteBuffer.allocateDirect(BUFFER_BYTES + ALIGNMENT)
+        return spare != null ? spare : ByteBuffer.allocateDirect(BUFFER_BYTES + ALIGNMENT)
                 .alignedSlice(ALIGNMENT).order(ByteOrder.LITTLE_ENDIAN);
     }
 
@@ -75,7 +105,7 @@ final class StorageIndexOutput extends IndexOutput {
 
     @Override
     public long getFilePointer() {
-        return closed ? flushed : flushed + buffer.position();
+        return closed || buffer == null ? flushed : flushed + buffer.position();
     }
 
     @Override
@@ -85,6 +115,7 @@ final class StorageIndexOutput extends IndexOutput {
     }
 
     private void sumBuffered() {
+        if (buffer == null) return; // a write failed while the next buffer was awaited
         int end = buffer.position();
         if (summed < end) {
             crc.update(buffer.duplicate().limit(end).position(summed));
@@ -96,11 +127,41 @@ final class StorageIndexOutput extends IndexOutput {
         sumBuffered();
         buffer.flip();
         int bytes = buffer.remaining();
-        file.write(buffer, flushed);
+        if (asyncWrites && bytes == BUFFER_BYTES) {
+            throwFailedWrite();
+            inFlight.add(new InFlight(buffer, file.writeAsync(buffer, flushed)));
+            buffer = null; // it is the write's until that completes
+            buffer = inFlight.size() < IN_FLIGHT ? newBuffer() : awaitOldest();
+        } else {
+            file.write(buffer, flushed);
+            buffer.clear();
+        }
         counter.written(bytes);
         flushed += bytes;
-        buffer.clear();
         summed = 0;
+    }
+
+    /** Throws the failure of a write that has failed already, if any. */
+    private void throwFailedWrite() throws IOException {
+        for (InFlight write : inFlight) {
+            if (write.write().isCompletedExceptionally()) await(write);
+        }
+    }
+
+    /** Waits for the oldest write; {@return its buffer, to fill again} */
+    private ByteBuffer awaitOldest() throws IOException {
+        InFlight oldest = inFlight.poll();
+        await(oldest);
+        return oldest.buffer().clear();
+    }
+
+    private static void await(InFlight write) throws IOException {
+        try {
+            write.write().join();
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof IOException failure) throw failure;
+            throw e;
+        }
     }
 
     @Override
@@ -109,17 +170,28 @@ final class StorageIndexOutput extends IndexOutput {
         closed = true;
         IOException failed = null;
         try {
-            if (buffer.position() > 0) flushBuffer();
+            if (buffer != null && buffer.position() > 0) flushBuffer();
         } catch (IOException e) {
             failed = e;
+        }
+        // Every write waited for, failed or not: a buffer still being written must not be reused.
+        while (!inFlight.isEmpty()) {
+            InFlight write = inFlight.poll();
+            try {
+                await(write);
+            } catch (IOException | RuntimeException e) {
+                if (failed == null) failed = e instanceof IOException io ? io : new IOException(e);
+                else if (e != failed) failed.addSuppressed(e);
+            }
+            write.buffer().clear();
+            SPARE.offer(write.buffer());
         }
         try {
             file.close();
         } catch (IOException e) {
             if (failed == null) failed = e; else failed.addSuppressed(e);
         }
-        buffer.clear();
-        SPARE.offer(buffer);
+        if (buffer != null) SPARE.offer(buffer.clear());
         buffer = null;
         if (failed != null) throw failed;
     }

@@ -1,0 +1,92 @@
+package io.pagewise.lucene;
+
+import io.pagewise.CacheMode;
+import io.pagewise.StorageFile;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import org.apache.lucene.tests.util.LuceneTestCase;
+import org.junit.Before;
+import org.junit.BeforeClass;
+
+/**
+ * An output in a mode that waits for the disk writes its full buffers asynchronously: a write that fails
+ * there must still fail the output, at its next write or at the latest at close, with the error of the write itself.
+ * /dev/full answers every write with ENOSPC.
+ */
+public class TestAsyncWrites extends LuceneTestCase {
+    @BeforeClass
+    public static void announce() {
+        TestLines.announce(TestAsyncWrites.class);
+    }
+
+    @Before
+    public void needsNative() {
+        PageCacheChecks.assumeNative(); // on the pure-Java path every output is WRITEBACK, written synchronously
+    }
+
+    public void testAFailedAsynchronousWriteFailsTheOutput() throws IOException {
+        Path full = Path.of("/dev/full");
+        assumeTrue("needs /dev/full", Files.isWritable(full));
+        byte[] chunk = new byte[64 << 10];
+        random().nextBytes(chunk);
+        IOException failure = null;
+        StorageFile file = StorageFile.open(full, CacheMode.EVICT, StandardOpenOption.WRITE);
+        StorageIndexOutput output = new StorageIndexOutput("test", "_0.fdt", file,
+                new IoTally().counter("fdt", ContextKind.MERGE));
+        try {
+            // Many buffers' worth: the writer must learn of the failure before it has written them all.
+            for (int i = 0; i < 256; i++) output.writeBytes(chunk, 0, chunk.length);
+        } catch (IOException e) {
+            failure = e;
+        }
+        try {
+            output.close();
+        } catch (IOException e) {
+            if (failure == null) failure = e;
+        }
+        assertNotNull("writes to /dev/full reported no failure", failure);
+        assertTrue("the failure names the error and the file: " + failure,
+                failure.getMessage().contains("ENOSPC") && failure.getMessage().contains("/dev/full"));
+    }
+
+    /** A file of many buffers written asynchronously in EVICT and DIRECT holds every byte, and nothing is cached. */
+    public void testAsynchronousWritesLandWhole() throws IOException {
+        for (CacheMode mode : new CacheMode[] {CacheMode.EVICT, CacheMode.DIRECT}) {
+            Path path = createTempDir().resolve("_0.fdt");
+            byte[] data = new byte[StorageIndexOutput.BUFFER_BYTES * 9 + 12345];
+            random().nextBytes(data);
+            StorageFile file = StorageFile.open(path, mode, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+            try (StorageIndexOutput output = new StorageIndexOutput("test", "_0.fdt", file,
+                    new IoTally().counter("fdt", ContextKind.MERGE))) {
+                for (int at = 0; at < data.length; ) {
+                    int now = Math.min(data.length - at, 1 + random().nextInt(300_000));
+                    output.writeBytes(data, at, now);
+                    at += now;
+                }
+                assertEquals(data.length, output.getFilePointer());
+            }
+            io.pagewise.Residency left = io.pagewise.PageCache.residency(path);
+            assertTrue(mode + ": " + left.residentPages() + " of " + left.totalPages() + " pages cached",
+                    left.residentPages() <= 1 + left.totalPages() / 100);
+            assertArrayEquals(mode + ": the file holds what was written", data, Files.readAllBytes(path));
+        }
+    }
+
+    public void testAFailedAsynchronousWriteFailsTheNextWrite() throws IOException {
+        Path full = Path.of("/dev/full");
+        assumeTrue("needs /dev/full", Files.isWritable(full));
+        byte[] chunk = new byte[StorageIndexOutput.BUFFER_BYTES];
+        StorageFile file = StorageFile.open(full, CacheMode.EVICT, StandardOpenOption.WRITE);
+        try (StorageIndexOutput output = new StorageIndexOutput("test", "_0.fdt", file,
+                new IoTally().counter("fdt", ContextKind.MERGE))) {
+            IOException thrown = expectThrows(IOException.class, () -> {
+                for (int i = 0; i < 1024; i++) output.writeBytes(chunk, 0, chunk.length);
+            });
+            assertTrue("the failure names the error: " + thrown, thrown.getMessage().contains("ENOSPC"));
+        } catch (IOException closing) {
+            assertTrue("close names the error: " + closing, closing.getMessage().contains("ENOSPC"));
+        }
+    }
+}
