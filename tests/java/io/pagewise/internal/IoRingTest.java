@@ -264,7 +264,8 @@ class IoRingTest {
             ByteBuffer ok = ByteBuffer.allocateDirect(100);
             Object[][] refused = {
                 {"past capacity", ok, 50, 51}, {"negative position", ok, -1, 10},
-                {"heap buffer", ByteBuffer.allocate(100), 0, 100}, {"null buffer", null, 0, 100},
+                {"heap buffer", ByteBuffer.allocate(100), 0, 100}, {"heap buffer past its start", ByteBuffer.allocate(100), 10, 50},
+                {"null buffer", null, 0, 100},
             };
             for (Object[] bad : refused) {
                 // The first request is valid: it must not go either.
