@@ -51,6 +51,15 @@ final class IoRingBinding {
     private static final long PARAMS_FEATURES = 20;
     private static final long PARAMS_SQ_OFF = 40; // struct io_sqring_offsets
     private static final long PARAMS_CQ_OFF = 80; // struct io_cqring_offsets
+    /** Fields of struct io_sqring_offsets and struct io_cqring_offsets: where each is in the mapped rings. */
+    private static final long SQ_OFF_HEAD = 0;
+    private static final long SQ_OFF_TAIL = 4;
+    private static final long SQ_OFF_RING_MASK = 8;
+    private static final long SQ_OFF_ARRAY = 24;
+    private static final long CQ_OFF_HEAD = 0;
+    private static final long CQ_OFF_TAIL = 4;
+    private static final long CQ_OFF_RING_MASK = 8;
+    private static final long CQ_OFF_CQES = 20;
     /** struct io_uring_sqe (64 bytes) and struct io_uring_cqe (16 bytes), as this class writes and reads them. */
     private static final long SQE_SIZE = 64;
     private static final long SQE_OPCODE = 0;
@@ -112,16 +121,14 @@ final class IoRingBinding {
             sqRing = MemorySegment.ofAddress(sqRingAddress).reinterpret(sqRingSize);
             cqRing = MemorySegment.ofAddress(cqRingAddress).reinterpret(cqRingSize);
             sqes = MemorySegment.ofAddress(sqesAddress).reinterpret(sqesSize);
-            // struct io_sqring_offsets { head, tail, ring_mask, ring_entries, flags, dropped, array, ... }
-            sqHead = unsigned(params, PARAMS_SQ_OFF);
-            sqTail = unsigned(params, PARAMS_SQ_OFF + 4);
-            sqMask = sqRing.get(JAVA_INT, unsigned(params, PARAMS_SQ_OFF + 8));
-            sqArray = unsigned(params, PARAMS_SQ_OFF + 24);
-            // struct io_cqring_offsets { head, tail, ring_mask, ring_entries, overflow, cqes, ... }
-            cqHead = unsigned(params, PARAMS_CQ_OFF);
-            cqTail = unsigned(params, PARAMS_CQ_OFF + 4);
-            cqMask = cqRing.get(JAVA_INT, unsigned(params, PARAMS_CQ_OFF + 8));
-            cqes = unsigned(params, PARAMS_CQ_OFF + 20);
+            sqHead = unsigned(params, PARAMS_SQ_OFF + SQ_OFF_HEAD);
+            sqTail = unsigned(params, PARAMS_SQ_OFF + SQ_OFF_TAIL);
+            sqMask = sqRing.get(JAVA_INT, unsigned(params, PARAMS_SQ_OFF + SQ_OFF_RING_MASK));
+            sqArray = unsigned(params, PARAMS_SQ_OFF + SQ_OFF_ARRAY);
+            cqHead = unsigned(params, PARAMS_CQ_OFF + CQ_OFF_HEAD);
+            cqTail = unsigned(params, PARAMS_CQ_OFF + CQ_OFF_TAIL);
+            cqMask = cqRing.get(JAVA_INT, unsigned(params, PARAMS_CQ_OFF + CQ_OFF_RING_MASK));
+            cqes = unsigned(params, PARAMS_CQ_OFF + CQ_OFF_CQES);
         }
     }
 
@@ -143,8 +150,8 @@ final class IoRingBinding {
         }
         long sqEntries = unsigned(params, PARAMS_SQ_ENTRIES);
         long cqEntries = unsigned(params, PARAMS_CQ_ENTRIES);
-        long sqRingSize = unsigned(params, PARAMS_SQ_OFF + 24) + sqEntries * 4; // the array of sq_entries indexes
-        long cqRingSize = unsigned(params, PARAMS_CQ_OFF + 20) + cqEntries * CQE_SIZE;
+        long sqRingSize = unsigned(params, PARAMS_SQ_OFF + SQ_OFF_ARRAY) + sqEntries * 4; // sq_entries indexes
+        long cqRingSize = unsigned(params, PARAMS_CQ_OFF + CQ_OFF_CQES) + cqEntries * CQE_SIZE;
         boolean single = (features & IORING_FEAT_SINGLE_MMAP) != 0;
         if (single && cqRingSize > sqRingSize) sqRingSize = cqRingSize;
         long sqesSize = sqEntries * SQE_SIZE;

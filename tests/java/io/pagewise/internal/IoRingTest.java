@@ -377,6 +377,79 @@ class IoRingTest {
         }
     }
 
+    /**
+     * The FFM binding spells out the kernel's numbers and struct layouts that io_ring.c takes from its headers: each
+     * architecture's C compiler checks them (gcc for x86_64, aarch64-linux-gnu-gcc for aarch64), as FfmConstantsTest
+     * does for the other FFM classes.
+     */
+    @Test
+    @Tag("ffm")
+    void theFfmBindingUsesTheHeadersNumbers() throws Exception {
+        assertEquals("FFM", io.pagewise.Native.binding(), "these constants are the FFM binding's");
+        Map<String, String> constants = new java.util.LinkedHashMap<>();
+        for (String name : new String[] {"EINVAL", "EFAULT", "EBUSY", "IORING_OP_NOP", "IORING_OP_READ",
+                "IORING_OP_WRITE", "IORING_FEAT_SINGLE_MMAP", "IORING_FEAT_RW_CUR_POS", "IORING_ENTER_GETEVENTS",
+                "IORING_OFF_SQ_RING", "IORING_OFF_CQ_RING", "IORING_OFF_SQES", "RWF_DSYNC", "PROT_READ", "PROT_WRITE",
+                "MAP_SHARED", "MAP_POPULATE"}) {
+            constants.put(name, name);
+        }
+        constants.put("PARAMS_SIZE", "sizeof(struct io_uring_params)");
+        constants.put("PARAMS_SQ_ENTRIES", "offsetof(struct io_uring_params, sq_entries)");
+        constants.put("PARAMS_CQ_ENTRIES", "offsetof(struct io_uring_params, cq_entries)");
+        constants.put("PARAMS_FEATURES", "offsetof(struct io_uring_params, features)");
+        constants.put("PARAMS_SQ_OFF", "offsetof(struct io_uring_params, sq_off)");
+        constants.put("PARAMS_CQ_OFF", "offsetof(struct io_uring_params, cq_off)");
+        constants.put("SQ_OFF_HEAD", "offsetof(struct io_sqring_offsets, head)");
+        constants.put("SQ_OFF_TAIL", "offsetof(struct io_sqring_offsets, tail)");
+        constants.put("SQ_OFF_RING_MASK", "offsetof(struct io_sqring_offsets, ring_mask)");
+        constants.put("SQ_OFF_ARRAY", "offsetof(struct io_sqring_offsets, array)");
+        constants.put("CQ_OFF_HEAD", "offsetof(struct io_cqring_offsets, head)");
+        constants.put("CQ_OFF_TAIL", "offsetof(struct io_cqring_offsets, tail)");
+        constants.put("CQ_OFF_RING_MASK", "offsetof(struct io_cqring_offsets, ring_mask)");
+        constants.put("CQ_OFF_CQES", "offsetof(struct io_cqring_offsets, cqes)");
+        constants.put("SQE_SIZE", "sizeof(struct io_uring_sqe)");
+        constants.put("SQE_OPCODE", "offsetof(struct io_uring_sqe, opcode)");
+        constants.put("SQE_FD", "offsetof(struct io_uring_sqe, fd)");
+        constants.put("SQE_OFF", "offsetof(struct io_uring_sqe, off)");
+        constants.put("SQE_ADDR", "offsetof(struct io_uring_sqe, addr)");
+        constants.put("SQE_LEN", "offsetof(struct io_uring_sqe, len)");
+        constants.put("SQE_RW_FLAGS", "offsetof(struct io_uring_sqe, rw_flags)");
+        constants.put("SQE_USER_DATA", "offsetof(struct io_uring_sqe, user_data)");
+        constants.put("CQE_SIZE", "sizeof(struct io_uring_cqe)");
+        constants.put("CQE_RES", "offsetof(struct io_uring_cqe, res)");
+        Class<?> arch = Class.forName("io.pagewise.internal.Ffm$Arch");
+        for (String compiler : new String[] {"gcc", "aarch64-linux-gnu-gcc"}) {
+            ExternalTools.require(compiler);
+            Object archConstant = Enum.valueOf(arch.asSubclass(Enum.class),
+                    compiler.startsWith("aarch64") ? "AARCH64" : "X86_64");
+            StringBuilder source = new StringBuilder("#define _GNU_SOURCE\n");
+            for (String header : new String[] {"errno.h", "stddef.h", "sys/mman.h", "sys/syscall.h", "sys/uio.h",
+                    "linux/io_uring.h"}) {
+                source.append("#include <").append(header).append(">\n");
+            }
+            for (Map.Entry<String, String> entry : constants.entrySet()) {
+                source.append(check(entry.getValue(), entry.getKey(), value(IoRingBinding.class, null, entry.getKey())));
+            }
+            source.append(check("SYS_io_uring_setup", "ioUringSetup", value(arch, archConstant, "ioUringSetup")));
+            source.append(check("SYS_io_uring_enter", "ioUringEnter", value(arch, archConstant, "ioUringEnter")));
+            Path file = dir.resolve("io-ring-constants.c");
+            Files.writeString(file, source);
+            ExternalTools.run(60, compiler, "-std=gnu11", "-fsyntax-only", file.toString())
+                    .assertOk(compiler + " checking the FFM ring's numbers");
+        }
+    }
+
+    private static String check(String expression, String field, long value) {
+        return String.format("_Static_assert((long long) (%s) == %dLL, \"%s is %d\");%n", expression, value, field,
+                value);
+    }
+
+    private static long value(Class<?> owner, Object instance, String name) throws Exception {
+        java.lang.reflect.Field field = owner.getDeclaredField(name);
+        field.setAccessible(true);
+        return ((Number) field.get(instance)).longValue();
+    }
+
     @Test
     void theIoRingClassThrowsWhatTheBindingRefuses() throws Exception {
         try (IoRing io = IoRing.open(4)) {
