@@ -59,6 +59,9 @@ final class Ffm {
         final int oDirect;
         /** cachestat(2), Linux 6.5: the same number on every architecture. */
         final long cachestat = 451;
+        /** io_uring_setup(2) and io_uring_enter(2), Linux 5.1: the same numbers on every architecture. */
+        final long ioUringSetup = 425;
+        final long ioUringEnter = 426;
 
         Arch(long preadv2, long pwritev2, long ioSetup, long ioDestroy, long ioSubmit, long ioGetevents, long statx,
              int oDirect) {
