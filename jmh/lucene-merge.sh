@@ -15,7 +15,8 @@
 # Usage: jmh/lucene-merge.sh [-r ROUNDS (3)] [-m LIMIT_MIB (1100)] [-u ROUNDS_WITHOUT_LIMIT (as -r; 0: none)]
 #                            [-d DIRECTORIES (pagewise,mmap,niofs,directio; also pagewise-mwKIB: a merge read window of
 #                                KIB, PagewiseDirectory.Builder.mergeReadWindow; pagewise-bw: EVICT writes buffered,
-#                                -Dpagewise.evict.direct-writes=false)] [-l LUCENE (9 on java 17 | 10)]
+#                                -Dpagewise.evict.direct-writes=false; pagewise-sync: merge and flush writes
+#                                waited for one at a time, Builder.asyncWrites(false))] [-l LUCENE (9 on java 17 | 10)]
 #                            [-j JAVA (java; for -l 10 a JDK 21+)] [-b BUILD_DIR (/var/tmp/pagewise-lucene-bench, -lucene10 for -l 10)]
 #                            [-s SEARCHED_DOCS,IDLE_DOCS,MERGE_DOCS,MERGE_SEGMENTS (205000,205000,1100000,14)]
 #                            [-o RAW_OUTPUT (a file the RESULT lines and logs go to; also printed)]

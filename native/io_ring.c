@@ -172,8 +172,8 @@ submit0(JNIEnv *env, jclass cls, jlong handle, jint count, jintArray ops, jintAr
         /* Everything queued, earlier leftovers too: the kernel takes them from the queue's head. */
         unsigned queued = tail + (unsigned) count - atomic_load_explicit(ring->sq_head, memory_order_acquire);
         if (queued == 0) return count;
-        int taken = ring_enter(ring->fd, queued, 0, 0);
-        if (taken < 0 && errno == EINTR) continue;
+        int taken;
+        PW_RETRY(taken, ring_enter(ring->fd, queued, 0, 0));
         if (taken < 0 && first) {
             int error = errno;
             /* Nothing was taken, and without SQPOLL the kernel reads the queue only inside io_uring_enter. */

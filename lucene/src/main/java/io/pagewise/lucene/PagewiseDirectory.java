@@ -62,6 +62,7 @@ public final class PagewiseDirectory extends MMapDirectory {
     public static final long DEFAULT_MERGE_READ_WINDOW = 2L << 20;
     private final PolicyTable policies;
     private final long mergeReadWindow;
+    private final boolean asyncWrites;
     private final IoTally tally = new IoTally();
     private final BeingRead beingRead = new BeingRead();
     private final Neighbours neighbours = new Neighbours();
@@ -69,10 +70,11 @@ public final class PagewiseDirectory extends MMapDirectory {
     private volatile BiPredicate<String, IOContext> preload = MMapDirectory.NO_FILES;
 
     private PagewiseDirectory(Path path, LockFactory locks, PolicyTable policies, long mapChunkBytes,
-            long mergeReadWindow) throws IOException {
+            long mergeReadWindow, boolean asyncWrites) throws IOException {
         super(path, locks, mapChunkBytes);
         this.policies = policies;
         this.mergeReadWindow = mergeReadWindow;
+        this.asyncWrites = asyncWrites;
         if (!Native.isAvailable() && TOLD_PURE_JAVA.compareAndSet(false, true)) {
             LOG.log(System.Logger.Level.WARNING, "pagewise: the native library is " + Native.loadError().getMessage()
                     + "; PagewiseDirectory reads and writes every file in WRITEBACK (kept in the page cache)");
@@ -208,7 +210,7 @@ public final class PagewiseDirectory extends MMapDirectory {
             throw e;
         }
         return new StorageIndexOutput("StorageIndexOutput(path=\"" + path + "\", " + mode + ")", name, file,
-                tally.counter(type, kind));
+                tally.counter(type, kind), asyncWrites);
     }
 
     /** The mode a new file is written in: a policy that follows its neighbours keeps it cached when they are. */
@@ -401,6 +403,7 @@ public final class PagewiseDirectory extends MMapDirectory {
         private LockFactory locks = FSLockFactory.getDefault();
         private long mapChunkBytes = MMapDirectory.DEFAULT_MAX_CHUNK_SIZE;
         private long mergeReadWindow = DEFAULT_MERGE_READ_WINDOW;
+        private boolean asyncWrites = true;
 
         private Builder(Path path) {
             this.path = Objects.requireNonNull(path, "path");
@@ -490,13 +493,29 @@ public final class PagewiseDirectory extends MMapDirectory {
         }
 
         /**
+         * Whether new files in EVICT and DIRECT (merges and flushes, by default) write their full buffers on the
+         * io_uring ring, up to four at a time, while the writer fills the next, where the ring is there
+         * ({@link io.pagewise.Native#asyncPath()}). On: the merge thread does not wait for each O_DIRECT write
+         * (merges as fast as MMapDirectory's in docs/LUCENE.md's workload), and so keeps its CPU busy; off: it waits,
+         * leaving the CPU to searches meanwhile (on 2 CPUs, the search p99 during a merge rose less). The default is
+         * on.
+         *
+         * @param on whether to write asynchronously
+         * @return this builder
+         */
+        public Builder asyncWrites(boolean on) {
+            this.asyncWrites = on;
+            return this;
+        }
+
+        /**
          * {@return the directory}
          *
          * @throws IOException when the directory cannot be made
          */
         public PagewiseDirectory build() throws IOException {
             return new PagewiseDirectory(path, locks, wholeTable != null ? wholeTable : table.build(), mapChunkBytes,
-                    mergeReadWindow);
+                    mergeReadWindow, asyncWrites);
         }
     }
 }

@@ -51,11 +51,15 @@ final class StorageIndexOutput extends IndexOutput {
     private record InFlight(ByteBuffer buffer, CompletableFuture<Integer> write) {}
 
     StorageIndexOutput(String description, String name, StorageFile file, IoTally.Counter counter) {
+        this(description, name, file, counter, true);
+    }
+
+    StorageIndexOutput(String description, String name, StorageFile file, IoTally.Counter counter, boolean async) {
         super(description, name);
         this.file = file;
         this.counter = counter;
         CacheMode mode = file.cacheMode();
-        this.asyncWrites = (mode == CacheMode.EVICT || mode == CacheMode.DIRECT) && RING;
+        this.asyncWrites = async && (mode == CacheMode.EVICT || mode == CacheMode.DIRECT) && RING;
         this.buffer = newBuffer();
     }
 
