@@ -11,6 +11,7 @@ import io.pagewise.internal.NativeRawFile;
 import io.pagewise.internal.OpenOptions;
 import io.pagewise.internal.RawFile;
 import io.pagewise.internal.UseGate;
+import io.pagewise.internal.VirtualThreads;
 import io.pagewise.policy.CachePolicy;
 import io.pagewise.policy.RingRoute;
 import io.pagewise.system.Alignment;
@@ -202,6 +203,7 @@ public final class StorageFile implements Channel {
      * @throws IllegalArgumentException when dst is read-only
      */
     public int read(ByteBuffer dst, long offset) throws IOException {
+        if (VirtualThreads.current()) return awaitParked(readAsync(dst, offset));
         // The thread's own request, not a new one (see IoVector), and read(IoVector)'s body written out: with one
         // level more the JIT does not reach the bottom of the FFM binding, and the buffer's segment was allocated
         // per call (32 bytes, on JDK 25).
@@ -324,6 +326,7 @@ public final class StorageFile implements Channel {
      * @throws java.nio.file.AccessDeniedException when the file is open read-only
      */
     public int write(ByteBuffer src, long offset, boolean fua) throws IOException {
+        if (VirtualThreads.current()) return awaitParked(writeAsync(src, offset, fua));
         // As in read(ByteBuffer, long): the thread's own request, and write(IoVector, boolean)'s body written out.
         IoVector request = IoVector.toWriteOnThread(src, offset);
         try {
@@ -793,7 +796,8 @@ public final class StorageFile implements Channel {
                     future.complete(0);
                     continue;
                 }
-                if (engine.hasRing()) {
+                // A heap buffer goes to the pool, whose blocking call bounces it through the library's buffers.
+                if (engine.hasRing() && buffer.isDirect()) {
                     IoVector request = write ? IoVector.toWrite(buffer, offset) : IoVector.toRead(buffer, offset);
                     route = policy.ringRoute(request, write, fua);
                 }
@@ -815,15 +819,28 @@ public final class StorageFile implements Channel {
         return futures;
     }
 
-    /** One request on the ring; a heap buffer goes through a direct copy. */
+    /**
+     * Waits for an asynchronous request as a blocking call waits: not interruptibly, throwing what it threw. A
+     * virtual thread parks here and leaves its carrier to others, where a system call would have held it.
+     */
+    private static int awaitParked(CompletableFuture<Integer> request) throws IOException {
+        try {
+            return request.join();
+        } catch (java.util.concurrent.CompletionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof IOException io) throw io;
+            if (cause instanceof RuntimeException runtime) throw runtime;
+            if (cause instanceof Error error) throw error;
+            throw e;
+        }
+    }
+
+    /** One request on the ring, of a direct buffer. */
     private AsyncIo.RingOp ringOp(RingRoute route, ByteBuffer buffer, long offset, boolean write,
                                   CompletableFuture<Integer> future) {
         int start = buffer.position();
         int length = buffer.remaining();
-        ByteBuffer direct = buffer.isDirect() ? buffer : ByteBuffer.allocateDirect(length);
-        if (direct != buffer && write) direct.put(0, buffer, start, length);
-        int at = direct == buffer ? start : 0;
-        return new AsyncIo.RingOp(route.descriptor(), write, direct, at, length, offset, route.flags(),
+        return new AsyncIo.RingOp(route.descriptor(), write, buffer, start, length, offset, route.flags(),
                 route.shortIsEof(), new AsyncIo.Completion() {
                     @Override
                     public void completed(long bytes) {
@@ -832,7 +849,6 @@ public final class StorageFile implements Channel {
                         } finally {
                             users.exit();
                         }
-                        if (direct != buffer && !write) buffer.put(start, direct, 0, (int) bytes);
                         buffer.position(start + (int) bytes);
                         if (write) {
                             writes.increment();

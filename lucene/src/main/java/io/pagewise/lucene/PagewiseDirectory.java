@@ -101,6 +101,11 @@ public final class PagewiseDirectory extends MMapDirectory {
         return new Builder(path);
     }
 
+    /** {@return whether merges and flushes write asynchronously where they can ({@link Builder#asyncWrites})} */
+    public boolean asyncWrites() {
+        return asyncWrites;
+    }
+
     /** {@return the policy table in use} */
     public PolicyTable policies() {
         return policies;
@@ -210,7 +215,7 @@ public final class PagewiseDirectory extends MMapDirectory {
             throw e;
         }
         return new StorageIndexOutput("StorageIndexOutput(path=\"" + path + "\", " + mode + ")", name, file,
-                tally.counter(type, kind), asyncWrites);
+                tally.counter(type, kind), asyncWrites && (kind == ContextKind.MERGE || kind == ContextKind.FLUSH));
     }
 
     /** The mode a new file is written in: a policy that follows its neighbours keeps it cached when they are. */
@@ -493,8 +498,8 @@ public final class PagewiseDirectory extends MMapDirectory {
         }
 
         /**
-         * Whether new files in EVICT and DIRECT (merges and flushes, by default) write their full buffers on the
-         * io_uring ring, up to four at a time, while the writer fills the next, where the ring is there
+         * Whether the files merges and flushes make, in EVICT and DIRECT (their default policies' mode), write their
+         * full buffers on the io_uring ring, up to four at a time, while the writer fills the next, where the ring is there
          * ({@link io.pagewise.Native#asyncPath()}). On: the merge thread does not wait for each O_DIRECT write
          * (merges as fast as MMapDirectory's in docs/LUCENE.md's workload), and so keeps its CPU busy; off: it waits,
          * leaving the CPU to searches meanwhile (on 2 CPUs, the search p99 during a merge rose less). The default is

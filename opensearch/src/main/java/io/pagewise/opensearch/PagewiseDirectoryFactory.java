@@ -23,6 +23,7 @@ public final class PagewiseDirectoryFactory extends FsDirectoryFactory {
                 .lockFactory(lockFactory)
                 .policies(PagewiseIndexSettings.policies(indexSettings.getSettings()))
                 .mergeReadWindow(PagewiseIndexSettings.MERGE_READ_WINDOW.get(indexSettings.getSettings()).getBytes())
+                .asyncWrites(PagewiseIndexSettings.ASYNC_WRITES.get(indexSettings.getSettings()))
                 .build();
         // Mapped reads advised by the IOContext's hints (RANDOM for a segment's data files) as OpenSearch's own mmapfs
         // and hybridfs, except while the shard recovers (RecoveringDirectory). Lucene 10's default is NORMAL, under

@@ -32,6 +32,10 @@ public final class PagewiseIndexSettings {
             new ByteSizeValue(0, ByteSizeUnit.BYTES), new ByteSizeValue(1, ByteSizeUnit.GB),
             Property.IndexScope, Property.Final);
 
+    /** Whether merges and flushes write their full buffers on the io_uring ring without waiting for each. */
+    public static final Setting<Boolean> ASYNC_WRITES = Setting.boolSetting(PREFIX + "async_writes", true,
+            Property.IndexScope, Property.Final);
+
     private static final Map<ContextKind, Setting<CacheMode>> MODES = new EnumMap<>(ContextKind.class);
     private static final Map<ContextKind, Setting<AccessHint>> HINTS = new EnumMap<>(ContextKind.class);
     private static final Map<ContextKind, Setting<Boolean>> NEIGHBOURS = new EnumMap<>(ContextKind.class);
@@ -56,6 +60,7 @@ public final class PagewiseIndexSettings {
     public static List<Setting<?>> all() {
         List<Setting<?>> all = new ArrayList<>();
         all.add(MERGE_READ_WINDOW);
+        all.add(ASYNC_WRITES);
         for (ContextKind kind : ContextKind.values()) {
             all.add(MODES.get(kind));
             all.add(HINTS.get(kind));

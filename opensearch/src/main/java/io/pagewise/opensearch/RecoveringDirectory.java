@@ -31,8 +31,9 @@ import java.util.Optional;
  * keeps cached. Those files are written once and read by no one yet: they are written under the READ_ONCE policy
  * instead (EVICT by default).</li>
  * <li>The segments a recovering shard opens are mapped with RANDOM advice until it has recovered, then advised as their
- * context says (compound files stay RANDOM): opening a segment reads headers and footers, which NORMAL advice would turn
- * into reads of whole files around each page fault (the kernel's readahead, 8 MiB on some disks).</li>
+ * context says: opening a segment reads headers and footers, which NORMAL advice would turn into reads of whole files
+ * around each page fault (the kernel's readahead, 8 MiB on some disks). Compound files are mapped RANDOM always, for
+ * the same reason; Lucene advises their parts itself.</li>
  * <li>A recovery source (the copy a moved shard leaves, the primary that builds a replica) reads each file it sends once,
  * whole, through an input OpenSearch's file transfer opens with the plain IOContext.DEFAULT, which the default policy
  * maps: that read goes through the READ_ONCE policy instead, when it reads through pagewise.</li>
@@ -53,8 +54,11 @@ final class RecoveringDirectory extends FilterDirectory {
     RecoveringDirectory(PagewiseDirectory in) {
         super(in);
         this.pagewise = in;
-        in.setReadAdvice((name, context) -> recovering ? Optional.of(ReadAdvice.RANDOM)
-                : MMapDirectory.ADVISE_BY_CONTEXT.apply(name, context));
+        // A compound file is mapped RANDOM always: Lucene advises each part through the slice it cuts, and opening it
+        // reads its footer, which NORMAL advice turned into a read of the whole file around the fault (8 MiB here):
+        // a merged or received compound segment was 100 % cached once opened.
+        in.setReadAdvice((name, context) -> recovering || "cfs".equals(IndexFileNames.getExtension(name))
+                ? Optional.of(ReadAdvice.RANDOM) : MMapDirectory.ADVISE_BY_CONTEXT.apply(name, context));
     }
 
     void recovering(boolean recovering) {

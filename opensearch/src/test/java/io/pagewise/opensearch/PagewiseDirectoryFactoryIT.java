@@ -171,6 +171,7 @@ public class PagewiseDirectoryFactoryIT extends OpenSearchTestCase {
             for (ContextKind kind : ContextKind.values()) {
                 assertEquals(kind.name(), defaults.policy(kind), directory.policies().policy(kind));
             }
+            assertTrue("asynchronous writes by default", directory.asyncWrites());
         }
     }
 
@@ -178,7 +179,7 @@ public class PagewiseDirectoryFactoryIT extends OpenSearchTestCase {
         Settings pagewise = Settings.builder().put("index.store.pagewise.merge.mode", "direct")
                 .put("index.store.pagewise.merge.follow_neighbours", false)
                 .put("index.store.pagewise.flush.mode", "WriteBack").put("index.store.pagewise.flush.hint", "normal")
-                .put("index.store.pagewise.read_once.hint", "noreuse").build();
+                .put("index.store.pagewise.read_once.hint", "noreuse").put("index.store.pagewise.async_writes", false).build();
         try (PagewiseDirectory directory = pagewise(new PagewiseDirectoryFactory()
                 .newFSDirectory(createTempDir(), NativeFSLockFactory.INSTANCE, indexSettings(pagewise)))) {
             assertEquals(FilePolicy.of(CacheMode.DIRECT, AccessHint.SEQUENTIAL), directory.policies().policy(ContextKind.MERGE));
@@ -186,6 +187,7 @@ public class PagewiseDirectoryFactoryIT extends OpenSearchTestCase {
                     directory.policies().policy(ContextKind.FLUSH));
             assertEquals(FilePolicy.of(CacheMode.EVICT, AccessHint.NOREUSE), directory.policies().policy(ContextKind.READ_ONCE));
             assertEquals(PolicyTable.defaults().policy(ContextKind.DEFAULT), directory.policies().policy(ContextKind.DEFAULT));
+            assertFalse("index.store.pagewise.async_writes false", directory.asyncWrites());
         }
     }
 
