@@ -162,8 +162,10 @@ test_version() {
     out=$(in_root --version 2>"$work/version.err") || true
     echo "platform $name: $out"
     [ "$name" = arm64 ] && echo "platform $name: qemu-user lacks, for the JVM alone: $(unsupported "$work/version.err")"
-    if grep -q "native library: loaded, $platform, $binding)" <<<"$out"; then pass "--version: native calls available ($platform, $binding)"
-    else fail "--version does not say 'native library: loaded, $platform, $binding'"; fi
+    # Then where asynchronous I/O runs: io_uring, or threads where the kernel or qemu-user refuses it.
+    if grep -q "native library: loaded, $platform, $binding; asynchronous I/O: " <<<"$out"; then
+        pass "--version: native calls available ($platform, $binding), asynchronous I/O: ${out##*asynchronous I/O: }"
+    else fail "--version does not say 'native library: loaded, $platform, $binding; asynchronous I/O: ...'"; fi
 }
 
 # A file a quarter cached: both counts must agree page for page, and be neither nothing nor everything.
