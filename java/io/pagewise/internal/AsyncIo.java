@@ -206,11 +206,6 @@ public final class AsyncIo {
         }
     }
 
-    private void finish(RingOp op, Runnable report) {
-        room.release();
-        report.run();
-    }
-
     /** The reaper: hands each completion on, and puts the rest of a short transfer back on the ring. */
     private void reap() {
         long[] doneTags = new long[RING_ENTRIES];
@@ -241,21 +236,22 @@ public final class AsyncIo {
     }
 
     private void completed(RingOp op, int result) {
+        if (result > 0) {
+            op.done += result;
+            boolean endOfFile = !op.write && op.shortIsEof && op.done < op.length;
+            if (op.done < op.length && !endOfFile) {
+                put(List.of(op)); // the rest, holding the same room
+                return;
+            }
+        }
+        room.release();
         if (result < 0) {
-            finish(op, () -> op.completion.failed(result, op.offset + op.done, op.length - op.done));
-            return;
-        }
-        if (result == 0 && op.write) {
+            op.completion.failed(result, op.offset + op.done, op.length - op.done);
+        } else if (result == 0 && op.write) {
             // A write that moved nothing would be retried forever.
-            finish(op, () -> op.completion.failed(-Errno.EIO, op.offset + op.done, op.length - op.done));
-            return;
+            op.completion.failed(-Errno.EIO, op.offset + op.done, op.length - op.done);
+        } else {
+            op.completion.completed(op.done); // all of it, or a read that reached the end of the file
         }
-        op.done += result;
-        boolean endOfFile = !op.write && (result == 0 || op.shortIsEof && op.done < op.length);
-        if (op.done < op.length && !endOfFile) {
-            put(List.of(op)); // the rest, holding the same room
-            return;
-        }
-        finish(op, () -> op.completion.completed(op.done));
     }
 }
