@@ -37,11 +37,15 @@ import java.util.Optional;
  * <li>A recovery source (the copy a moved shard leaves, the primary that builds a replica) reads each file it sends once,
  * whole, through an input OpenSearch's file transfer opens with the plain IOContext.DEFAULT, which the default policy
  * maps: that read goes through the READ_ONCE policy instead, when it reads through pagewise.</li>
+ * <li>A recovering shard may check its files whole before it starts (a full CheckIndex, with
+ * index.shard.check_on_startup: true): the check's reads go through the READ_ONCE policy too.</li>
  * </ul>
  */
 final class RecoveringDirectory extends FilterDirectory {
     /** The class whose inputs send a shard's files to a recovering copy (OpenSearch 3's peer recovery source). */
     private static final String FILE_TRANSFER = "org.opensearch.indices.replication.SegmentFileTransferHandler";
+    /** The class of the full check a shard runs before it starts, with index.shard.check_on_startup: true. */
+    private static final String CHECK_INDEX = "org.apache.lucene.index.CheckIndex";
     private static final StackWalker STACK = StackWalker.getInstance();
 
     private final PagewiseDirectory pagewise;
@@ -93,6 +97,9 @@ final class RecoveringDirectory extends FilterDirectory {
         if (context == IOContext.DEFAULT && readOnceThroughPagewise(name) && openedByFileTransfer()) {
             return in.openInput(name, IOContext.READONCE);
         }
+        if (recovering && readOnceThroughPagewise(name) && openedByCheckIndex()) {
+            return in.openInput(name, IOContext.READONCE);
+        }
         IndexInput input = in.openInput(name, context);
         // A compound file's parts are advised by the slices Lucene cuts, which the directory never sees: re-advising
         // the whole file by its plain context would undo the RANDOM its stored fields ask for, so it stays RANDOM.
@@ -118,6 +125,11 @@ final class RecoveringDirectory extends FilterDirectory {
     /** Lucene's own plain-DEFAULT opens (the compound reader's) must stay mapped: who opens is the only difference. */
     private static boolean openedByFileTransfer() {
         return STACK.walk(frames -> frames.limit(16).anyMatch(frame -> frame.getClassName().startsWith(FILE_TRANSFER)));
+    }
+
+    /** A full check reads each file once, deep below CheckIndex: the codec's readers open the files it checks. */
+    private static boolean openedByCheckIndex() {
+        return STACK.walk(frames -> frames.limit(64).anyMatch(frame -> frame.getClassName().equals(CHECK_INDEX)));
     }
 
     /** Follows the shard's state: recovering from RECOVERING until it leaves it. */

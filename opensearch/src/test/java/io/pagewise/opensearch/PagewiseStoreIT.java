@@ -13,7 +13,6 @@ import io.pagewise.Residency;
 import io.pagewise.lucene.PagewiseDirectory;
 import org.apache.lucene.store.Directory;
 import org.apache.lucene.store.FilterDirectory;
-import org.apache.lucene.tests.util.LuceneTestCase.AwaitsFix;
 import org.apache.lucene.util.Version;
 import org.opensearch.action.bulk.BulkRequestBuilder;
 import org.opensearch.action.bulk.BulkResponse;
@@ -83,11 +82,9 @@ public class PagewiseStoreIT extends OpenSearchIntegTestCase {
 
     /**
      * The same, holding a moved shard's target copy and the restored copies (written by recovery, opened while
-     * recovering, the primaries then read whole as the source of their replicas) to at most 1 % cached.
+     * recovering, the primaries then read whole as the source of their replicas) to at most 1 % cached, with a full
+     * CheckIndex of every copy as it starts.
      */
-    @AwaitsFix(bugUrl = "intermittent since the merge-output, close and compound-advice changes: a moved copy is "
-            + "sometimes found wholly cached (99.5 %, seeds 29F2C1340A42DA95 and one in CI), never when run alone; "
-            + "cause not found, docs/OPENSEARCH.md")
     public void testRecoveredCopiesLeaveThePageCache() throws Exception {
         lifeCycle(false, true);
     }
@@ -269,7 +266,10 @@ public class PagewiseStoreIT extends OpenSearchIntegTestCase {
                     .put("index.refresh_interval", -1)
                     .put(strictMerge && index.equals("pw") ? Settings.builder()
                             .put("index.store.pagewise.merge.follow_neighbours", false).build() : Settings.EMPTY)
-));
+                    // The hardest of the test framework's random choices, always: a full CheckIndex when a copy
+                    // starts reads every byte of its files through mapped inputs.
+                    .put(strictRecovery ? Settings.builder().put("index.shard.check_on_startup", true).build()
+                            : Settings.EMPTY)));
         }
         ensureGreen("hot", "pw", "plain");
         long seed = random().nextLong();
