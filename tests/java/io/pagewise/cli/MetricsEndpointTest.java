@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pagewise.CacheMode;
+import io.pagewise.Native;
 import io.pagewise.backends.FileDevice;
 import io.pagewise.backends.MemoryDevice;
 import io.pagewise.filters.ReadOnlyFilter;
@@ -87,6 +88,8 @@ class MetricsEndpointTest {
             assertTrue(handshakes >= 2, "nbdcopy's connections and the writer's: " + handshakes);
             assertEquals(SIZE, value(metrics, "pagewise_nbd_export_size_bytes{export=\"vm1\"}"));
             assertEquals(0, value(metrics, "pagewise_nbd_requests_in_flight"));
+            assertEquals(1, value(metrics, "pagewise_info{native=\"" + (Native.isAvailable() ? Native.binding() : "none")
+                    + "\",async_io=\"" + Native.asyncPath() + "\"}"), "pagewise_info with the binding and the async path");
             if (metrics.contains("pagewise_page_cache_bytes{")) { // Linux 6.5+ (cachestat)
                 long cached = value(metrics, "pagewise_page_cache_bytes{export=\"vm1\",state=\"cached\"}");
                 assertTrue(cached > 0 && cached <= SIZE, "the file written and read through the cache is cached: " + cached);

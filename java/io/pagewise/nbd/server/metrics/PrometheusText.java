@@ -46,6 +46,10 @@ public final class PrometheusText {
         gauge("pagewise_nbd_requests_in_flight", "Requests read and not yet answered.", s.requestsInFlight());
         gauge("pagewise_nbd_inflight_bytes", "Bytes of the in-flight budget that requests hold now.", s.inflightBytesInUse());
         counter("pagewise_nbd_unknown_commands_total", "Requests with a command number NBD does not define.", s.unknownCommands());
+        header("pagewise_info", "gauge", "Always 1: how this JVM reaches the kernel, the native calls' binding "
+                + "(JNI, FFM or none) and where asynchronous I/O runs (io_uring, or threads and why).");
+        sample("pagewise_info", "native=\"" + escape(Native.isAvailable() ? Native.binding() : "none")
+                + "\",async_io=\"" + escape(Native.asyncPath()) + "\"", 1);
         requests(s.exports());
         exports(server);
         return this;
