@@ -699,8 +699,9 @@ public final class StorageFile implements Channel {
      * dst's position then moves past them. It fails with the exception the blocking {@link #read(ByteBuffer, long)}
      * would throw. Where it can, the request goes on the JVM's io_uring ring; else, and for requests the cache mode
      * must make itself, a pool thread makes the blocking call ({@link Native#asyncPath()}). dst must not be touched
-     * until the future completes. Stages chained to the future without an executor may run on the ring's completion
-     * thread: give long work an executor.
+     * until the future completes. A platform thread that waits with {@code join()} reaps the ring itself while it waits.
+     * Stages chained to the future without an executor may run on the thread that reaped the completion: give long
+     * work an executor.
      *
      * @param dst    the buffer to fill
      * @param offset where in the file to read from
@@ -780,7 +781,7 @@ public final class StorageFile implements Channel {
         for (int i = 0; i < offsets.length; i++) {
             ByteBuffer buffer = buffers.get(i);
             long offset = offsets[i];
-            CompletableFuture<Integer> future = new CompletableFuture<>();
+            AsyncIo.RingFuture<Integer> future = new AsyncIo.RingFuture<>();
             futures.add(future);
             try {
                 if (write) checkWritable("write");
@@ -813,6 +814,7 @@ public final class StorageFile implements Channel {
                 });
                 continue;
             }
+            future.onRing(engine);
             ops.add(ringOp(route, buffer, offset, write, future));
         }
         if (!ops.isEmpty()) engine.submit(ops);

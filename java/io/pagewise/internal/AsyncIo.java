@@ -13,6 +13,8 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Where asynchronous reads and writes run: on one io_uring ring shared by the JVM, reaped by one daemon thread, or,
@@ -20,8 +22,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code kernel.io_uring_disabled}), or where {@code -Dpagewise.async=threads} asks, on a small pool of daemon
  * threads that make the blocking calls. Requests a cache mode must run itself go to the pool in either case.
  *
- * <p>The ring's completions are handed on by its reaper thread: a stage chained without an executor runs there, so
- * long work belongs in the {@code *Async} forms of CompletableFuture.
+ * <p>The ring's completions are handed on by the thread that reaps them: a platform thread that waits in
+ * {@link RingFuture#join()} for a request of its own reaps the ring itself (the kernel wakes it, with no hand-over from
+ * another thread), and the reaper thread otherwise. A stage chained without an executor runs on either, so long work
+ * belongs in the {@code *Async} forms of CompletableFuture.
  */
 public final class AsyncIo {
     /** Requests in flight on the ring at most; a submitter waits for room beyond it. */
@@ -38,6 +42,12 @@ public final class AsyncIo {
     private final Semaphore room = new Semaphore(RING_ENTRIES);
     private final Map<Long, RingOp> inFlight = new ConcurrentHashMap<>();
     private final AtomicLong tags = new AtomicLong();
+    /** Held by whoever takes completions off the ring: the reaper thread, or a thread waiting for its own request. */
+    private final ReentrantLock reaping = new ReentrantLock();
+    /** When a thread last asked to reap while it waited for its own request: the reaper thread stands aside then. */
+    private volatile long waiterAsked = System.nanoTime() - STAND_ASIDE_NANOS;
+    private static final long STAND_ASIDE_NANOS = 1_000_000;
+    private static final int WAITER_BATCH = 32;
 
     private AsyncIo(IoRing ring, String path) {
         this.ring = ring;
@@ -206,32 +216,99 @@ public final class AsyncIo {
         }
     }
 
-    /** The reaper: hands each completion on, and puts the rest of a short transfer back on the ring. */
+    /**
+     * The reaper: hands each completion on, and puts the rest of a short transfer back on the ring. It stands aside
+     * while threads waiting for their own requests reap, and comes back a millisecond after the last one asked.
+     */
     private void reap() {
         long[] doneTags = new long[RING_ENTRIES];
         int[] results = new int[RING_ENTRIES];
         while (true) {
-            int count;
-            try {
-                count = ring.reap(1, doneTags, results);
-            } catch (NativeIOException e) {
-                // Not expected of a ring that opened; waiting a little keeps a persistent failure from spinning.
-                try {
-                    Thread.sleep(10);
-                } catch (InterruptedException ignored) {
-                    // the reaper runs for the JVM's life
-                }
+            if (System.nanoTime() - waiterAsked < STAND_ASIDE_NANOS) {
+                LockSupport.parkNanos(this, STAND_ASIDE_NANOS);
                 continue;
             }
-            for (int i = 0; i < count; i++) {
-                RingOp op = inFlight.remove(doneTags[i]);
-                if (op == null) continue;
+            reaping.lock();
+            try {
+                handOn(doneTags, results, ring.reap(1, doneTags, results));
+            } catch (NativeIOException e) {
+                // Not expected of a ring that opened; waiting a little keeps a persistent failure from spinning.
+                LockSupport.parkNanos(this, 10_000_000);
+            } finally {
+                reaping.unlock();
+            }
+        }
+    }
+
+    /** Completes what was reaped; under the reaping lock, so that a request taken off the ring is done once it is let go. */
+    private void handOn(long[] doneTags, int[] results, int count) {
+        for (int i = 0; i < count; i++) {
+            RingOp op = inFlight.remove(doneTags[i]);
+            if (op == null) continue;
+            try {
+                completed(op, results[i]);
+            } catch (Throwable e) {
+                // A failing completion stage must not stop the reaping; the stage's own future carries it.
+            }
+        }
+    }
+
+    /**
+     * Reaps the ring in the calling thread until future is done: the kernel wakes the waiting thread itself, where
+     * the reaper thread would wake and then hand over. False, with nothing done, when another thread is reaping
+     * (the reaper thread, which stands aside from its next round on, or another waiter) or the ring failed.
+     */
+    boolean reapWhileWaiting(CompletableFuture<?> future) {
+        waiterAsked = System.nanoTime();
+        if (!reaping.tryLock()) return false;
+        try {
+            long[] doneTags = new long[WAITER_BATCH];
+            int[] results = new int[WAITER_BATCH];
+            while (!future.isDone()) {
+                waiterAsked = System.nanoTime();
+                handOn(doneTags, results, ring.reap(1, doneTags, results));
+            }
+            return true;
+        } catch (NativeIOException e) {
+            waiterAsked = System.nanoTime() - STAND_ASIDE_NANOS; // the reaper thread takes over
+            return false;
+        } finally {
+            reaping.unlock();
+        }
+    }
+
+    /**
+     * The future of a request on the ring: {@link #join()} on a platform thread reaps the ring while it waits (a
+     * virtual thread parks, leaving its carrier free); everything else is CompletableFuture's.
+     */
+    public static final class RingFuture<T> extends CompletableFuture<T> {
+        private static final long FIRST_RETRY_NANOS = 50_000;
+        private volatile AsyncIo engine;
+
+        /** Marks the request as put on engine's ring, so that join reaps it. */
+        public void onRing(AsyncIo engine) {
+            this.engine = engine;
+        }
+
+        @Override
+        public T join() {
+            AsyncIo ring = engine;
+            if (ring == null || isDone() || VirtualThreads.current()) return super.join();
+            boolean interrupted = false;
+            // While another thread reaps, wait for it, and ask again after a while that grows to the reaper's pause.
+            for (long retry = FIRST_RETRY_NANOS; !isDone() && !ring.reapWhileWaiting(this);
+                 retry = Math.min(2 * retry, STAND_ASIDE_NANOS)) {
                 try {
-                    completed(op, results[i]);
-                } catch (Throwable e) {
-                    // A failing completion stage must not stop the reaper; the stage's own future carries it.
+                    get(retry, TimeUnit.NANOSECONDS);
+                } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException
+                         | java.util.concurrent.CancellationException notYetOrFailed) {
+                    // asked again, or done: the join below returns or throws as CompletableFuture's
+                } catch (InterruptedException e) {
+                    interrupted = true; // join waits on, as CompletableFuture's does
                 }
             }
+            if (interrupted) Thread.currentThread().interrupt();
+            return super.join();
         }
     }
 

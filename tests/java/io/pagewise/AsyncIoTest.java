@@ -156,4 +156,99 @@ class AsyncIoTest {
             }
         }
     }
+
+    /**
+     * A platform thread that joins its request reaps the ring itself: the completion's stages run on it, not on the
+     * reaper thread (whose wake-up and hand-over cost two context switches a request). The first join may find the
+     * reaper waiting in the kernel, which completes that one; from then on the waiting thread reaps.
+     */
+    @Test
+    void aThreadThatJoinsItsRequestReapsTheRingItself() throws Exception {
+        int count = 200;
+        try (StorageFile file = StorageFile.open(dir.resolve("joined"), CacheMode.DIRECT, CREATE_NEW, READ, WRITE)) {
+            ByteBuffer block = Fixtures.alignedDirect(4096);
+            for (int i = 0; i < count; i++) file.write(block.clear(), (long) i * 4096);
+            file.flush();
+            Thread me = Thread.currentThread();
+            int onMe = 0;
+            for (int i = 0; i < count; i++) {
+                Thread[] ranOn = new Thread[1];
+                CompletableFuture<Integer> read = file.readAsync(block.clear(), (long) i * 4096);
+                CompletableFuture<Integer> stage = read.whenComplete((n, e) -> ranOn[0] = Thread.currentThread());
+                assertEquals(4096, read.join());
+                stage.join();
+                if (ranOn[0] == me) onMe++;
+            }
+            assertTrue(onMe >= count * 3 / 4, onMe + " of " + count + " completions handed on by the joining thread");
+        }
+    }
+
+    /**
+     * Threads that join, a virtual thread's blocking reads (which park), and requests that nobody joins (completed
+     * by the reaper thread, which must come back once the joining stops) all complete, together and afterwards.
+     */
+    @Test
+    void joinersAndTheReaperShareTheRing() throws Exception {
+        int perThread = 300;
+        try (StorageFile file = StorageFile.open(dir.resolve("shared"), CacheMode.DIRECT, CREATE_NEW, READ, WRITE)) {
+            ByteBuffer fill = Fixtures.alignedDirect(4096);
+            for (int i = 0; i < 64; i++) {
+                fill.clear().putInt(0, i);
+                file.write(fill, (long) i * 4096);
+            }
+            List<Thread> threads = new ArrayList<>();
+            List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+            java.util.concurrent.atomic.AtomicInteger unjoined = new java.util.concurrent.atomic.AtomicInteger();
+            for (int t = 0; t < 4; t++) {
+                int seed = t;
+                threads.add(new Thread(() -> {
+                    try {
+                        ByteBuffer buffer = Fixtures.alignedDirect(4096);
+                        ByteBuffer spare = Fixtures.alignedDirect(4096);
+                        Random random = new Random(seed);
+                        for (int i = 0; i < perThread; i++) {
+                            int block = random.nextInt(64);
+                            // One request in three left to the reaper, completing into a counter.
+                            if (i % 3 == 0) file.readAsync(spare.clear(), (long) random.nextInt(64) * 4096)
+                                    .thenRun(unjoined::incrementAndGet).get(10, TimeUnit.SECONDS);
+                            assertEquals(4096, file.readAsync(buffer.clear(), (long) block * 4096).join());
+                            assertEquals(block, buffer.getInt(0));
+                        }
+                    } catch (Throwable e) {
+                        failures.add(e);
+                    }
+                }));
+            }
+            Runnable blockingReads = () -> {
+                try {
+                    ByteBuffer buffer = Fixtures.alignedDirect(4096);
+                    for (int i = 0; i < perThread; i++) {
+                        assertEquals(4096, file.read(buffer.clear(), (long) (i % 64) * 4096));
+                        assertEquals(i % 64, buffer.getInt(0));
+                    }
+                } catch (Throwable e) {
+                    failures.add(e);
+                }
+            };
+            // On JDK 21 and later, a virtual thread's blocking reads go on the ring and park (JDK 17 has none).
+            try {
+                Object builder = Thread.class.getMethod("ofVirtual").invoke(null);
+                threads.add((Thread) Class.forName("java.lang.Thread$Builder").getMethod("unstarted", Runnable.class)
+                        .invoke(builder, blockingReads));
+            } catch (NoSuchMethodException before21) {
+                threads.add(new Thread(blockingReads));
+            }
+            for (Thread thread : threads) thread.start();
+            for (Thread thread : threads) thread.join(TimeUnit.SECONDS.toMillis(45));
+            for (Thread thread : threads) assertTrue(!thread.isAlive(), thread + " still waiting");
+            assertTrue(failures.isEmpty(), failures.toString());
+            assertEquals(4 * perThread / 3, unjoined.get());
+            // Nobody joins now: the reaper thread completes these on its own.
+            ByteBuffer last = Fixtures.alignedDirect(4096);
+            for (int i = 0; i < 20; i++) {
+                assertEquals(4096, file.readAsync(last.clear(), (long) i * 4096).get(5, TimeUnit.SECONDS));
+                assertEquals(i, last.getInt(0));
+            }
+        }
+    }
 }
