@@ -107,6 +107,13 @@ final class DontcachePolicy implements CachePolicy {
         return EVERY_WRITE || (WINDOW_WRITES && wholeWindows(offset, length));
     }
 
+    /** A write that goes as in EVICT takes its route on the ring too: a large aligned one by O_DIRECT. */
+    @Override
+    public RingRoute ringRoute(IoVector request, boolean write, boolean fua) {
+        if (!write || (!fellBack && uncachedWrite(request.offset(), request.length()))) return null;
+        return windows.ringRoute(request, true, fua);
+    }
+
     @Override
     public void write(IoVector request, boolean fua) throws IOException {
         long offset = request.offset();
