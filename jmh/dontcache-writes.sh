@@ -37,16 +37,24 @@ rows = list(csv.DictReader(open(sys.argv[1])))
 cases = {}
 for r in rows:
     cases.setdefault((int(r["request"]), int(r["writers"]), r["variant"]), []).append(r)
-print(f"{sys.argv[1]}: medians over rounds (p50/p99/max: per-request latency; MB/s: write phase, and until durable)")
+print(f"{sys.argv[1]}: medians over rounds (p50/p99/max: per-request latency; MB/s: write phase, and until durable;"
+      " paired: the median over rounds of the variant's figure / evict's in the same round)")
 print("| request | writers | variant | in effect | rounds | p50 ms | p99 ms | max ms | write MB/s | durable MB/s "
+      "| p99 / evict, paired | durable MB/s / evict, paired "
       "| peak cached MiB | cached after (library) | cached after (vmtouch) |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 med = lambda rs, k: statistics.median(float(r[k]) for r in rs)
+def paired(rs, ref, k):
+    by_round = {r["round"]: float(r[k]) for r in ref}
+    ratios = [float(r[k]) / by_round[r["round"]] for r in rs if by_round.get(r["round"])]
+    return f"{statistics.median(ratios):.2f}" if ratios else "—"
 for (request, writers, variant), rs in sorted(cases.items(), key=lambda c: (c[0][0], c[0][1])):
     size = f"{request >> 20} MiB" if request >= 1 << 20 else f"{request >> 10} KiB"
+    ref = cases.get((request, writers, "evict"), [])
     print(f"| {size} | {writers} | {variant} | {'/'.join(sorted({r['in_effect'] for r in rs}))} | {len(rs)} "
           f"| {med(rs, 'p50_ms'):.2f} | {med(rs, 'p99_ms'):.1f} | {med(rs, 'max_ms'):.0f} "
-          f"| {med(rs, 'write_MBps'):.0f} | {med(rs, 'durable_MBps'):.0f} | {med(rs, 'peak_cached_MiB'):.0f} "
+          f"| {med(rs, 'write_MBps'):.0f} | {med(rs, 'durable_MBps'):.0f} "
+          f"| {paired(rs, ref, 'p99_ms')} | {paired(rs, ref, 'durable_MBps')} | {med(rs, 'peak_cached_MiB'):.0f} "
           f"| {max(float(r['cached_after_pct']) for r in rs):.2f} % (max) "
           f"| {max(float(r['vmtouch_pct']) for r in rs):.2f} % (max) |")
 PY
