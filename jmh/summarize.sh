@@ -28,6 +28,8 @@
 #   jmh/extended-headers.sh output: per client row, median (min-max) seconds and BLOCK_STATUS requests per run
 #   jmh/sparse-open.sh output: per run kind, each run's seconds and the largest max RSS, then the system calls
 #   jmh/lucene-merge.sh output (RESULT lines): its tables and PagewiseDirectory's goals (lucene-merge.sh -S)
+#   jmh/dontcache-writes.sh results.csv (round,variant,writers,request,...) and its log: medians per request size,
+#                                       writer count and variant (dontcache-writes.sh -S)
 #   jmh/opensearch-merge.sh output (RESULT lines): its table and per-round ratios (opensearch-merge.sh -S)
 # copy.csv rows also get target C3: file-file pagewise copy at most 0.7x nbdcopy.
 # Rules: "paired" is the median over rounds of row / reference timed in the same round. A time target is met
@@ -587,6 +589,14 @@ for path in paths:
         print(f"\n{path}: OpenSearch search beside a force-merge and a shard moving in (jmh/opensearch-merge.sh)", flush=True)
         import os, subprocess
         subprocess.run(["bash", os.path.join(os.environ["SUMMARIZE_JMH"], "opensearch-merge.sh"), "-S", path], check=True)
+    elif header.startswith("round,variant,writers,request,"):
+        print(flush=True)
+        import os, subprocess
+        subprocess.run(["bash", os.path.join(os.environ["SUMMARIZE_JMH"], "dontcache-writes.sh"), "-S", path], check=True)
+    elif re.search(r"^round=\S+ variant=\S+ load1=\S+ RESULT mode=", text, re.M):
+        table = [l for l in text.splitlines() if l.startswith("# ") or l.startswith("|")]
+        print(f"\n{path}: heavy writes, DONTCACHE against EVICT (jmh/dontcache-writes.sh; each run in the .csv beside it)")
+        print("\n".join(table))
     elif "disk_read/file server_cpu_s" in text:
         print(f"\n{path}: DONTCACHE reads over NBD, RWF_DONTCACHE on whole windows or on every read\n{text.rstrip()}")
     else:
