@@ -92,24 +92,61 @@ public final class AsyncIoBench {
         return ThreadLocalRandom.current().nextLong(blocks) * BLOCK;
     }
 
+    /**
+     * Keeps depth requests in flight from one thread, as fio does: each completion puts its slot's next request on
+     * the ring at once, from the stage chained to it, which runs on this thread while it waits in join (it reaps the
+     * ring itself); the other slots do not wait for the oldest.
+     */
     private static void pagewiseAsync(Path path, boolean write, int depth, long blocks, LongAdder done, AtomicBoolean stop) {
         try (StorageFile file = open(path, write)) {
+            java.util.concurrent.atomic.AtomicReferenceArray<CompletableFuture<Integer>> inFlight =
+                    new java.util.concurrent.atomic.AtomicReferenceArray<>(depth);
             ByteBuffer[] buffers = new ByteBuffer[depth];
-            List<CompletableFuture<Integer>> inFlight = new ArrayList<>();
             for (int i = 0; i < depth; i++) {
                 buffers[i] = block();
-                inFlight.add(submit(file, buffers[i], write, blocks));
+                start(file, buffers, inFlight, i, write, blocks, done, stop);
             }
-            for (int slot = 0; ; slot = (slot + 1) % depth) {
-                inFlight.get(slot).join();
-                done.increment();
-                if (stop.get()) break;
-                inFlight.set(slot, submit(file, buffers[slot], write, blocks));
+            while (!stop.get()) joinQuietly(inFlight.get(0));
+            for (int i = 0; i < depth; i++) {
+                // A slot's last request is the one whose stage found stop set.
+                CompletableFuture<Integer> last;
+                do {
+                    last = inFlight.get(i);
+                    joinQuietly(last);
+                } while (last != inFlight.get(i));
             }
-            for (CompletableFuture<Integer> request : inFlight) request.join();
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }
+        if (FAILURE.get() != null) throw new IllegalStateException("a request failed", FAILURE.get());
+    }
+
+    /** Joins the request itself, whose join reaps the ring (a stage derived from it would only park); failures go to FAILURE. */
+    private static void joinQuietly(CompletableFuture<Integer> request) {
+        try {
+            request.join();
+        } catch (java.util.concurrent.CompletionException reported) {
+            // the request's stage has recorded it
+        }
+    }
+
+    private static final java.util.concurrent.atomic.AtomicReference<Throwable> FAILURE =
+            new java.util.concurrent.atomic.AtomicReference<>();
+
+    private static void start(StorageFile file, ByteBuffer[] buffers,
+                              java.util.concurrent.atomic.AtomicReferenceArray<CompletableFuture<Integer>> inFlight,
+                              int slot, boolean write, long blocks, LongAdder done, AtomicBoolean stop) {
+        CompletableFuture<Integer> request = submit(file, buffers[slot], write, blocks);
+        inFlight.set(slot, request);
+        request.whenComplete((n, e) -> {
+            if (e != null) {
+                FAILURE.compareAndSet(null, e);
+                stop.set(true);
+                return;
+            }
+            done.increment();
+            if (!stop.get()) start(file, buffers, inFlight, slot, write, blocks, done, stop);
+        });
     }
 
     private static CompletableFuture<Integer> submit(StorageFile file, ByteBuffer buffer, boolean write, long blocks) {
