@@ -201,6 +201,14 @@ class LauncherIT {
                 "HOME", dir.resolve("home").toString());
         String launcher = PROJECT.resolve("bin/pagewise").toString();
 
+        // Started by systemd's socket activation, a client is waiting already: no training then.
+        Map<String, String> activated = new HashMap<>(env);
+        activated.put("LISTEN_FDS", "1");
+        activated.put("LISTEN_PID", "1");
+        assertEquals("", ExternalTools.run(activated, 60, launcher, "serve", "--tls=require", "--help")
+                .assertOk("bin/pagewise serve --tls=require --help, socket-activated").stderr());
+        assertEquals(List.of(), aotCaches(dir), "trained while a client waits");
+
         ExternalTools.Result first = ExternalTools.run(env, 180, launcher, "serve", "--tls=require", "--help");
         assertNoJvmNoise(first, "the first bin/pagewise serve --tls=require --help on JDK 25");
         List<Path> caches = aotCaches(dir);
