@@ -254,6 +254,35 @@ class LauncherIT {
     }
 
     /**
+     * A training that fails (here: no temporary directory) is said in one line, the serve runs without the cache, and
+     * later serves of the same jar do not spend the time again until PAGEWISE_AOT=train.
+     */
+    @Test
+    void aFailedTrainingIsSaidOnceAndNotRepeated() throws IOException {
+        Path jar = Files.copy(jar(), dir.resolve("pagewise.jar"));
+        Map<String, String> env = new HashMap<>(Map.of("JAVA_HOME", jdk25().toString(), "PAGEWISE_JAR", jar.toString(),
+                "HOME", dir.resolve("home").toString(), "JDK_JAVA_OPTIONS", "-Djava.io.tmpdir=" + dir.resolve("missing")));
+        String launcher = PROJECT.resolve("bin/pagewise").toString();
+        ExternalTools.Result first = ExternalTools.run(env, 120, launcher, "serve", "--tls=require", "--help");
+        first.assertOk("bin/pagewise serve --tls=require --help with a training that fails");
+        List<String> said = first.stderr().lines().filter(line -> line.startsWith("pagewise: ")).toList();
+        assertEquals(2, said.size(), first.stderr());
+        assertTrue(said.get(1).matches("pagewise: running without the AOT cache: training the AOT cache failed: "
+                + Pattern.quote(dir.resolve("missing").toString()) + "/pagewise-aot-\\d+: no such file or directory"
+                + Pattern.quote(" (PAGEWISE_AOT=train tries again)")), said.get(1));
+        assertEquals(List.of(), aotCaches(dir));
+        ExternalTools.Result second = ExternalTools.run(env, 120, launcher, "serve", "--tls=require", "--help");
+        second.assertOk("the second run");
+        assertEquals(List.of(), second.stderr().lines().filter(line -> line.startsWith("pagewise: ")).toList(),
+                "trained again: " + second.stderr());
+        env.put("PAGEWISE_AOT", "train");
+        ExternalTools.Result train = ExternalTools.run(env, 120, launcher, "--version");
+        assertEquals(1, train.status(), "PAGEWISE_AOT=train whose training fails: " + train.stderr());
+        assertTrue(train.stderr().contains("pagewise: running without the AOT cache: training the AOT cache failed: "),
+                train.stderr());
+    }
+
+    /**
      * No AOT cache and no word about one: with PAGEWISE_AOT=off, with PAGEWISE_JAVA_OPTS (which replaces every
      * default), without TLS, and on a JDK before 25; PAGEWISE_AOT=train on a JDK before 25 says why it cannot.
      */
