@@ -166,8 +166,10 @@ class LauncherIT {
                 }
             }
         }
-        ExternalTools.unavailable("no JDK 25+ for bin/pagewise's AOT cache (set -Dpagewise.jdk25=HOME)",
-                "CI installs one");
+        // As in .ci/run, a JDK 25 is optional: where there is none, the launcher never makes an AOT cache.
+        String message = "no JDK 25+ for bin/pagewise's AOT cache (set -Dpagewise.jdk25=HOME)";
+        System.err.println("SKIPPED: " + message);
+        org.junit.jupiter.api.Assumptions.abort(message);
         throw new AssertionError("unreachable");
     }
 
