@@ -7,6 +7,8 @@
 # reads (-w) then make the timed read one by a server that has been serving. Prints median/min seconds per server
 # and the paired ratio pagewise/nbdkit (median over rounds of the two times of the same round), then the pagewise
 # server's CPU seconds up to the end of each timed read and how many of them its JIT compiler threads spent (jit.csv).
+# On JDK 25+ bin/pagewise serves with its AOT cache (docs/SERVER.md), trained here before the first round if there is
+# none; `-c pagewise,nbdkit,pagewise-no-aot` adds pagewise without it (PAGEWISE_AOT=off) to the same rounds.
 #
 # Needs (Debian): libnbd-bin (nbdcopy), nbdkit, vmtouch, openssl, python3, bc. Installs nothing itself.
 set -euo pipefail
@@ -22,6 +24,8 @@ usage: jmh/compare-tls.sh [options]
                compiles its TLS code in this time, see docs/SERVER.md)
   -w COUNT     untimed reads of the whole file before the timed one (default 0: the timed read is the
                server's first)
+  -c CONFIGS   servers, comma-separated (default pagewise,nbdkit), taking turns to go first each round;
+               pagewise-no-aot is pagewise without its AOT cache (PAGEWISE_AOT=off; JDK 25+)
   -h           this help
 USAGE
 }
@@ -29,8 +33,8 @@ USAGE
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=jmh/lib.sh
 source "$root/jmh/lib.sh"
-size=1G rounds=5 dir=/var/tmp out="$root/jmh/results-tls" pause=2 warm=0
-parse_options s=size r=rounds d=dir o=out p=pause w=warm -- "$@"
+size=1G rounds=5 dir=/var/tmp out="$root/jmh/results-tls" pause=2 warm=0 config_list=pagewise,nbdkit
+parse_options s=size r=rounds d=dir o=out p=pause w=warm c=config_list -- "$@"
 
 require_tools nbdcopy:libnbd-bin nbdkit:nbdkit vmtouch:vmtouch openssl:openssl python3:python3 bc:bc
 find_jar >/dev/null # else bin/pagewise would build it while start_server waits
@@ -64,7 +68,9 @@ free_port() {
 start_server() {
     local config=$1 port=$2
     case $config in
-        pagewise) "$root/bin/pagewise" serve --tls=require --tls-certificates="$certs" --bind=127.0.0.1 --port="$port" \
+        pagewise|pagewise-no-aot)
+            PAGEWISE_AOT=$([ "$config" = pagewise ] && echo "${PAGEWISE_AOT:-on}" || echo off) \
+                "$root/bin/pagewise" serve --tls=require --tls-certificates="$certs" --bind=127.0.0.1 --port="$port" \
                       "$source_file" >"$log" 2>&1 & ;;
         nbdkit) nbdkit -f -i 127.0.0.1 -p "$port" --tls=require --tls-certificates="$certs" file "$source_file" \
                     >"$log" 2>&1 & ;;
@@ -77,20 +83,25 @@ csv="$out/results.csv"
 echo "round,size,pause_s,warm_reads,config,seconds" > "$csv"
 # The pagewise server's CPU seconds from its start to the end of the timed read, and its JIT compilers' share.
 jit_csv="$out/jit.csv"
-echo "round,server_cpu_s,jit_cpu_s" > "$jit_csv"
-configs=(pagewise nbdkit)
+echo "round,config,server_cpu_s,jit_cpu_s" > "$jit_csv"
+IFS=, read -r -a configs <<<"$config_list"
+for config in "${configs[@]}"; do
+    case $config in pagewise|pagewise-no-aot|nbdkit) ;; *) echo "-c: unknown server $config" >&2; exit 2 ;; esac
+done
+# Trains bin/pagewise's AOT cache now if it has none for this jar and JDK, not while a round waits for the server.
+"$root/bin/pagewise" serve --tls=require --help >/dev/null
 for round in $(seq 1 "$rounds"); do
-    for i in 0 1; do
-        config=${configs[$(( (i + round) % 2 ))]}
+    for i in "${!configs[@]}"; do
+        config=${configs[$(( (i + round) % ${#configs[@]} ))]}
         vmtouch -q -t "$source_file"
         port=$(free_port)
         start_server "$config" "$port"
         sleep "$pause"
         for _ in $(seq 1 "$warm"); do nbdcopy "nbds://localhost:$port/?tls-certificates=$certs" null:; done
         seconds=$(timed nbdcopy "nbds://localhost:$port/?tls-certificates=$certs" null:)
-        if [ "$config" = pagewise ]; then
+        if [ "$config" != nbdkit ]; then
             read -r server_cpu jit_cpu < <(jit_cpu "$server_pid")
-            echo "$round,$server_cpu,$jit_cpu" >> "$jit_csv"
+            echo "$round,$config,$server_cpu,$jit_cpu" >> "$jit_csv"
         fi
         stop_server
         printf '%s,%s,%s,%s,%s,%.3f\n' "$round" "$size" "$pause" "$warm" "$config" "$seconds" | tee -a "$csv" >&2

@@ -443,9 +443,11 @@ def tls(path, rows):
     nth = {0: "first", 1: "second", 2: "third"}.get(warm, f"{warm + 1}th")
     when = f"the server's {nth}" + (f" (`-w {warm}`)" if warm else "") + \
         (", at once after it listens (`-p 0`)" if pause == "0" else f", {pause} s after it listens")
-    mine, theirs = median(by["pagewise"].values()), median(by["nbdkit"].values())
-    pairs = [by["pagewise"][k] / by["nbdkit"][k] for k in by["nbdkit"] if k in by["pagewise"]]
-    tls_rows.append((path, first["size"], len(pairs), when, mine, theirs, median(pairs), min(pairs), max(pairs)))
+    for config in sorted(c for c in by if c != "nbdkit"):
+        mine, theirs = median(by[config].values()), median(by["nbdkit"].values())
+        pairs = [by[config][k] / by["nbdkit"][k] for k in by["nbdkit"] if k in by[config]]
+        label = when if config == "pagewise" else f"{when}, {config}"
+        tls_rows.append((path, first["size"], len(pairs), label, mine, theirs, median(pairs), min(pairs), max(pairs)))
 
 
 def print_tls():
@@ -540,12 +542,16 @@ for path in paths:
         copies(path, list(csv.DictReader(text.splitlines())))
     elif header.startswith("round,size,pause_s,warm_reads,config,seconds"):
         tls(path, list(csv.DictReader(text.splitlines())))
-    elif header.startswith("round,server_cpu_s,jit_cpu_s"):
-        rows = list(csv.DictReader(text.splitlines()))
-        cpu = median(float(r["server_cpu_s"]) for r in rows)
-        jit = median(float(r["jit_cpu_s"]) for r in rows)
-        print(f"\n{path}: the pagewise TLS server's CPU from its start to the end of the timed read, median of "
-              f"{len(rows)}: {cpu:.2f} s, of which its JIT compiler threads {jit:.2f} s ({jit / cpu * 100:.0f} %)")
+    elif header.startswith(("round,server_cpu_s,jit_cpu_s", "round,config,server_cpu_s,jit_cpu_s")):
+        # Files before the config column are of the server named pagewise alone.
+        by_config = {}
+        for r in csv.DictReader(text.splitlines()):
+            by_config.setdefault(r.get("config", "pagewise"), []).append(r)
+        for config, rows in sorted(by_config.items()):
+            cpu = median(float(r["server_cpu_s"]) for r in rows)
+            jit = median(float(r["jit_cpu_s"]) for r in rows)
+            print(f"\n{path}: the {config} TLS server's CPU from its start to the end of the timed read, median of "
+                  f"{len(rows)}: {cpu:.2f} s, of which its JIT compiler threads {jit:.2f} s ({jit / cpu * 100:.0f} %)")
     elif "median ratio pagewise / blksum" in text:
         print(f"\n{path}: pagewise checksum against blksum (jmh/checksum.sh)\n{text.rstrip()}")
     elif header.startswith("round,size,method,load1,"):

@@ -11,11 +11,13 @@ import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.jar.JarFile;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -145,6 +147,181 @@ class LauncherIT {
         Files.createDirectories(root.resolve("java"));
         Files.writeString(root.resolve("java/Edited.java"), "class Edited {}\n");
         return root;
+    }
+
+    /** A JDK 25 or later: the one running the tests, else system property pagewise.jdk25, else one in /usr/lib/jvm. */
+    private static Path jdk25() throws IOException {
+        if (Runtime.version().feature() >= 25) return Path.of(JAVA_HOME);
+        String given = System.getProperty("pagewise.jdk25", "");
+        if (!given.isEmpty()) return Path.of(given);
+        Path jvms = Path.of("/usr/lib/jvm");
+        if (Files.isDirectory(jvms)) {
+            try (Stream<Path> homes = Files.list(jvms)) {
+                for (Path home : homes.sorted().toList()) {
+                    Path release = home.resolve("release");
+                    if (Files.isRegularFile(home.resolve("bin/java")) && Files.isRegularFile(release)
+                            && Files.readString(release).matches("(?s).*\nJAVA_VERSION=\"(2[5-9]|[3-9][0-9])[\".].*")) {
+                        return home;
+                    }
+                }
+            }
+        }
+        // As in .ci/run, a JDK 25 is optional: where there is none, the launcher never makes an AOT cache.
+        String message = "no JDK 25+ for bin/pagewise's AOT cache (set -Dpagewise.jdk25=HOME)";
+        System.err.println("SKIPPED: " + message);
+        org.junit.jupiter.api.Assumptions.abort(message);
+        throw new AssertionError("unreachable");
+    }
+
+    private static List<Path> aotCaches(Path dir) throws IOException {
+        try (Stream<Path> files = Files.list(dir)) {
+            return files.filter(file -> file.getFileName().toString().endsWith(".aot")).sorted().toList();
+        }
+    }
+
+    /** Fails when the JVM or the launcher printed a warning or an AOT log line ("[aot]", "[cds]"). */
+    private static void assertNoJvmNoise(ExternalTools.Result result, String what) {
+        result.assertOk(what);
+        for (String line : result.stderr().lines().toList()) {
+            String lower = line.toLowerCase(java.util.Locale.ROOT);
+            assertFalse(lower.contains("warning") || lower.contains("[aot") || lower.contains("[cds") || lower.contains("error"),
+                    what + " printed:\n" + result.stderr());
+        }
+    }
+
+    /**
+     * On JDK 25+ the first TLS serve trains the JVM's AOT cache beside the jar (one line says so), and the next runs
+     * load their classes from it without a word; a changed jar gets a cache of its own, trained again, with no JVM
+     * warning (the JVM itself runs a changed jar's old classes from a stale cache without noticing).
+     */
+    @Test
+    @Timeout(value = 400, unit = TimeUnit.SECONDS)
+    void onJdk25ATlsServeTrainsTheAotCacheOnceAndRunsFromItWarningFree() throws IOException {
+        Path jdk = jdk25();
+        Path jar = Files.copy(jar(), dir.resolve("pagewise.jar"));
+        Map<String, String> env = Map.of("JAVA_HOME", jdk.toString(), "PAGEWISE_JAR", jar.toString(),
+                "HOME", dir.resolve("home").toString());
+        String launcher = PROJECT.resolve("bin/pagewise").toString();
+
+        // Started by systemd's socket activation, a client is waiting already: no training then.
+        Map<String, String> activated = new HashMap<>(env);
+        activated.put("LISTEN_FDS", "1");
+        activated.put("LISTEN_PID", "1");
+        assertEquals("", ExternalTools.run(activated, 60, launcher, "serve", "--tls=require", "--help")
+                .assertOk("bin/pagewise serve --tls=require --help, socket-activated").stderr());
+        assertEquals(List.of(), aotCaches(dir), "trained while a client waits");
+
+        ExternalTools.Result first = ExternalTools.run(env, 180, launcher, "serve", "--tls=require", "--help");
+        assertNoJvmNoise(first, "the first bin/pagewise serve --tls=require --help on JDK 25");
+        List<Path> caches = aotCaches(dir);
+        assertEquals(1, caches.size(), "one AOT cache beside the jar: " + caches + "\n" + first.stderr());
+        Path cache = caches.get(0);
+        assertEquals("pagewise: training the JVM's AOT cache for TLS, once for this jar and JDK (about 15 s): " + cache
+                + "\n", first.stderr());
+        FileTime trained = Files.getLastModifiedTime(cache);
+
+        Path classLog = dir.resolve("classes.log");
+        Map<String, String> logging = new HashMap<>(env);
+        logging.put("JDK_JAVA_OPTIONS", "-Xlog:class+load=info:file=" + classLog);
+        ExternalTools.Result second = ExternalTools.run(logging, 60, launcher, "serve", "--tls=require", "--help");
+        assertNoJvmNoise(second, "the second run");
+        assertEquals(List.of(), second.stderr().lines().filter(line -> !line.startsWith("NOTE: Picked up JDK_JAVA_OPTIONS"))
+                .toList(), "the second run trains nothing and says nothing");
+        assertTrue(Files.readString(classLog).contains("io.pagewise.cli.Main source: shared objects file"),
+                "the second run's classes come from the AOT cache");
+        assertEquals(trained, Files.getLastModifiedTime(cache), "the cache was trained again");
+        assertEquals(List.of(cache), aotCaches(dir));
+
+        // Another build of the jar: the same classes and one more entry, as a rebuild with an edit would be.
+        Path rebuilt = dir.resolve("rebuilt.jar");
+        try (var in = new java.util.zip.ZipInputStream(Files.newInputStream(jar));
+                var out = new java.util.zip.ZipOutputStream(Files.newOutputStream(rebuilt))) {
+            for (var entry = in.getNextEntry(); entry != null; entry = in.getNextEntry()) {
+                out.putNextEntry(new java.util.zip.ZipEntry(entry.getName()));
+                in.transferTo(out);
+            }
+            out.putNextEntry(new java.util.zip.ZipEntry("io/pagewise/rebuilt.txt"));
+            out.write("rebuilt\n".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        }
+        Files.move(rebuilt, jar, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        ExternalTools.Result changed = ExternalTools.run(env, 180, launcher, "serve", "--tls=require", "--help");
+        assertNoJvmNoise(changed, "the first run of a changed jar");
+        List<Path> after = aotCaches(dir);
+        assertEquals(1, after.size(), "the old jar's cache is replaced by the new one's: " + after);
+        assertFalse(after.contains(cache), "the changed jar runs from the old jar's cache: " + after);
+        assertEquals("pagewise: training the JVM's AOT cache for TLS, once for this jar and JDK (about 15 s): "
+                + after.get(0) + "\n", changed.stderr());
+        assertEquals("", ExternalTools.run(env, 60, launcher, "serve", "--tls=require", "--help")
+                .assertOk("the second run of the changed jar").stderr());
+    }
+
+    /**
+     * A training that fails (here: no temporary directory) is said in one line, the serve runs without the cache, and
+     * later serves of the same jar do not spend the time again until PAGEWISE_AOT=train.
+     */
+    @Test
+    void aFailedTrainingIsSaidOnceAndNotRepeated() throws IOException {
+        Path jar = Files.copy(jar(), dir.resolve("pagewise.jar"));
+        Map<String, String> env = new HashMap<>(Map.of("JAVA_HOME", jdk25().toString(), "PAGEWISE_JAR", jar.toString(),
+                "HOME", dir.resolve("home").toString(), "JDK_JAVA_OPTIONS", "-Djava.io.tmpdir=" + dir.resolve("missing")));
+        String launcher = PROJECT.resolve("bin/pagewise").toString();
+        ExternalTools.Result first = ExternalTools.run(env, 120, launcher, "serve", "--tls=require", "--help");
+        first.assertOk("bin/pagewise serve --tls=require --help with a training that fails");
+        List<String> said = first.stderr().lines().filter(line -> line.startsWith("pagewise: ")).toList();
+        assertEquals(2, said.size(), first.stderr());
+        assertTrue(said.get(1).matches("pagewise: running without the AOT cache: training the AOT cache failed: "
+                + Pattern.quote(dir.resolve("missing").toString()) + "/pagewise-aot-\\d+: no such file or directory"
+                + Pattern.quote(" (PAGEWISE_AOT=train tries again)")), said.get(1));
+        assertEquals(List.of(), aotCaches(dir));
+        ExternalTools.Result second = ExternalTools.run(env, 120, launcher, "serve", "--tls=require", "--help");
+        second.assertOk("the second run");
+        assertEquals(List.of(), second.stderr().lines().filter(line -> line.startsWith("pagewise: ")).toList(),
+                "trained again: " + second.stderr());
+        env.put("PAGEWISE_AOT", "train");
+        ExternalTools.Result train = ExternalTools.run(env, 120, launcher, "--version");
+        assertEquals(1, train.status(), "PAGEWISE_AOT=train whose training fails: " + train.stderr());
+        assertTrue(train.stderr().contains("pagewise: running without the AOT cache: training the AOT cache failed: "),
+                train.stderr());
+    }
+
+    /**
+     * No AOT cache and no word about one: with PAGEWISE_AOT=off, with PAGEWISE_JAVA_OPTS (which replaces every
+     * default), without TLS, and on a JDK before 25; PAGEWISE_AOT=train on a JDK before 25 says why it cannot.
+     */
+    @Test
+    void theAotCacheIsLeftAloneWhenOffOrNotForThisJdk() throws IOException {
+        Path jar = Files.copy(jar(), dir.resolve("pagewise.jar"));
+        String launcher = PROJECT.resolve("bin/pagewise").toString();
+        Map<String, String> env = Map.of("JAVA_HOME", JAVA_HOME, "PAGEWISE_JAR", jar.toString(),
+                "HOME", dir.resolve("home").toString());
+        List<Map<String, String>> quiet = new java.util.ArrayList<>();
+        quiet.add(Map.of("PAGEWISE_AOT", "off"));
+        quiet.add(Map.of("PAGEWISE_JAVA_OPTS", "-XX:+UseSerialGC"));
+        if (Runtime.version().feature() < 25) quiet.add(Map.of());
+        for (Map<String, String> extra : quiet) {
+            Map<String, String> with = new HashMap<>(env);
+            with.putAll(extra);
+            ExternalTools.Result result = ExternalTools.run(with, 60, launcher, "serve", "--tls=require", "--help");
+            result.assertOk("bin/pagewise serve --tls=require --help with " + extra);
+            assertEquals("", result.stderr(), "with " + extra);
+        }
+        assertEquals("", ExternalTools.run(env, 60, launcher, "--version").assertOk("--version").stderr());
+        assertEquals(List.of(), aotCaches(dir));
+        assertFalse(Files.exists(dir.resolve("home")), "nothing made in the user's cache directory");
+
+        Map<String, String> bad = new HashMap<>(env);
+        bad.put("PAGEWISE_AOT", "yes");
+        ExternalTools.Result refused = ExternalTools.run(bad, 60, launcher, "--version");
+        assertEquals(2, refused.status(), refused.stderr());
+        assertEquals("pagewise: PAGEWISE_AOT=yes: expected on, off or train\n", refused.stderr());
+        if (Runtime.version().feature() < 25) {
+            Map<String, String> train = new HashMap<>(env);
+            train.put("PAGEWISE_AOT", "train");
+            ExternalTools.Result result = ExternalTools.run(train, 60, launcher, "--version");
+            assertEquals(1, result.status(), result.stderr());
+            assertTrue(result.stderr().matches("pagewise: PAGEWISE_AOT=train: the AOT cache needs JDK 25 or later; \\S+"
+                    + " is " + Runtime.version().feature() + "\n"), result.stderr());
+        }
     }
 
     /** A directory of links to the commands the launcher uses, and to mvn as given (a script, or none). */
