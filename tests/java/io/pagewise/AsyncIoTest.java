@@ -251,4 +251,43 @@ class AsyncIoTest {
             }
         }
     }
+
+    /**
+     * Stages that submit (run on the thread that reaped, whose submissions go to the ring together once it has handed
+     * its completions on): a chain of requests each started by the previous one's stage, and a stage that submits and
+     * then joins, whose request must reach the ring before it waits.
+     */
+    @Test
+    void stagesMaySubmitAndJoinRequests() throws Exception {
+        try (StorageFile file = StorageFile.open(dir.resolve("stages"), CacheMode.DIRECT, CREATE_NEW, READ, WRITE)) {
+            ByteBuffer fill = Fixtures.alignedDirect(4096);
+            for (int i = 0; i < 16; i++) file.write(fill.clear().putInt(0, i), (long) i * 4096);
+            ByteBuffer outer = Fixtures.alignedDirect(4096);
+            ByteBuffer inner = Fixtures.alignedDirect(4096);
+            CompletableFuture<Integer> nested = file.readAsync(outer, 0)
+                    .thenApply(n -> file.readAsync(inner.clear(), 5 * 4096).join());
+            assertEquals(4096, nested.get(10, TimeUnit.SECONDS));
+            assertEquals(5, inner.getInt(0));
+
+            int chained = 200;
+            CompletableFuture<Integer> last = new CompletableFuture<>();
+            java.util.concurrent.atomic.AtomicInteger count = new java.util.concurrent.atomic.AtomicInteger();
+            Runnable[] next = new Runnable[1];
+            ByteBuffer buffer = Fixtures.alignedDirect(4096);
+            next[0] = () -> file.readAsync(buffer.clear(), (long) (count.get() % 16) * 4096).whenComplete((n, e) -> {
+                if (e != null) {
+                    last.completeExceptionally(e);
+                } else if (buffer.getInt(0) != count.get() % 16) {
+                    last.completeExceptionally(new AssertionError("block " + count.get() % 16 + " read " + buffer.getInt(0)));
+                } else if (count.incrementAndGet() == chained) {
+                    last.complete(n);
+                } else {
+                    next[0].run();
+                }
+            });
+            next[0].run();
+            assertEquals(4096, last.get(20, TimeUnit.SECONDS));
+            assertEquals(chained, count.get());
+        }
+    }
 }
