@@ -57,12 +57,6 @@ public final class AsyncIo {
     /** When a thread last asked to reap while it waited for its own request: the reaper thread stands aside then. */
     private volatile long waiterAsked = System.nanoTime() - STAND_ASIDE_NANOS;
     private static final long STAND_ASIDE_NANOS = 1_000_000;
-    /**
-     * Requests that stages submitted while their thread handed completions on, submitted together once it is done
-     * (one system call for what one reaping started); guarded by the reaping lock, as is handingOn.
-     */
-    private final List<RingOp> deferred = new java.util.ArrayList<>();
-    private int handingOn;
     private static final int WAITER_BATCH = 32;
 
     private AsyncIo(IoRing ring, String path) {
@@ -193,21 +187,8 @@ public final class AsyncIo {
         for (int from = 0; from < ops.size(); from += RING_ENTRIES) {
             List<RingOp> part = ops.subList(from, Math.min(ops.size(), from + RING_ENTRIES));
             room.acquireUninterruptibly(part.size());
-            if (handingOn > 0 && reaping.isHeldByCurrentThread()) {
-                deferred.addAll(part);
-            } else {
-                put(part);
-            }
+            put(part);
         }
-    }
-
-    /** Submits what stages submitted while completions were handed on; under the reaping lock. */
-    private void flushDeferred() {
-        if (deferred.isEmpty()) return;
-        List<RingOp> batch = new java.util.ArrayList<>(deferred);
-        deferred.clear();
-        // Each holds room already, so there are at most RING_ENTRIES of them.
-        put(batch);
     }
 
     /** Submits ops that hold their room already (at most RING_ENTRIES of them, as the room allows). */
@@ -291,21 +272,15 @@ public final class AsyncIo {
 
     /** Completes what was reaped; under the reaping lock, so that a request taken off the ring is done once it is let go. */
     private void handOn(long[] doneTags, int[] results, int count) {
-        handingOn++;
-        try {
-            for (int i = 0; i < count; i++) {
-                RingOp op = takeSlot(doneTags[i]);
-                if (op == null) continue;
-                try {
-                    completed(op, results[i]);
-                } catch (Throwable e) {
-                    // A failing completion stage must not stop the reaping; the stage's own future carries it.
-                }
+        for (int i = 0; i < count; i++) {
+            RingOp op = takeSlot(doneTags[i]);
+            if (op == null) continue;
+            try {
+                completed(op, results[i]);
+            } catch (Throwable e) {
+                // A failing completion stage must not stop the reaping; the stage's own future carries it.
             }
-        } finally {
-            handingOn--;
         }
-        flushDeferred();
     }
 
     /**
@@ -321,9 +296,6 @@ public final class AsyncIo {
             int[] results = new int[WAITER_BATCH];
             while (!future.isDone()) {
                 waiterAsked = System.nanoTime();
-                // A stage that waits for a request it submitted while handing on: that request must be on the ring.
-                flushDeferred();
-                if (future.isDone()) break;
                 handOn(doneTags, results, ring.reap(1, doneTags, results));
             }
             return true;
