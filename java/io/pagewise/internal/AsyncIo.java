@@ -3,14 +3,16 @@ package io.pagewise.internal;
 import io.pagewise.system.NativeIOException;
 import java.nio.ByteBuffer;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -38,20 +40,8 @@ public final class AsyncIo {
     private final String path;
     private final ExecutorService pool;
     private final Semaphore room = new Semaphore(RING_ENTRIES);
-    /** The requests on the ring, each in the slot its tag names; the room semaphore keeps a slot free for each. */
-    private final AtomicReferenceArray<RingOp> slots = new AtomicReferenceArray<>(RING_ENTRIES);
-    /** Guards the free slots and the submission arrays, reused for every submission. */
-    private final Object submitting = new Object();
-    private final int[] freeSlots = new int[RING_ENTRIES];
-    private int freeCount;
-    private final int[] codes = new int[RING_ENTRIES];
-    private final int[] descriptors = new int[RING_ENTRIES];
-    private final ByteBuffer[] buffers = new ByteBuffer[RING_ENTRIES];
-    private final int[] positions = new int[RING_ENTRIES];
-    private final int[] lengths = new int[RING_ENTRIES];
-    private final long[] offsets = new long[RING_ENTRIES];
-    private final int[] flags = new int[RING_ENTRIES];
-    private final long[] opTags = new long[RING_ENTRIES];
+    private final Map<Long, RingOp> inFlight = new ConcurrentHashMap<>();
+    private final AtomicLong tags = new AtomicLong();
     /** Held by whoever takes completions off the ring: the reaper thread, or a thread waiting for its own request. */
     private final ReentrantLock reaping = new ReentrantLock();
     /** When a thread last asked to reap while it waited for its own request: the reaper thread stands aside then. */
@@ -62,7 +52,6 @@ public final class AsyncIo {
     private AsyncIo(IoRing ring, String path) {
         this.ring = ring;
         this.path = path;
-        for (int slot = 0; slot < RING_ENTRIES; slot++) freeSlots[freeCount++] = slot;
         AtomicInteger threads = new AtomicInteger();
         ThreadPoolExecutor executor = new ThreadPoolExecutor(POOL_THREADS, POOL_THREADS, 30, TimeUnit.SECONDS,
                 new LinkedBlockingQueue<>(), task -> daemon(task, "pagewise-async-" + threads.incrementAndGet()));
@@ -191,59 +180,40 @@ public final class AsyncIo {
         }
     }
 
-    /** Submits ops that hold their room already (at most RING_ENTRIES of them, as the room allows). */
+    /** Submits ops that hold their room already. */
     private void put(List<RingOp> ops) {
         int count = ops.size();
-        List<Runnable> refused = null;
-        synchronized (submitting) {
+        int[] codes = new int[count];
+        int[] descriptors = new int[count];
+        ByteBuffer[] buffers = new ByteBuffer[count];
+        int[] positions = new int[count];
+        int[] lengths = new int[count];
+        long[] offsets = new long[count];
+        int[] flags = new int[count];
+        long[] opTags = new long[count];
+        for (int i = 0; i < count; i++) {
+            RingOp op = ops.get(i);
+            codes[i] = op.write ? IoRing.WRITE : IoRing.READ;
+            descriptors[i] = op.descriptor;
+            buffers[i] = op.buffer;
+            positions[i] = op.position + op.done;
+            lengths[i] = op.length - op.done;
+            offsets[i] = op.offset + op.done;
+            flags[i] = op.flags;
+            opTags[i] = tags.incrementAndGet();
+            inFlight.put(opTags[i], op);
+        }
+        try {
+            ring.submit(count, codes, descriptors, buffers, positions, lengths, offsets, flags, opTags);
+        } catch (NativeIOException | RuntimeException e) {
+            int errno = e instanceof NativeIOException refused ? -Math.abs(refused.errno()) : -Errno.EIO;
             for (int i = 0; i < count; i++) {
-                RingOp op = ops.get(i);
-                int slot = freeSlots[--freeCount];
-                slots.set(slot, op);
-                codes[i] = op.write ? IoRing.WRITE : IoRing.READ;
-                descriptors[i] = op.descriptor;
-                buffers[i] = op.buffer;
-                positions[i] = op.position + op.done;
-                lengths[i] = op.length - op.done;
-                offsets[i] = op.offset + op.done;
-                flags[i] = op.flags;
-                opTags[i] = slot;
-            }
-            try {
-                ring.submit(count, codes, descriptors, buffers, positions, lengths, offsets, flags, opTags);
-            } catch (NativeIOException | RuntimeException e) {
-                int errno = e instanceof NativeIOException failure ? -Math.abs(failure.errno()) : -Errno.EIO;
-                refused = new java.util.ArrayList<>(count);
-                for (int i = 0; i < count; i++) {
-                    RingOp op = takeSlot(opTags[i]);
-                    if (op == null) continue;
-                    long from = offsets[i];
-                    long left = lengths[i];
-                    refused.add(() -> op.completion.failed(errno, from, left));
-                }
-            } finally {
-                java.util.Arrays.fill(buffers, 0, count, null);
-            }
-        }
-        // Outside the lock: a completion may submit again, which reuses the arrays.
-        if (refused != null) {
-            for (Runnable failed : refused) {
+                RingOp op = inFlight.remove(opTags[i]);
+                if (op == null) continue;
                 room.release();
-                failed.run();
+                op.completion.failed(errno, offsets[i], lengths[i]);
             }
         }
-    }
-
-    /** {@return the request in the slot a completion's tag names, the slot freed; null for a tag of none} */
-    private RingOp takeSlot(long tag) {
-        if (tag < 0 || tag >= RING_ENTRIES) return null;
-        RingOp op = slots.getAndSet((int) tag, null);
-        if (op != null) {
-            synchronized (submitting) {
-                freeSlots[freeCount++] = (int) tag;
-            }
-        }
-        return op;
     }
 
     /**
@@ -273,7 +243,7 @@ public final class AsyncIo {
     /** Completes what was reaped; under the reaping lock, so that a request taken off the ring is done once it is let go. */
     private void handOn(long[] doneTags, int[] results, int count) {
         for (int i = 0; i < count; i++) {
-            RingOp op = takeSlot(doneTags[i]);
+            RingOp op = inFlight.remove(doneTags[i]);
             if (op == null) continue;
             try {
                 completed(op, results[i]);
