@@ -94,10 +94,10 @@ final class RecoveringDirectory extends FilterDirectory {
 
     @Override
     public IndexInput openInput(String name, IOContext context) throws IOException {
-        if (context == IOContext.DEFAULT && readOnceThroughPagewise(name) && openedByFileTransfer()) {
-            return in.openInput(name, IOContext.READONCE);
-        }
-        if (recovering && readOnceThroughPagewise(name) && openedByCheckIndex()) {
+        // Lucene's own plain-DEFAULT opens (the compound reader's) must stay mapped: who opens is the only difference.
+        // A full check reads each file once, deep below CheckIndex: the codec's readers open the files it checks.
+        if (readOnceThroughPagewise(name) && (context == IOContext.DEFAULT && openedFrom(FILE_TRANSFER, 16)
+                || recovering && openedFrom(CHECK_INDEX, 64))) {
             return in.openInput(name, IOContext.READONCE);
         }
         IndexInput input = in.openInput(name, context);
@@ -122,14 +122,10 @@ final class RecoveringDirectory extends FilterDirectory {
         return mode.isAvailable() && mode.needsNative();
     }
 
-    /** Lucene's own plain-DEFAULT opens (the compound reader's) must stay mapped: who opens is the only difference. */
-    private static boolean openedByFileTransfer() {
-        return STACK.walk(frames -> frames.limit(16).anyMatch(frame -> frame.getClassName().startsWith(FILE_TRANSFER)));
-    }
-
-    /** A full check reads each file once, deep below CheckIndex: the codec's readers open the files it checks. */
-    private static boolean openedByCheckIndex() {
-        return STACK.walk(frames -> frames.limit(64).anyMatch(frame -> frame.getClassName().equals(CHECK_INDEX)));
+    /** {@return whether the class, or one nested in it, is among the caller's innermost frames} */
+    private static boolean openedFrom(String className, int frames) {
+        return STACK.walk(stack -> stack.limit(frames).map(StackWalker.StackFrame::getClassName)
+                .anyMatch(name -> name.equals(className) || name.startsWith(className + "$")));
     }
 
     /** Follows the shard's state: recovering from RECOVERING until it leaves it. */
