@@ -64,7 +64,7 @@ class DontcacheWritesTest {
                 for (int w = 0; w < WRITERS; w++) {
                     int writer = w;
                     writers.add(pool.submit(() -> {
-                        ByteBuffer buffer = ByteBuffer.allocateDirect(2 * WINDOW).alignedSlice(WINDOW).limit(WINDOW).slice();
+                        ByteBuffer buffer = windowBuffer();
                         for (int i = 0; i < WINDOWS_PER_WRITER; i++) {
                             long at = writer * regionBytes + (long) i * WINDOW;
                             buffer.clear().put(data[writer], i * WINDOW, WINDOW).flip();
@@ -115,7 +115,7 @@ class DontcacheWritesTest {
                 | CachePolicy.openFlags(CacheMode.DONTCACHE))) {
             CachePolicy policy = CachePolicy.create(CacheMode.DONTCACHE, file);
             try {
-                ByteBuffer window = ByteBuffer.allocateDirect(2 * WINDOW).alignedSlice(WINDOW).limit(WINDOW).slice();
+                ByteBuffer window = windowBuffer();
                 RingRoute route = policy.ringRoute(IoVector.of(window, WINDOW), true, false);
                 assertNotNull(route, "a whole-window write runs on the ring");
                 try {
@@ -141,7 +141,7 @@ class DontcacheWritesTest {
         try (StorageFile file = StorageFile.open(path, CacheMode.DONTCACHE, CREATE_NEW, READ, WRITE)) {
             List<CompletableFuture<Integer>> writes = new ArrayList<>();
             for (int i = 0; i < windows; i++) {
-                ByteBuffer buffer = ByteBuffer.allocateDirect(2 * WINDOW).alignedSlice(WINDOW).limit(WINDOW).slice();
+                ByteBuffer buffer = windowBuffer();
                 buffer.put(data, i * WINDOW, WINDOW).flip();
                 writes.add(file.writeAsync(buffer, (long) i * WINDOW));
             }
@@ -152,5 +152,10 @@ class DontcacheWritesTest {
         Residency after = PageCache.residency(path);
         assertTrue(after.residentPages() <= after.totalPages() / 100, "cached after close: " + after);
         assertArrayEquals(data, Files.readAllBytes(path));
+    }
+
+    /** A direct buffer of one window, aligned to a window. */
+    private static ByteBuffer windowBuffer() {
+        return ByteBuffer.allocateDirect(2 * WINDOW).alignedSlice(WINDOW).limit(WINDOW).slice();
     }
 }
