@@ -1,5 +1,6 @@
 package io.pagewise.cli;
 
+import io.pagewise.nbd.TlsCertificates;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -112,9 +113,9 @@ public final class AotTraining {
         }
         Certificate certificate = keyStore.getCertificate("server");
         String certificatePem = pem("CERTIFICATE", certificate.getEncoded());
-        Files.writeString(dir.resolve("server-cert.pem"), certificatePem);
-        Files.writeString(dir.resolve("ca-cert.pem"), certificatePem);
-        Files.writeString(dir.resolve("server-key.pem"), pem("PRIVATE KEY",
+        Files.writeString(dir.resolve(TlsCertificates.SERVER_CERT), certificatePem);
+        Files.writeString(dir.resolve(TlsCertificates.CA_CERT), certificatePem);
+        Files.writeString(dir.resolve(TlsCertificates.SERVER_KEY), pem("PRIVATE KEY",
                 keyStore.getKey("server", password).getEncoded()));
     }
 
