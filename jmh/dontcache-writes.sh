@@ -76,7 +76,8 @@ fi
 work=$(mktemp -d "$dir/pagewise-dontcache-writes.XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM
 mkdir -p "$work/classes" "$work/files" "$out"
-javac -d "$work/classes" -cp "$jar" "$root/jmh/src/main/java/io/pagewise/jmh/HeavyWrites.java"
+javac -d "$work/classes" -cp "$jar" "$root/jmh/src/main/java/io/pagewise/jmh/HeavyWrites.java" \
+    "$root/jmh/src/main/java/io/pagewise/jmh/Percentiles.java"
 csv="$out/results.csv"
 IFS=, read -r -a variant_list <<< "$variants"
 IFS=, read -r -a writer_list <<< "$writers"

@@ -123,15 +123,10 @@ public final class HeavyWrites {
         System.out.printf(Locale.ROOT,
                 "RESULT mode=%s in_effect=%s writers=%d request=%d bytes=%d p50_ms=%.3f p99_ms=%.3f max_ms=%.3f"
                         + " write_MBps=%.0f durable_MBps=%.0f peak_cached_MiB=%.0f cached_after_pct=%.3f%n",
-                mode, inEffect, writers, request, bytes, millis(percentile(all, 50)), millis(percentile(all, 99)),
+                mode, inEffect, writers, request, bytes, Percentiles.millis(all, 0.50), Percentiles.millis(all, 0.99),
                 millis(all[all.length - 1]), bytes / ((written - start) / 1e9) / 1e6,
                 bytes / ((durable - start) / 1e9) / 1e6, peakCached[0] / 1048576.0,
                 size == 0 ? 0 : 100.0 * cachedAfter / size);
-    }
-
-    private static long percentile(long[] sorted, int p) {
-        int index = (int) Math.ceil(p / 100.0 * sorted.length) - 1;
-        return sorted[Math.max(0, Math.min(sorted.length - 1, index))];
     }
 
     private static double millis(long nanos) {

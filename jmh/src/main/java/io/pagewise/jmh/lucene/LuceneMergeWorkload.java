@@ -1,6 +1,7 @@
 package io.pagewise.jmh.lucene;
 
 import io.pagewise.PageCache;
+import io.pagewise.jmh.Percentiles;
 import io.pagewise.Residency;
 import io.pagewise.lucene.ContextKind;
 import io.pagewise.lucene.FileTypeIo;
@@ -275,6 +276,8 @@ public final class LuceneMergeWorkload {
                 }
                 long pageSize = PageCache.pageSize();
                 long leftBytes = (merging.sourcesAfter[0] - sourcesBefore[0]) * pageSize;
+                Arrays.sort(before);
+                Arrays.sort(during);
                 result.append(String.format(Locale.ROOT,
                         " p50_before_ms=%.4f p99_before_ms=%.4f p50_during_ms=%.4f p99_during_ms=%.4f"
                                 + " queries_before=%d queries_during=%d merge_s=%.2f"
@@ -285,8 +288,9 @@ public final class LuceneMergeWorkload {
                                 + " left_by_merge_reads_pct=%.3f pagewise_merge_read_mb=%.1f"
                                 + " cgroup_cache_before_mb=%.1f cgroup_cache_after_merge_mb=%.1f cgroup_peak_mb=%.1f"
                                 + " sources_cached_peak_mb=%.1f cgroup_cache_peak_mb=%.1f",
-                        percentile(before, 0.50), percentile(before, 0.99), percentile(during, 0.50),
-                        percentile(during, 0.99), before.length, during.length, merging.seconds,
+                        Percentiles.millis(before, 0.50), Percentiles.millis(before, 0.99),
+                        Percentiles.millis(during, 0.50), Percentiles.millis(during, 0.99), before.length, during.length,
+                        merging.seconds,
                         searchedBefore, searchedAfter, idleBefore, idleAfter,
                         percent(outputResidency), outputBytes / 1e6,
                         sourceBytes / 1e6, percent(sourcesBefore), leftBytes / 1e6,
@@ -431,14 +435,6 @@ public final class LuceneMergeWorkload {
         long[] toArray() {
             return Arrays.copyOf(values, size);
         }
-    }
-
-    private static double percentile(long[] nanos, double quantile) {
-        if (nanos.length == 0) return Double.NaN;
-        long[] sorted = nanos.clone();
-        Arrays.sort(sorted);
-        int index = (int) Math.ceil(quantile * sorted.length) - 1;
-        return sorted[Math.max(0, Math.min(sorted.length - 1, index))] / 1e6;
     }
 
     /** Reads every file of a directory whole, through the directory, in the DEFAULT context. */
