@@ -53,7 +53,7 @@ import java.util.stream.Stream;
  * nodes' system-call filter forbids starting vmtouch).
  */
 // A cluster per test: the page-cache measurements of one test must not depend on what the tests before it did on the
-// same nodes (a moved copy was once found wholly cached only after other tests, seed 29F2C1340A42DA95).
+// same nodes.
 @ClusterScope(scope = Scope.TEST, numDataNodes = 3, numClientNodes = 0, supportsDedicatedMasters = false)
 public class PagewiseStoreIT extends OpenSearchIntegTestCase {
     private static final int DOCS = 20_000;
