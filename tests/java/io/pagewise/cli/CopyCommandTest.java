@@ -529,7 +529,9 @@ class CopyCommandTest {
 
     @Test
     void sigintStopsCleanly() throws Exception {
-        try (NbdChildServer nbdkit = NbdChildServer.nbdkit(dir, "--filter=delay", "pattern", "1G", "rdelay=20ms")) {
+        // 200 ms a read: with its requests in flight the copy would otherwise finish 1 GiB within the 1.5 s it is
+        // given before the signal (at 20 ms it once did, under CI, and exited 0).
+        try (NbdChildServer nbdkit = NbdChildServer.nbdkit(dir, "--filter=delay", "pattern", "1G", "rdelay=200ms")) {
             Path dst = dir.resolve("dst.img");
             Process p = child("", nbdkit.uri(), dst.toString());
             Thread.sleep(1500);
