@@ -164,6 +164,12 @@ def servers(path, rows):
             limit = 1.2 if (test, mode) == ("read", "direct") else 1.1
             within(f"{mode} {test}s ≤ {limit}× disk", test, f"pagewise-{mode}", limit_config, limit)
 
+    # DIRECT reads against O_DIRECT reads with no NBD in between, and against qemu-nbd's (D1 above), at 1.0×.
+    if times("read", "pagewise-direct") and times("read", "fio-direct"):
+        table(f"{path}: issue 40 item 3, direct reads at or below fio's O_DIRECT reads (a time is met when the "
+              "ratio of medians and the paired median are both within)", "target | measured | verdict")
+        within("direct reads ≤ 1.0× fio-direct", "read", "pagewise-direct", "fio-direct", 1.0)
+
 
 def copies(path, rows):
     tests = []
