@@ -606,9 +606,9 @@ for path in paths:
         import os, subprocess
         subprocess.run(["bash", os.path.join(os.environ["SUMMARIZE_JMH"], "dontcache-writes.sh"), "-S", path], check=True)
     elif re.search(r"^round=\S+ variant=\S+ load1=\S+ RESULT mode=", text, re.M):
-        table = [l for l in text.splitlines() if l.startswith("# ") or l.startswith("|")]
+        lines = [l for l in text.splitlines() if l.startswith("# ") or l.startswith("|")]
         print(f"\n{path}: heavy writes, DONTCACHE against EVICT (jmh/dontcache-writes.sh; each run in the .csv beside it)")
-        print("\n".join(table))
+        print("\n".join(lines))
     elif "disk_read/file server_cpu_s" in text:
         print(f"\n{path}: DONTCACHE reads over NBD, RWF_DONTCACHE on whole windows or on every read\n{text.rstrip()}")
     else:
