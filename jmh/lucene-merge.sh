@@ -19,6 +19,9 @@
 #                                waited for one at a time, Builder.asyncWrites(false))] [-l LUCENE (9 on java 17 | 10)]
 #                            [-j JAVA (java; for -l 10 a JDK 21+)] [-b BUILD_DIR (/var/tmp/pagewise-lucene-bench, -lucene10 for -l 10)]
 #                            [-s SEARCHED_DOCS,IDLE_DOCS,MERGE_DOCS,MERGE_SEGMENTS (205000,205000,1100000,14)]
+#                            [-w WARM_MERGE_DOCS (0): first a warm-up merge of that many documents (10 segments) through
+#                                the same directory class, then searches until the JIT is quiet, so that the merge
+#                                measured is not the JVM's first (as on a node that merges all day); 0: it is]
 #                            [-o RAW_OUTPUT (a file the RESULT lines and logs go to; also printed)]
 #        jmh/lucene-merge.sh -S RAW_OUTPUT   prints the tables and verdicts of a raw output again, and nothing else
 # LUCENE_MERGE_JVM_OPTIONS: more options for every workload JVM (a -D to try a setting on all directories alike).
@@ -29,8 +32,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=jmh/lib.sh
 source "$root/jmh/lib.sh"
 rounds=3 limit=1100 unlimited= dirs=pagewise,mmap,niofs,directio lucene=9 java=java
-build= sizes=205000,205000,1100000,14 out= summary_of=
-parse_options r=rounds m=limit u=unlimited d=dirs l=lucene j=java b=build s=sizes o=out S=summary_of -- "$@"
+build= sizes=205000,205000,1100000,14 out= summary_of= warm=0
+parse_options r=rounds m=limit u=unlimited d=dirs l=lucene j=java b=build s=sizes o=out S=summary_of w=warm -- "$@"
+[[ "$warm" =~ ^[0-9]+$ ]] || { echo "lucene-merge: -w wants a number of documents, not '$warm'" >&2; exit 2; }
 
 # summarize RAW_OUTPUT: medians per directory of the RESULT lines, and PagewiseDirectory's goals as ratios per round.
 summarize() {
@@ -48,7 +52,8 @@ cols = [("p50_before_ms", "p50 before ms"), ("p99_before_ms", "p99 before ms"), 
         ("idle_after_pct", "idle after %"), ("output_cached_pct", "output cached %"),
         ("left_by_merge_reads_pct", "left by merge reads %"), ("sources_cached_peak_mb", "sources cached peak MB"),
         ("cgroup_peak_mb", "cgroup peak MB"), ("disk_read_mb", "disk read MB"),
-        ("damon_pageout_mb", "DAMON paged out MB")]
+        ("damon_pageout_mb", "DAMON paged out MB"), ("jit_before_ms", "JIT ms before"),
+        ("jit_during_ms", "JIT ms during"), ("gc_before_ms", "GC ms before"), ("gc_during_ms", "GC ms during")]
 for mode in ("limit", "none"):
     mine = [r for r in runs if r["mode"] == mode]
     if not mine:
@@ -64,7 +69,10 @@ for mode in ("limit", "none"):
         cells = []
         for key, _ in cols_here:
             med = statistics.median(num(r, key) for r in rows)
-            cells.append(f"{med:.3f}" if key.endswith("_ms") else f"{med:.1f}" if key != "left_by_merge_reads_pct" else f"{med:.2f}")
+            if key.startswith(("jit_", "gc_")):
+                cells.append(f"{med:.0f}")
+            else:
+                cells.append(f"{med:.3f}" if key.endswith("_ms") else f"{med:.1f}" if key != "left_by_merge_reads_pct" else f"{med:.2f}")
         print(f"| {d} | " + " | ".join(cells) + " |")
     by_round = {}
     for r in mine:
@@ -128,7 +136,7 @@ index_mb() { du -sm "$build/$1" | cut -f1; }
     echo "# $(date -u +%Y-%m-%dT%H:%MZ), Linux $(uname -r), $(nproc) cores, $("$java" -version 2>&1 | head -1)," \
         "Lucene $(basename "$root"/jmh/target/lucene"$lucene"/lucene-core-*.jar .jar | sed 's/lucene-core-//')"
     echo "# searched $(index_mb searched) MB ($searched_docs docs), idle $(index_mb idle) MB ($idle_docs docs)," \
-        "merge $(index_mb merge) MB ($merge_docs docs, $merge_segments segments); limit ${limit} MiB; rounds $rounds"
+        "merge $(index_mb merge) MB ($merge_docs docs, $merge_segments segments); limit ${limit} MiB; rounds $rounds$( [ "$warm" = 0 ] || echo "; warm-up merge of $warm docs")"
 } | tee -a "$out"
 
 # The bytes a DAMON "pageout" scheme of this kernel, where one runs (e.g. a VM that returns cold memory to its
@@ -158,7 +166,7 @@ disk_mb() {
 cross_checked=no
 run() {
     local mode=$1 round=$2 dir=$3 copy=$work/merge links=$work/links
-    rm -rf "$copy" "$links"
+    rm -rf "$copy" "$links" "$links-warm"
     cp -al "$build/merge" "$copy"
     rm -f "$copy/write.lock" "$copy/built"
     cgroup=$cgroups/pagewise-lucene-bench.$$
@@ -167,7 +175,8 @@ run() {
     local damon_before disk_before disk_after
     damon_before=$(damon_bytes)
     disk_before=$(disk_bytes)
-    local options=(-Xmx256m -XX:+IgnoreUnrecognizedVMOptions --enable-native-access=ALL-UNNAMED ${LUCENE_MERGE_JVM_OPTIONS:-})
+    local options=(-Xmx256m -XX:+IgnoreUnrecognizedVMOptions --enable-native-access=ALL-UNNAMED
+        -Dwarm.merge.docs="$warm" ${LUCENE_MERGE_JVM_OPTIONS:-})
     # pagewise-bw: EVICT writes buffered, written back and dropped behind, never by O_DIRECT.
     [ "$dir" != pagewise-bw ] || options+=(-Dpagewise.evict.direct-writes=false)
     # The JVM joins the cgroup before it starts: sh writes its own pid, then execs java.
@@ -189,7 +198,7 @@ run() {
     fi
     rmdir "$cgroup"
     cgroup=
-    rm -rf "$copy" "$links"
+    rm -rf "$copy" "$links" "$links-warm"
 }
 
 IFS=, read -r -a directories <<<"$dirs"

@@ -57,13 +57,19 @@ import org.apache.lucene.store.NIOFSDirectory;
  * MERGE (a copy: it is rewritten) to one segment while the searcher goes on ("during"). The merge's source files
  * are hard-linked into LINKS before the merge, so their residency can be read after it although IndexWriter
  * deletes their names: the pages a merge read and left behind. Documents come from a fixed seed: words of a fixed
- * vocabulary, a few stored fields, about 1 KB each.
+ * vocabulary, a few stored fields, about 1 KB each. With -Dwarm.merge.docs=N the run first merges N documents of its
+ * own through the same directory class, so that the merge measured is not the JVM's first (see warmUpMerge).
  */
 public final class LuceneMergeWorkload {
     private static final int VOCABULARY = 100_000;
     private static final String[] WORDS = vocabulary();
     private static final long BEFORE_NANOS = Long.getLong("before.seconds", 10) * 1_000_000_000L;
     private static final long WARM_NANOS = 3_000_000_000L;
+    /** Documents of the warm-up merge (-Dwarm.merge.docs; 0: none, the merge measured is the JVM's first). */
+    private static final int WARM_MERGE_DOCS = Integer.getInteger("warm.merge.docs", 0);
+    private static final int WARM_MERGE_SEGMENTS = 10;
+    /** How long the searcher goes on after its warm-up, at most, until the JIT compilers are quiet. */
+    private static final long QUIET_JIT_MAX_NANOS = 20_000_000_000L;
 
     private LuceneMergeWorkload() {}
 
@@ -222,6 +228,10 @@ public final class LuceneMergeWorkload {
         for (Path index : List.of(searched, idle, merge)) {
             for (Path file : indexFiles(index)) PageCache.evict(file);
         }
+        if (WARM_MERGE_DOCS > 0) {
+            warmUpMerge(kind, links.resolveSibling(links.getFileName() + "-warm"));
+            if (cgroup != null) Files.writeString(cgroup.resolve("memory.max_usage_in_bytes"), "0");
+        }
         try (Directory searchedDir = open(kind, searched); Directory idleDir = open(kind, idle);
              Directory mergeDir = open(kind, merge)) {
             readWhole(idleDir);
@@ -229,7 +239,10 @@ public final class LuceneMergeWorkload {
             try (DirectoryReader reader = DirectoryReader.open(searchedDir)) {
                 Searcher searcher = new Searcher(new IndexSearcher(reader));
                 searcher.searchFor(WARM_NANOS);
+                if (WARM_MERGE_DOCS > 0) searcher.searchUntilJitQuiet(QUIET_JIT_MAX_NANOS);
+                long[] jitGcBefore = jitAndGcMillis();
                 long[] before = searcher.searchFor(BEFORE_NANOS);
+                long[] jitGcAfterBefore = jitAndGcMillis();
                 Files.createDirectories(links);
                 List<Path> sources = new ArrayList<>();
                 for (Path file : indexFiles(merge)) {
@@ -251,7 +264,11 @@ public final class LuceneMergeWorkload {
                 Thread sampling = new Thread(sampler, "sampler");
                 sampling.setDaemon(true);
                 sampling.start();
+                long[] jitGcStart = jitAndGcMillis();
+                System.out.printf(Locale.ROOT, "merge started at JVM uptime %d ms%n",
+                        java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime());
                 long[] during = searcher.searchWhile(thread);
+                long[] jitGcEnd = jitAndGcMillis();
                 sampling.join();
                 merging.rethrow();
 
@@ -287,7 +304,9 @@ public final class LuceneMergeWorkload {
                                 + " sources_mb=%.1f sources_cached_before_pct=%.2f left_by_merge_reads_mb=%.1f"
                                 + " left_by_merge_reads_pct=%.3f pagewise_merge_read_mb=%.1f"
                                 + " cgroup_cache_before_mb=%.1f cgroup_cache_after_merge_mb=%.1f cgroup_peak_mb=%.1f"
-                                + " sources_cached_peak_mb=%.1f cgroup_cache_peak_mb=%.1f",
+                                + " sources_cached_peak_mb=%.1f cgroup_cache_peak_mb=%.1f"
+                                + " warm_merge_docs=%d jit_before_ms=%d jit_during_ms=%d gc_before_ms=%d gc_during_ms=%d"
+                                + " merge_alloc_mb=%.1f",
                         Percentiles.millis(before, 0.50), Percentiles.millis(before, 0.99),
                         Percentiles.millis(during, 0.50), Percentiles.millis(during, 0.99), before.length, during.length,
                         merging.seconds,
@@ -297,12 +316,69 @@ public final class LuceneMergeWorkload {
                         100.0 * (merging.sourcesAfter[0] - sourcesBefore[0]) / Math.max(1, sourcesBefore[1]),
                         mergeReadBytes / 1e6, cacheBefore / 1e6, merging.cgroupCacheAfter / 1e6,
                         cgroupValue(cgroup, "memory.max_usage_in_bytes") / 1e6, sampler.sourcesPeak / 1e6,
-                        sampler.cachePeak / 1e6));
+                        sampler.cachePeak / 1e6, WARM_MERGE_DOCS, jitGcAfterBefore[0] - jitGcBefore[0],
+                        jitGcEnd[0] - jitGcStart[0], jitGcAfterBefore[1] - jitGcBefore[1],
+                        jitGcEnd[1] - jitGcStart[1], merging.allocated / 1e6));
             }
         }
         for (Path file : indexFiles(links)) Files.delete(file);
         Files.deleteIfExists(links);
         System.out.println(result);
+    }
+
+    /**
+     * A JVM that has merged before, as a node that merges all day: WARM_MERGE_DOCS documents written through the
+     * same Directory class in WARM_MERGE_SEGMENTS segments, evicted, force-merged to one and deleted, so that the
+     * measured merge does not run beside the JIT compiling Lucene's merge code for the first time.
+     */
+    private static void warmUpMerge(String kind, Path path) throws IOException {
+        long start = System.nanoTime();
+        Files.createDirectories(path);
+        SplittableRandom random = new SplittableRandom(11);
+        try (Directory dir = open(kind, path)) {
+            IndexWriterConfig config = new IndexWriterConfig(new StandardAnalyzer());
+            config.setMergePolicy(NoMergePolicy.INSTANCE);
+            config.setUseCompoundFile(false);
+            try (IndexWriter writer = new IndexWriter(dir, config)) {
+                int perSegment = Math.max(1, WARM_MERGE_DOCS / WARM_MERGE_SEGMENTS);
+                for (long id = 0; id < WARM_MERGE_DOCS; id++) {
+                    writer.addDocument(document(random, id));
+                    if ((id + 1) % perSegment == 0) writer.flush();
+                }
+                writer.commit();
+            }
+            // Cold sources, as the measured merge's are: the merge takes the same paths through the directory.
+            for (Path file : indexFiles(path)) PageCache.evict(file);
+            IndexWriterConfig merging = new IndexWriterConfig(new StandardAnalyzer());
+            merging.setOpenMode(IndexWriterConfig.OpenMode.APPEND);
+            merging.setMergeScheduler(new SerialMergeScheduler());
+            TieredMergePolicy policy = new TieredMergePolicy();
+            policy.setNoCFSRatio(0.0);
+            merging.setMergePolicy(policy);
+            merging.setUseCompoundFile(false);
+            try (IndexWriter writer = new IndexWriter(dir, merging)) {
+                writer.forceMerge(1);
+                writer.commit();
+            }
+        }
+        try (Stream<Path> files = Files.list(path)) {
+            for (Path file : files.toList()) Files.delete(file);
+        }
+        Files.delete(path);
+        System.out.printf(Locale.ROOT, "warm-up merge: %d documents in %d segments, %.1f s%n", WARM_MERGE_DOCS,
+                WARM_MERGE_SEGMENTS, (System.nanoTime() - start) / 1e9);
+    }
+
+    /** {milliseconds the JIT compilers have spent, milliseconds of GC} since the JVM started. */
+    static long[] jitAndGcMillis() {
+        var compiler = java.lang.management.ManagementFactory.getCompilationMXBean();
+        long jit = compiler != null && compiler.isCompilationTimeMonitoringSupported()
+                ? compiler.getTotalCompilationTime() : -1;
+        long gc = 0;
+        for (var collector : java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()) {
+            gc += Math.max(0, collector.getCollectionTime());
+        }
+        return new long[] {jit, gc};
     }
 
     /** The force-merge, on its own thread; the sources' residency is read the moment forceMerge returns. */
@@ -313,6 +389,8 @@ public final class LuceneMergeWorkload {
         volatile double seconds;
         volatile long[] sourcesAfter;
         volatile long cgroupCacheAfter = -1;
+        /** Bytes of heap the merge thread allocated during forceMerge: its garbage is the searcher's GC pauses. */
+        volatile long allocated = -1;
         private volatile Throwable failure;
 
         Merge(Directory dir, List<Path> sources, Path cgroup) {
@@ -332,9 +410,13 @@ public final class LuceneMergeWorkload {
                 config.setMergePolicy(policy);
                 config.setUseCompoundFile(false);
                 try (IndexWriter writer = new IndexWriter(dir, config)) {
+                    var threads = (com.sun.management.ThreadMXBean)
+                            java.lang.management.ManagementFactory.getThreadMXBean();
+                    long allocatedBefore = threads.getCurrentThreadAllocatedBytes();
                     long start = System.nanoTime();
                     writer.forceMerge(1);
                     seconds = (System.nanoTime() - start) / 1e9;
+                    allocated = threads.getCurrentThreadAllocatedBytes() - allocatedBefore;
                     sourcesAfter = residency(sources);
                     cgroupCacheAfter = cgroupStat(cgroup, "total_cache");
                     writer.commit();
@@ -401,6 +483,25 @@ public final class LuceneMergeWorkload {
             Latencies latencies = new Latencies();
             while (System.nanoTime() < end) latencies.add(query());
             return latencies.toArray();
+        }
+
+        /**
+         * Searches in half-seconds until the JIT compilers spent under 10 ms in one (they have compiled what the
+         * searcher and the warm-up merge ran), or max nanos have passed.
+         */
+        void searchUntilJitQuiet(long max) throws IOException {
+            long end = System.nanoTime() + max;
+            long jit = jitAndGcMillis()[0];
+            while (System.nanoTime() < end) {
+                searchFor(500_000_000L);
+                long now = jitAndGcMillis()[0];
+                if (now - jit < 10) {
+                    System.out.printf(Locale.ROOT, "JIT quiet after %d ms of compilation%n", now);
+                    return;
+                }
+                jit = now;
+            }
+            System.out.println("JIT still compiling after the wait; measuring anyway");
         }
 
         long[] searchWhile(Thread other) throws IOException {
