@@ -33,7 +33,8 @@ enum {
 
 enum {
     PW_FALLOC_PUNCH_HOLE = 1,
-    PW_FALLOC_ZERO_RANGE = 2
+    PW_FALLOC_ZERO_RANGE = 2,
+    PW_FALLOC_ALLOCATE = 3
 };
 
 /* The natives are bound by RegisterNatives when the library loads (JNI_OnLoad in common.c), not by symbol name:

@@ -16,6 +16,8 @@ fallocate0(JNIEnv *env, jclass cls, jint fd, jint mode, jlong offset, jlong leng
         native_mode = FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE;
     else if (mode == PW_FALLOC_ZERO_RANGE)
         native_mode = FALLOC_FL_ZERO_RANGE;
+    else if (mode == PW_FALLOC_ALLOCATE)
+        native_mode = 0;
     else
         return -EINVAL;
     int rc;

@@ -30,6 +30,11 @@ final class FileSpace {
         this.unit = file.isBlockDevice() ? Math.max(1, file.alignment().logicalBlockSize()) : 1;
     }
 
+    /** {@link StorageFile#allocate} of a non-empty range: false, with nothing changed, where the file cannot. */
+    boolean allocate(long offset, long length) throws IOException {
+        return !file.isBlockDevice() && policy.fallocate(Space.ALLOCATE, offset, length);
+    }
+
     /** {@link StorageFile#zero} of a non-empty range. */
     void zero(long offset, long length, boolean mayTrim) throws IOException {
         long end = offset + length;

@@ -542,6 +542,32 @@ public final class StorageFile implements Channel {
     }
 
     /**
+     * Allocates disk space for a range (fallocate), extending the file's size where the range passes its end; the
+     * range's new blocks read as zeros and its data stays. Writing into allocated space needs no allocation then: an
+     * O_DIRECT write there can go out without waiting for the filesystem (on io_uring, without a kernel worker
+     * thread), where one that extends the file cannot. Cut the size back ({@link #resize}) to what was written.
+     *
+     * @param offset the start of the range
+     * @param length the length of the range
+     * @return false, with nothing changed, where the file or filesystem cannot allocate (a block device, a
+     *         filesystem without fallocate, the pure-Java path)
+     * @throws IOException when the system call fails ({@link NativeIOException}; ENOSPC when the space is not
+     *         there), or {@link ClosedChannelException} when the file is closed
+     * @throws IllegalArgumentException when offset or length is negative or their sum overflows
+     * @throws java.nio.file.AccessDeniedException when the file is open read-only
+     */
+    public boolean allocate(long offset, long length) throws IOException {
+        checkRange(offset, length);
+        checkWritable("allocate");
+        users.enter();
+        try {
+            return length > 0 && space.allocate(offset, length);
+        } finally {
+            users.exit();
+        }
+    }
+
+    /**
      * Releases the space of a range (punches a hole), which then reads as zeros. Where holes cannot be punched (some
      * filesystems and devices, the pure-Java path) it does nothing and the range keeps its data: like NBD TRIM it
      * promises nothing about later reads. Use {@link #zero} to get zeros. A block device discards whole logical

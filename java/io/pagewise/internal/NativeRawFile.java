@@ -331,7 +331,8 @@ public final class NativeRawFile implements RawFile {
     public boolean fallocate(int mode, long offset, long length) throws IOException {
         int rc = Space.fallocate(fd, mode, offset, length);
         if (rc == -Errno.EOPNOTSUPP || rc == -Errno.ENOSYS) return false;
-        String operation = mode == Space.PUNCH_HOLE ? "fallocate (PUNCH_HOLE)" : "fallocate (ZERO_RANGE)";
+        String operation = mode == Space.PUNCH_HOLE ? "fallocate (PUNCH_HOLE)"
+                : mode == Space.ZERO_RANGE ? "fallocate (ZERO_RANGE)" : "fallocate";
         Errno.check(rc, operation, path, offset, length);
         return true;
     }

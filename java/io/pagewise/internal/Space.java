@@ -10,6 +10,8 @@ public final class Space {
     public static final int PUNCH_HOLE = 1;
     /** FALLOC_FL_ZERO_RANGE */
     public static final int ZERO_RANGE = 2;
+    /** 0: blocks allocated (reading as zeros) and the size extended to cover them */
+    public static final int ALLOCATE = 3;
 
     public static final int SEEK_DATA = 0;
     public static final int SEEK_HOLE = 1;
@@ -18,7 +20,7 @@ public final class Space {
 
     /** @return 0 or -errno */
     static int fallocate(int fd, int mode, long offset, long length) {
-        if (mode != PUNCH_HOLE && mode != ZERO_RANGE) throw new IllegalArgumentException("unknown fallocate mode " + mode);
+        if (mode != PUNCH_HOLE && mode != ZERO_RANGE && mode != ALLOCATE) throw new IllegalArgumentException("unknown fallocate mode " + mode);
         if (offset < 0 || length <= 0) return -Errno.EINVAL;
         return SpaceBinding.fallocate(fd, mode, offset, length);
     }

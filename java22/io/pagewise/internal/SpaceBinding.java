@@ -26,7 +26,11 @@ final class SpaceBinding {
 
     /** @return 0 or -errno */
     static int fallocate(int fd, int mode, long offset, long length) {
-        int nativeMode = mode == Space.PUNCH_HOLE ? FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE : FALLOC_FL_ZERO_RANGE;
+        int nativeMode = switch (mode) {
+            case Space.PUNCH_HOLE -> FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE;
+            case Space.ZERO_RANGE -> FALLOC_FL_ZERO_RANGE;
+            default -> 0; // Space.ALLOCATE
+        };
         return (int) Ffm.retried("fallocate", state -> (int) FALLOCATE.invokeExact(state, fd, nativeMode, offset, length));
     }
 

@@ -72,6 +72,28 @@ class ExtentsAndZeroTest {
 
     @ParameterizedTest
     @EnumSource(CacheMode.class)
+    void allocateGrowsTheFileWithZerosAndKeepsItsData(CacheMode mode) throws Exception {
+        Path path = dir.resolve("allocate");
+        byte[] data = Fixtures.random(6, M);
+        Files.write(path, data);
+        try (StorageFile file = StorageFile.open(path, mode, READ, WRITE)) {
+            assertTrue(file.allocate(M / 2, 2 * M), "fallocate on " + Files.getFileStore(path).type());
+            assertEquals(M / 2 + 2 * M, file.size(), "the size covers the allocated range");
+            assertBytes(data, Fixtures.read(file, 0, M, BufferKind.DIRECT), "the data before and inside the range");
+            assertBytes(new byte[M + M / 2], Fixtures.read(file, M, M + M / 2, BufferKind.HEAP), "new space reads zeros");
+            byte[] more = Fixtures.random(7, 256 * K);
+            Fixtures.write(file, M, more, BufferKind.DIRECT);
+            assertTrue(file.allocate(0, 64 * K), "a range inside the file");
+            assertEquals(M / 2 + 2 * M, file.size(), "a range inside the file leaves the size");
+            file.resize(M + 256 * K);
+            assertBytes(more, Fixtures.read(file, M, 256 * K, BufferKind.HEAP), "what was written into the space");
+            assertEquals(M + 256 * K, Files.size(path));
+            assertEquals(false, file.allocate(M, 0), "an empty range");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(CacheMode.class)
     void zeroReadsZerosAndWithTrimLeavesAHole(CacheMode mode) throws Exception {
         Path path = dir.resolve("zero");
         Model model = new Model();

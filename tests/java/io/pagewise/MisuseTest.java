@@ -99,6 +99,7 @@ class MisuseTest {
             calls.put("zero trim", () -> file.zero(0, 4096, true));
             calls.put("trim", () -> file.trim(0, 4096));
             calls.put("resize", () -> file.resize(5));
+            calls.put("allocate", () -> file.allocate(0, 1 << 20));
             for (Map.Entry<String, Executable> call : calls.entrySet()) {
                 AccessDeniedException e = assertThrows(AccessDeniedException.class, call.getValue(), call.getKey());
                 assertEquals(path.toString(), e.getFile());
