@@ -48,6 +48,18 @@ final class StorageIndexOutput extends IndexOutput {
     /** Full buffers being written, oldest first, with their writes. */
     private final ArrayDeque<InFlight> inFlight = new ArrayDeque<>();
 
+    /**
+     * How far past its full buffers an output in EVICT or DIRECT allocates the file (8 MiB), where those buffers go
+     * by O_DIRECT: ext4 cannot extend a file without waiting, so on io_uring each write that extends it goes to a
+     * kernel worker thread, one more thread beside the engine's searches, and a blocking write allocates as it goes;
+     * into allocated space both go out at once. Close cuts the file back to what was written.
+     */
+    static final long ALLOCATE_AHEAD = 8L << 20;
+    /** The end of the space allocated so far. */
+    private long allocatedEnd;
+    /** Whether full buffers allocate ahead: in EVICT and DIRECT, until an allocation is refused or fails. */
+    private boolean allocating;
+
     private record InFlight(ByteBuffer buffer, CompletableFuture<Integer> write) {}
 
     StorageIndexOutput(String description, String name, StorageFile file, IoTally.Counter counter) {
@@ -60,6 +72,8 @@ final class StorageIndexOutput extends IndexOutput {
         this.counter = counter;
         CacheMode mode = file.cacheMode();
         this.asyncWrites = async && (mode == CacheMode.EVICT || mode == CacheMode.DIRECT) && RING;
+        this.allocating = (mode == CacheMode.EVICT || mode == CacheMode.DIRECT)
+                && !Boolean.getBoolean("pagewise.lucene.no-allocate-ahead");
         this.buffer = newBuffer();
     }
 
@@ -131,6 +145,9 @@ final class StorageIndexOutput extends IndexOutput {
         sumBuffered();
         buffer.flip();
         int bytes = buffer.remaining();
+        if (allocating && bytes == BUFFER_BYTES && flushed + bytes > allocatedEnd) {
+            allocateAhead(flushed + bytes + ALLOCATE_AHEAD);
+        }
         if (asyncWrites && bytes == BUFFER_BYTES) {
             throwFailedWrite();
             inFlight.add(new InFlight(buffer, file.writeAsync(buffer, flushed)));
@@ -143,6 +160,22 @@ final class StorageIndexOutput extends IndexOutput {
         counter.written(bytes);
         flushed += bytes;
         summed = 0;
+    }
+
+    /**
+     * Allocates the file up to end. Where that is refused (no fallocate) or fails (ENOSPC, with room perhaps for the
+     * writes themselves), the output stops allocating and its writes extend the file as they come.
+     */
+    private void allocateAhead(long end) {
+        try {
+            if (file.allocate(allocatedEnd, end - allocatedEnd)) {
+                allocatedEnd = end;
+                return;
+            }
+        } catch (IOException e) {
+            // the writes will say whether the space is really not there
+        }
+        allocating = false;
     }
 
     /** Throws the failure of a write that has failed already, if any. */
@@ -189,6 +222,11 @@ final class StorageIndexOutput extends IndexOutput {
             }
             write.buffer().clear();
             SPARE.offer(write.buffer());
+        }
+        try {
+            if (allocatedEnd > flushed) file.resize(flushed); // the space allocated ahead and not written
+        } catch (IOException e) {
+            if (failed == null) failed = e; else failed.addSuppressed(e);
         }
         try {
             file.close();

@@ -74,6 +74,32 @@ public class TestAsyncWrites extends LuceneTestCase {
         }
     }
 
+    /**
+     * The writes go into space allocated ahead of them (on ext4 an O_DIRECT write that extends the file would go to
+     * an io_uring worker thread); close cuts the file back to the bytes written.
+     */
+    public void testSpaceAllocatedAheadIsCutBackAtClose() throws IOException {
+        Path dir = createTempDir();
+        try (StorageFile probe = StorageFile.open(dir.resolve("probe"), CacheMode.EVICT, StandardOpenOption.CREATE_NEW,
+                StandardOpenOption.WRITE)) {
+            assumeTrue("fallocate on " + Files.getFileStore(dir).type(), probe.allocate(0, 4096));
+        }
+        for (CacheMode mode : new CacheMode[] {CacheMode.EVICT, CacheMode.DIRECT}) {
+            Path path = dir.resolve("_1_" + mode + ".fdt");
+            byte[] data = new byte[StorageIndexOutput.BUFFER_BYTES * 3 + 100];
+            random().nextBytes(data);
+            StorageFile file = StorageFile.open(path, mode, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+            try (StorageIndexOutput output = new StorageIndexOutput("test", path.getFileName().toString(), file,
+                    new IoTally().counter("fdt", ContextKind.MERGE))) {
+                output.writeBytes(data, 0, data.length);
+                assertTrue(mode + ": allocated ahead while open: " + Files.size(path),
+                        Files.size(path) >= StorageIndexOutput.BUFFER_BYTES + StorageIndexOutput.ALLOCATE_AHEAD);
+            }
+            assertEquals(mode + ": the size after close", data.length, Files.size(path));
+            assertArrayEquals(mode + ": the file holds what was written", data, Files.readAllBytes(path));
+        }
+    }
+
     public void testAFailedAsynchronousWriteFailsTheNextWrite() throws IOException {
         Path full = Path.of("/dev/full");
         assumeTrue("needs /dev/full", Files.isWritable(full));
