@@ -15,7 +15,8 @@
 # Usage: jmh/lucene-merge.sh [-r ROUNDS (3)] [-m LIMIT_MIB (1100)] [-u ROUNDS_WITHOUT_LIMIT (as -r; 0: none)]
 #                            [-d DIRECTORIES (pagewise,mmap,niofs,directio; also pagewise-mwKIB: a merge read window of
 #                                KIB, PagewiseDirectory.Builder.mergeReadWindow; pagewise-bw: EVICT writes buffered,
-#                                -Dpagewise.evict.direct-writes=false; pagewise-sync: merge and flush writes
+#                                -Dpagewise.evict.direct-writes=false; pagewise-na: outputs not allocated ahead of
+#                                their writes, -Dpagewise.lucene.no-allocate-ahead=true; pagewise-sync: merge and flush writes
 #                                waited for one at a time, Builder.asyncWrites(false))] [-l LUCENE (9 on java 17 | 10)]
 #                            [-j JAVA (java; for -l 10 a JDK 21+)] [-b BUILD_DIR (/var/tmp/pagewise-lucene-bench, -lucene10 for -l 10)]
 #                            [-s SEARCHED_DOCS,IDLE_DOCS,MERGE_DOCS,MERGE_SEGMENTS (205000,205000,1100000,14)]
@@ -179,6 +180,7 @@ run() {
         -Dwarm.merge.docs="$warm" ${LUCENE_MERGE_JVM_OPTIONS:-})
     # pagewise-bw: EVICT writes buffered, written back and dropped behind, never by O_DIRECT.
     [ "$dir" != pagewise-bw ] || options+=(-Dpagewise.evict.direct-writes=false)
+    [ "$dir" != pagewise-na ] || options+=(-Dpagewise.lucene.no-allocate-ahead=true)
     # The JVM joins the cgroup before it starts: sh writes its own pid, then execs java.
     sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$cgroup" "$java" "${options[@]}" \
         -cp "$classpath" io.pagewise.jmh.lucene.LuceneMergeWorkload run "$dir" "$build/searched" "$build/idle" \

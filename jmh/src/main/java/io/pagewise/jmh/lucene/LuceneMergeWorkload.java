@@ -211,6 +211,8 @@ public final class LuceneMergeWorkload {
             case "pagewise": return PagewiseDirectory.open(path);
             // The script starts its JVM with -Dpagewise.evict.direct-writes=false.
             case "pagewise-bw": return PagewiseDirectory.open(path);
+            // The script starts its JVM with -Dpagewise.lucene.no-allocate-ahead=true.
+            case "pagewise-na": return PagewiseDirectory.open(path);
             case "pagewise-sync": return PagewiseDirectory.builder(path).asyncWrites(false).build();
             default:
                 // pagewise-mwKIB: PagewiseDirectory whose merge inputs read ahead and drop behind in KIB windows
@@ -219,7 +221,7 @@ public final class LuceneMergeWorkload {
                             .mergeReadWindow(Long.parseLong(kind.substring("pagewise-mw".length())) << 10).build();
                 }
                 throw new IllegalArgumentException("directory " + kind + ": mmap, niofs, directio, pagewise,"
-                        + " pagewise-bw, pagewise-sync or pagewise-mwKIB");
+                        + " pagewise-bw, pagewise-na, pagewise-sync or pagewise-mwKIB");
         }
     }
 
