@@ -351,14 +351,7 @@ public final class LuceneMergeWorkload {
             }
             // Cold sources, as the measured merge's are: the merge takes the same paths through the directory.
             for (Path file : indexFiles(path)) PageCache.evict(file);
-            IndexWriterConfig merging = new IndexWriterConfig(new StandardAnalyzer());
-            merging.setOpenMode(IndexWriterConfig.OpenMode.APPEND);
-            merging.setMergeScheduler(new SerialMergeScheduler());
-            TieredMergePolicy policy = new TieredMergePolicy();
-            policy.setNoCFSRatio(0.0);
-            merging.setMergePolicy(policy);
-            merging.setUseCompoundFile(false);
-            try (IndexWriter writer = new IndexWriter(dir, merging)) {
+            try (IndexWriter writer = new IndexWriter(dir, forceMergeConfig())) {
                 writer.forceMerge(1);
                 writer.commit();
             }
@@ -369,6 +362,18 @@ public final class LuceneMergeWorkload {
         Files.delete(path);
         System.out.printf(Locale.ROOT, "warm-up merge: %d documents in %d segments, %.1f s%n", WARM_MERGE_DOCS,
                 WARM_MERGE_SEGMENTS, (System.nanoTime() - start) / 1e9);
+    }
+
+    /** A writer on an existing index that merges in the calling thread, to non-compound segments. */
+    private static IndexWriterConfig forceMergeConfig() {
+        IndexWriterConfig config = new IndexWriterConfig(new StandardAnalyzer());
+        config.setOpenMode(IndexWriterConfig.OpenMode.APPEND);
+        config.setMergeScheduler(new SerialMergeScheduler());
+        TieredMergePolicy policy = new TieredMergePolicy();
+        policy.setNoCFSRatio(0.0);
+        config.setMergePolicy(policy);
+        config.setUseCompoundFile(false);
+        return config;
     }
 
     /** {milliseconds the JIT compilers have spent, milliseconds of GC} since the JVM started. */
@@ -404,14 +409,7 @@ public final class LuceneMergeWorkload {
         @Override
         public void run() {
             try {
-                IndexWriterConfig config = new IndexWriterConfig(new StandardAnalyzer());
-                config.setOpenMode(IndexWriterConfig.OpenMode.APPEND);
-                config.setMergeScheduler(new SerialMergeScheduler());
-                TieredMergePolicy policy = new TieredMergePolicy();
-                policy.setNoCFSRatio(0.0);
-                config.setMergePolicy(policy);
-                config.setUseCompoundFile(false);
-                try (IndexWriter writer = new IndexWriter(dir, config)) {
+                try (IndexWriter writer = new IndexWriter(dir, forceMergeConfig())) {
                     var threads = (com.sun.management.ThreadMXBean)
                             java.lang.management.ManagementFactory.getThreadMXBean();
                     long allocatedBefore = threads.getCurrentThreadAllocatedBytes();
