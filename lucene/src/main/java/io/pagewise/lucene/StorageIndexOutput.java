@@ -71,9 +71,9 @@ final class StorageIndexOutput extends IndexOutput {
         this.file = file;
         this.counter = counter;
         CacheMode mode = file.cacheMode();
-        this.asyncWrites = async && (mode == CacheMode.EVICT || mode == CacheMode.DIRECT) && RING;
-        this.allocating = (mode == CacheMode.EVICT || mode == CacheMode.DIRECT)
-                && !Boolean.getBoolean("pagewise.lucene.no-allocate-ahead");
+        boolean fullBuffersDirect = mode == CacheMode.EVICT || mode == CacheMode.DIRECT;
+        this.asyncWrites = async && fullBuffersDirect && RING;
+        this.allocating = fullBuffersDirect && !Boolean.getBoolean("pagewise.lucene.no-allocate-ahead");
         this.buffer = newBuffer();
     }
 
