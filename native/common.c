@@ -75,7 +75,7 @@ JNI_OnLoad(JavaVM *vm, void *reserved)
         return JNI_ERR;
     if (pw_find_buffer_fields(env) < 0 || pw_register_advice(env) < 0 || pw_register_errno_texts(env) < 0
         || pw_register_file_descriptors(env) < 0 || pw_register_io_ring(env) < 0
-        || pw_register_positional_io(env) < 0 || pw_register_mincore(env) < 0
+        || pw_register_positional_io(env) < 0 || pw_register_mincore(env) < 0 || pw_register_memory(env) < 0
         || pw_register_process_control(env) < 0 || pw_register_space(env) < 0)
         return JNI_ERR;
     return JNI_VERSION_1_8;

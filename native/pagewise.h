@@ -55,6 +55,7 @@ int pw_register_file_descriptors(JNIEnv *env);
 int pw_register_io_ring(JNIEnv *env);
 int pw_register_positional_io(JNIEnv *env);
 int pw_register_mincore(JNIEnv *env);
+int pw_register_memory(JNIEnv *env);
 int pw_register_process_control(JNIEnv *env);
 int pw_register_space(JNIEnv *env);
 

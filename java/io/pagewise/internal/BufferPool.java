@@ -53,8 +53,18 @@ public final class BufferPool {
         return POLICY_SMALL.get().clear();
     }
 
-    /** A new direct buffer of exactly size bytes whose address is a multiple of {@link #ALIGNMENT}. */
+    /** Buffers of at least this size come from {@link HugePageSlabs} where it can: the size of a large O_DIRECT request. */
+    public static final int HUGE_PAGE_MIN = 256 << 10;
+
+    /**
+     * A new direct buffer of exactly size bytes whose address is a multiple of {@link #ALIGNMENT}; from
+     * {@link #HUGE_PAGE_MIN} up, in transparent huge pages where the kernel gives them.
+     */
     public static ByteBuffer aligned(int size) {
+        if (size >= HUGE_PAGE_MIN) {
+            ByteBuffer contiguous = HugePageSlabs.take(size);
+            if (contiguous != null) return contiguous;
+        }
         // alignedSlice also rounds the end down to a multiple, so whole units must fit after the aligned start.
         int whole = (size + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
         return ByteBuffer.allocateDirect(whole + ALIGNMENT).alignedSlice(ALIGNMENT).slice(0, size);

@@ -1,0 +1,27 @@
+package io.pagewise.internal;
+
+import java.nio.ByteBuffer;
+
+/**
+ * Anonymous memory for I/O buffers, aligned to 2 MiB and advised for transparent huge pages: the topic's one Java
+ * home, for every JDK. {@link MemoryBinding} makes the calls, by JNI into {@code native/memory.c} or on JDK 22+ by
+ * FFM. The caller checks that the native library is loaded first.
+ */
+public final class Memory {
+    /** The transparent huge page size on x86_64 and on arm64 with 4 KiB pages, and the unit mapped here. */
+    public static final int HUGE_PAGE = 2 << 20;
+
+    private Memory() {}
+
+    /**
+     * A direct buffer over size new bytes, a multiple of {@link #HUGE_PAGE}, at an address that is one too, advised
+     * MADV_HUGEPAGE; unmapped once neither it nor any buffer sliced from it is reachable.
+     *
+     * @return the buffer, or null when the memory could not be mapped
+     */
+    static ByteBuffer hugePageBuffer(int size) {
+        if (size <= 0 || size % HUGE_PAGE != 0) throw new IllegalArgumentException("huge-page buffer of " + size
+                + " bytes: must be a positive multiple of " + HUGE_PAGE);
+        return MemoryBinding.map(size);
+    }
+}
