@@ -1,6 +1,7 @@
 package io.pagewise.lucene;
 
 import io.pagewise.CacheMode;
+import io.pagewise.IoBuffers;
 import io.pagewise.Native;
 import io.pagewise.StorageFile;
 import java.io.IOException;
@@ -26,7 +27,6 @@ final class StorageIndexOutput extends IndexOutput {
      * them, and waits only when this many are still being written (1 MiB).
      */
     static final int IN_FLIGHT = 4;
-    private static final int ALIGNMENT = 4096;
     /** Buffers of closed outputs, for the next: an index writes many small files, and direct memory is freed late. */
     private static final ArrayBlockingQueue<ByteBuffer> SPARE = new ArrayBlockingQueue<>(32);
     private final StorageFile file;
@@ -80,10 +80,10 @@ final class StorageIndexOutput extends IndexOutput {
     /** Whether asynchronous writes run on io_uring in this JVM (else they would take a pool thread each). */
     private static final boolean RING = Native.isAvailable() && Native.asyncPath().equals("io_uring");
 
+    /** In huge pages where the kernel gives them, so that a full buffer's O_DIRECT write is one segment for the disk. */
     private static ByteBuffer newBuffer() {
         ByteBuffer spare = SPARE.poll();
-        return spare != null ? spare : ByteBuffer.allocateDirect(BUFFER_BYTES + ALIGNMENT)
-                .alignedSlice(ALIGNMENT).order(ByteOrder.LITTLE_ENDIAN);
+        return spare != null ? spare : IoBuffers.allocate(BUFFER_BYTES).order(ByteOrder.LITTLE_ENDIAN);
     }
 
     @Override
