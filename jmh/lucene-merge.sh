@@ -16,7 +16,8 @@
 #                            [-d DIRECTORIES (pagewise,mmap,niofs,directio; also pagewise-mwKIB: a merge read window of
 #                                KIB, PagewiseDirectory.Builder.mergeReadWindow; pagewise-bw: EVICT writes buffered,
 #                                -Dpagewise.evict.direct-writes=false; pagewise-na: outputs not allocated ahead of
-#                                their writes, -Dpagewise.lucene.no-allocate-ahead=true; pagewise-sync: merge and flush writes
+#                                their writes, -Dpagewise.lucene.no-allocate-ahead=true; pagewise-nh: output buffers
+#                                not in huge pages, -Dpagewise.huge-page-buffers=false; pagewise-sync: merge and flush writes
 #                                waited for one at a time, Builder.asyncWrites(false))] [-l LUCENE (9 on java 17 | 10)]
 #                            [-j JAVA (java; for -l 10 a JDK 21+)] [-b BUILD_DIR (/var/tmp/pagewise-lucene-bench, -lucene10 for -l 10)]
 #                            [-s SEARCHED_DOCS,IDLE_DOCS,MERGE_DOCS,MERGE_SEGMENTS (205000,205000,1100000,14)]
@@ -181,6 +182,7 @@ run() {
     # pagewise-bw: EVICT writes buffered, written back and dropped behind, never by O_DIRECT.
     [ "$dir" != pagewise-bw ] || options+=(-Dpagewise.evict.direct-writes=false)
     [ "$dir" != pagewise-na ] || options+=(-Dpagewise.lucene.no-allocate-ahead=true)
+    [ "$dir" != pagewise-nh ] || options+=(-Dpagewise.huge-page-buffers=false)
     # The JVM joins the cgroup before it starts: sh writes its own pid, then execs java.
     sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$cgroup" "$java" "${options[@]}" \
         -cp "$classpath" io.pagewise.jmh.lucene.LuceneMergeWorkload run "$dir" "$build/searched" "$build/idle" \

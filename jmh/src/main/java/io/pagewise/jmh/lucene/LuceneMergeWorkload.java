@@ -213,6 +213,7 @@ public final class LuceneMergeWorkload {
             case "pagewise-bw": return PagewiseDirectory.open(path);
             // The script starts its JVM with -Dpagewise.lucene.no-allocate-ahead=true.
             case "pagewise-na": return PagewiseDirectory.open(path);
+            case "pagewise-nh": return PagewiseDirectory.open(path);
             case "pagewise-sync": return PagewiseDirectory.builder(path).asyncWrites(false).build();
             default:
                 // pagewise-mwKIB: PagewiseDirectory whose merge inputs read ahead and drop behind in KIB windows
@@ -221,7 +222,7 @@ public final class LuceneMergeWorkload {
                             .mergeReadWindow(Long.parseLong(kind.substring("pagewise-mw".length())) << 10).build();
                 }
                 throw new IllegalArgumentException("directory " + kind + ": mmap, niofs, directio, pagewise,"
-                        + " pagewise-bw, pagewise-na, pagewise-sync or pagewise-mwKIB");
+                        + " pagewise-bw, pagewise-na, pagewise-nh, pagewise-sync or pagewise-mwKIB");
         }
     }
 
