@@ -31,6 +31,7 @@ public final class IoBuffers {
      */
     public static ByteBuffer allocate(int capacity) {
         if (capacity <= 0) throw new IllegalArgumentException("buffer of " + capacity + " bytes: must be positive");
+        Native.isAvailable(); // loads the native calls, which huge-page memory needs, if nothing has yet
         return BufferPool.aligned(capacity);
     }
 }

@@ -1,5 +1,6 @@
 package io.pagewise;
 
+import io.pagewise.internal.Memory;
 import io.pagewise.internal.NativeLibrary;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -81,6 +82,7 @@ public final class Native {
                 return new UnsupportedOperationException("disabled by -D" + ENABLE_PROPERTY + "=false");
             }
             NativeLibrary.load(platform());
+            Memory.nativeCallsLoaded();
             return null;
         } catch (Throwable e) {
             return e;

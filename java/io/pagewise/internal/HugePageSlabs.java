@@ -1,6 +1,5 @@
 package io.pagewise.internal;
 
-import io.pagewise.Native;
 import java.nio.ByteBuffer;
 import java.util.HashMap;
 import java.util.Map;
@@ -13,7 +12,8 @@ import java.util.Map;
  * each completion then restarted the stopped queue from a kernel worker thread.
  *
  * <p>Buffers smaller than a huge page share one, a slab per size; the slab is unmapped once none of its buffers is
- * reachable. Without the native library, or with {@code -Dpagewise.huge-page-buffers=false}, there are none.
+ * reachable. Without the native library (or before {@code io.pagewise.Native} has loaded it), or with
+ * {@code -Dpagewise.huge-page-buffers=false}, there are none.
  */
 final class HugePageSlabs {
     private static final boolean ENABLED = !"false".equals(System.getProperty("pagewise.huge-page-buffers"));
@@ -32,7 +32,7 @@ final class HugePageSlabs {
     private HugePageSlabs() {}
 
     static boolean enabled() {
-        return ENABLED && Native.isAvailable();
+        return ENABLED && Memory.canMap();
     }
 
     /**

@@ -11,7 +11,20 @@ public final class Memory {
     /** The transparent huge page size on x86_64 and on arm64 with 4 KiB pages, and the unit mapped here. */
     public static final int HUGE_PAGE = 2 << 20;
 
+    /** Set once the native calls are loaded ({@code io.pagewise.Native} does), so this layer need not ask it. */
+    private static volatile boolean loaded;
+
     private Memory() {}
+
+    /** Called by {@code io.pagewise.Native} when the native calls have loaded. */
+    public static void nativeCallsLoaded() {
+        loaded = true;
+    }
+
+    /** Whether the native calls have loaded: else {@link #hugePageBuffer} must not be called. */
+    static boolean canMap() {
+        return loaded;
+    }
 
     /**
      * A direct buffer over size new bytes, a multiple of {@link #HUGE_PAGE}, at an address that is one too, advised

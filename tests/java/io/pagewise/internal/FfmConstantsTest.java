@@ -37,6 +37,9 @@ class FfmConstantsTest {
         SHARED.put("MincoreBinding.PROT_NONE", "PROT_NONE");
         SHARED.put("MincoreBinding.PROT_READ", "PROT_READ");
         SHARED.put("MincoreBinding.MAP_SHARED", "MAP_SHARED");
+        SHARED.put("MemoryBinding.PROT_READ_WRITE", "PROT_READ | PROT_WRITE");
+        SHARED.put("MemoryBinding.MAP_PRIVATE_ANONYMOUS", "MAP_PRIVATE | MAP_ANONYMOUS");
+        SHARED.put("MemoryBinding.MADV_HUGEPAGE", "MADV_HUGEPAGE");
         SHARED.put("PositionalIoBinding.RWF_DSYNC", "RWF_DSYNC");
         SHARED.put("PositionalIoBinding.IOV_MAX", "IOV_MAX");
         SHARED.put("Errno.EINVAL", "EINVAL");
