@@ -5,7 +5,7 @@ import java.nio.ByteBuffer;
 /**
  * Anonymous memory for I/O buffers, aligned to 2 MiB and advised for transparent huge pages: the topic's one Java
  * home, for every JDK. {@link MemoryBinding} makes the calls, by JNI into {@code native/memory.c} or on JDK 22+ by
- * FFM. The caller checks that the native library is loaded first.
+ * FFM. Nothing maps before {@code io.pagewise.Native} has said the calls loaded ({@link #canMap}).
  */
 public final class Memory {
     /** The transparent huge page size on x86_64 and on arm64 with 4 KiB pages, and the unit mapped here. */
