@@ -28,13 +28,18 @@ public final class Memory {
 
     /**
      * A direct buffer over size new bytes, a multiple of {@link #HUGE_PAGE}, at an address that is one too, advised
-     * MADV_HUGEPAGE; unmapped once neither it nor any buffer sliced from it is reachable.
+     * MADV_HUGEPAGE, and faulted in; unmapped once neither it nor any buffer sliced from it is reachable.
      *
      * @return the buffer, or null when the memory could not be mapped
      */
     static ByteBuffer hugePageBuffer(int size) {
         if (size <= 0 || size % HUGE_PAGE != 0) throw new IllegalArgumentException("huge-page buffer of " + size
                 + " bytes: must be a positive multiple of " + HUGE_PAGE);
-        return MemoryBinding.map(size);
+        ByteBuffer buffer = MemoryBinding.map(size);
+        if (buffer == null) return null;
+        // Faulted in now, as allocateDirect's zeroing does: btrfs reads an O_DIRECT request into memory that was never
+        // touched through the page cache instead, and leaves it cached there.
+        for (int at = 0; at < size; at += 4096) buffer.put(at, (byte) 0);
+        return buffer;
     }
 }
