@@ -65,7 +65,7 @@ public final class AsyncIo {
      * loader, so that a test framework that counts the threads its test started (Lucene's, OpenSearch's) does not
      * take the engine's for its own leak.
      */
-    private static Thread daemon(Runnable task, String name) {
+    static Thread daemon(Runnable task, String name) {
         ThreadGroup top = Thread.currentThread().getThreadGroup();
         while (top.getParent() != null) top = top.getParent();
         Thread thread = new Thread(top, task, name);

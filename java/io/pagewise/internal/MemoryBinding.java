@@ -5,11 +5,7 @@ import java.nio.ByteBuffer;
 
 /** {@link Memory}'s calls by JNI, into {@code native/memory.c}; the FFM twin (JDK 22+) has the same methods. */
 final class MemoryBinding {
-    private static final Cleaner UNMAPPER = Cleaner.create(runnable -> {
-        Thread thread = new Thread(runnable, "pagewise-unmapper");
-        thread.setDaemon(true);
-        return thread;
-    });
+    private static final Cleaner UNMAPPER = Cleaner.create(runnable -> AsyncIo.daemon(runnable, "pagewise-unmapper"));
 
     private MemoryBinding() {}
 
