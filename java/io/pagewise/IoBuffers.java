@@ -10,9 +10,9 @@ import java.nio.ByteBuffer;
  * {@code transparent_hugepage/enabled} must be {@code madvise} or {@code always}). Where the kernel gives one, the
  * buffer is physically contiguous, and an O_DIRECT request from it reaches the device as one segment instead of one
  * per 4 KiB page: on a virtio disk without indirect descriptors, sequential O_DIRECT reads from such buffers ran
- * 1.2–2.1× as fast as from {@link ByteBuffer#allocateDirect}'s, and writes 1.15–1.5×. Smaller buffers of the same size share a huge page, which is
- * freed when none of them is reachable. This memory is not counted against {@code -XX:MaxDirectMemorySize}.
- * Without the native library, or with {@code -Dpagewise.huge-page-buffers=false}, buffers come from
+ * 1.2–2.1× as fast as from {@link ByteBuffer#allocateDirect}'s, and writes 1.15–1.5×. Smaller buffers of the same
+ * size share a huge page, which is freed when none of them is reachable. This memory is not counted against
+ * {@code -XX:MaxDirectMemorySize}. Without the native library, or with {@code -Dpagewise.huge-page-buffers=false}, buffers come from
  * {@link ByteBuffer#allocateDirect}.
  */
 public final class IoBuffers {

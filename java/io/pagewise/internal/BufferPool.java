@@ -53,7 +53,7 @@ public final class BufferPool {
         return POLICY_SMALL.get().clear();
     }
 
-    /** Buffers of at least this size come from {@link HugePageSlabs} where it can: the size of a large O_DIRECT request. */
+    /** Buffers of at least this size come from {@link HugePageSlabs} where it can: a large O_DIRECT request's size. */
     public static final int HUGE_PAGE_MIN = 256 << 10;
 
     /**
