@@ -12,8 +12,8 @@ import java.nio.ByteBuffer;
  * per 4 KiB page: on a virtio disk without indirect descriptors, sequential O_DIRECT reads from such buffers ran
  * 1.2–2.1× as fast as from {@link ByteBuffer#allocateDirect}'s, and writes 1.15–1.5×. Smaller buffers of the same
  * size share a huge page, which is freed when none of them is reachable. This memory is not counted against
- * {@code -XX:MaxDirectMemorySize}. Without the native library, or with {@code -Dpagewise.huge-page-buffers=false}, buffers come from
- * {@link ByteBuffer#allocateDirect}.
+ * {@code -XX:MaxDirectMemorySize}. Without the native library, or with {@code -Dpagewise.huge-page-buffers=false},
+ * buffers come from {@link ByteBuffer#allocateDirect}.
  */
 public final class IoBuffers {
     /** The alignment of every buffer's start: 4 KiB, enough for O_DIRECT on the devices the library meets. */
