@@ -55,11 +55,12 @@ public final class PagewiseDirectory extends MMapDirectory {
     private static final System.Logger LOG = System.getLogger(PagewiseDirectory.class.getName());
     private static final AtomicBoolean TOLD_PURE_JAVA = new AtomicBoolean();
     /**
-     * The merge read window unless the builder sets another: 2 MiB. In a 1,100 MiB memory cgroup a force-merge of
-     * 1.6 GB then held about 270 MB of its sources at a time, where EVICT's own windows and the kernel's readahead
-     * held 677 MB and pushed an idle index out (docs/LUCENE.md, Measured).
+     * The merge read window unless the builder sets another: 1 MiB. In a 1,100 MiB memory cgroup a force-merge of
+     * 1.6 GB then held about 170 MB of its sources at a time, where EVICT's own windows and the kernel's readahead
+     * held 677 MB and pushed an idle index out. 2 MiB windows held 270 MB, too much beside a JDK 25 JVM that had
+     * merged before (350 MB of its own): the idle index kept only 69–91 % (docs/LUCENE.md, Measured).
      */
-    public static final long DEFAULT_MERGE_READ_WINDOW = 2L << 20;
+    public static final long DEFAULT_MERGE_READ_WINDOW = 1L << 20;
     private final PolicyTable policies;
     private final long mergeReadWindow;
     private final boolean asyncWrites;
