@@ -309,7 +309,7 @@ public final class LuceneMergeWorkload {
                                 + " cgroup_cache_before_mb=%.1f cgroup_cache_after_merge_mb=%.1f cgroup_peak_mb=%.1f"
                                 + " sources_cached_peak_mb=%.1f cgroup_cache_peak_mb=%.1f"
                                 + " warm_merge_docs=%d jit_before_ms=%d jit_during_ms=%d gc_before_ms=%d gc_during_ms=%d"
-                                + " merge_alloc_mb=%.1f",
+                                + " merge_alloc_mb=%.1f cgroup_rss_peak_mb=%.1f",
                         Percentiles.millis(before, 0.50), Percentiles.millis(before, 0.99),
                         Percentiles.millis(during, 0.50), Percentiles.millis(during, 0.99), before.length, during.length,
                         merging.seconds,
@@ -321,7 +321,7 @@ public final class LuceneMergeWorkload {
                         cgroupValue(cgroup, "memory.max_usage_in_bytes") / 1e6, sampler.sourcesPeak / 1e6,
                         sampler.cachePeak / 1e6, WARM_MERGE_DOCS, jitGcAfterBefore[0] - jitGcBefore[0],
                         jitGcEnd[0] - jitGcStart[0], jitGcAfterBefore[1] - jitGcBefore[1],
-                        jitGcEnd[1] - jitGcStart[1], merging.allocated / 1e6));
+                        jitGcEnd[1] - jitGcStart[1], merging.allocated / 1e6, sampler.rssPeak / 1e6));
             }
         }
         for (Path file : indexFiles(links)) Files.delete(file);
@@ -443,6 +443,8 @@ public final class LuceneMergeWorkload {
         private final Thread merge;
         volatile long sourcesPeak;
         volatile long cachePeak = -1;
+        /** The cgroup's anonymous memory at its largest while the merge ran: the JVM's heap, code and buffers. */
+        volatile long rssPeak = -1;
 
         Sampler(List<Path> sources, Path cgroup, Thread merge) {
             this.sources = sources;
@@ -461,6 +463,7 @@ public final class LuceneMergeWorkload {
                     }
                     sourcesPeak = Math.max(sourcesPeak, cached);
                     cachePeak = Math.max(cachePeak, cgroupStat(cgroup, "total_cache"));
+                    rssPeak = Math.max(rssPeak, cgroupStat(cgroup, "total_rss"));
                     Thread.sleep(250);
                 }
             } catch (IOException | InterruptedException e) {
