@@ -60,7 +60,9 @@ public class TestPagewiseWrites extends LuceneTestCase {
      * cached until it closes: the neighbours count as they were before the merge opened them.
      */
     public void testNeighboursAMergeIsReadingCountAsTheyWereBefore() throws IOException {
-        try (PagewiseDirectory dir = PagewiseDirectory.open(createTempDir())) {
+        // Windows of half a neighbour: the last one each input read stays cached while it is open, half the file.
+        try (PagewiseDirectory dir = PagewiseDirectory.builder(createTempDir()).mergeReadWindow(NEIGHBOUR_BYTES / 2)
+                .build()) {
             PageCacheChecks.writeCold(dir, "_0.doc", NEIGHBOUR_BYTES, random());
             PageCacheChecks.writeCold(dir, "_1.doc", NEIGHBOUR_BYTES, random());
             try (IndexInput zero = dir.openInput("_0.doc", LuceneContexts.merge(NEIGHBOUR_BYTES));
