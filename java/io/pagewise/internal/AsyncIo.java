@@ -3,16 +3,14 @@ package io.pagewise.internal;
 import io.pagewise.system.NativeIOException;
 import java.nio.ByteBuffer;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -29,7 +27,7 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class AsyncIo {
     /** Requests in flight on the ring at most; a submitter waits for room beyond it. */
-    static final int RING_ENTRIES = 256;
+    static final int RING_ENTRIES = 256; // a power of two: slots are tags modulo it
     private static final int POOL_THREADS = Integer.getInteger("pagewise.async.threads", 8);
 
     private static final class Holder {
@@ -40,8 +38,12 @@ public final class AsyncIo {
     private final String path;
     private final ExecutorService pool;
     private final Semaphore room = new Semaphore(RING_ENTRIES);
-    private final Map<Long, RingOp> inFlight = new ConcurrentHashMap<>();
-    private final AtomicLong tags = new AtomicLong();
+    /**
+     * The requests on the ring, each at the slot its tag names: taken when it goes on, given back when its completion
+     * comes off. The room a submitter holds guarantees a free slot.
+     */
+    private final AtomicReferenceArray<RingOp> inFlight = new AtomicReferenceArray<>(RING_ENTRIES);
+    private final AtomicInteger nextSlot = new AtomicInteger();
     /** Held by whoever takes completions off the ring: the reaper thread, or a thread waiting for its own request. */
     private final ReentrantLock reaping = new ReentrantLock();
     /** When a thread last asked to reap while it waited for its own request: the reaper thread stands aside then. */
@@ -200,19 +202,26 @@ public final class AsyncIo {
             lengths[i] = op.length - op.done;
             offsets[i] = op.offset + op.done;
             flags[i] = op.flags;
-            opTags[i] = tags.incrementAndGet();
-            inFlight.put(opTags[i], op);
+            opTags[i] = occupySlot(op);
         }
         try {
             ring.submit(count, codes, descriptors, buffers, positions, lengths, offsets, flags, opTags);
         } catch (NativeIOException | RuntimeException e) {
             int errno = e instanceof NativeIOException refused ? -Math.abs(refused.errno()) : -Errno.EIO;
             for (int i = 0; i < count; i++) {
-                RingOp op = inFlight.remove(opTags[i]);
-                if (op == null) continue;
+                RingOp op = ops.get(i);
+                if (!inFlight.compareAndSet((int) opTags[i], op, null)) continue;
                 room.release();
                 op.completion.failed(errno, offsets[i], lengths[i]);
             }
+        }
+    }
+
+    /** {@return the free slot op now holds}; there is one, as op's submitter holds room on the ring */
+    private int occupySlot(RingOp op) {
+        for (int next = nextSlot.getAndIncrement();; next++) {
+            int slot = next & (RING_ENTRIES - 1);
+            if (inFlight.get(slot) == null && inFlight.compareAndSet(slot, null, op)) return slot;
         }
     }
 
@@ -243,7 +252,9 @@ public final class AsyncIo {
     /** Completes what was reaped; under the reaping lock, so that a request taken off the ring is done once it is let go. */
     private void handOn(long[] doneTags, int[] results, int count) {
         for (int i = 0; i < count; i++) {
-            RingOp op = inFlight.remove(doneTags[i]);
+            long tag = doneTags[i];
+            if (tag < 0 || tag >= RING_ENTRIES) continue;
+            RingOp op = inFlight.getAndSet((int) tag, null);
             if (op == null) continue;
             try {
                 completed(op, results[i]);
