@@ -18,10 +18,12 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * 4 KiB random O_DIRECT reads or writes over a whole file for a fixed time, printing one RESULT line: the I/Os a
- * second and the process's CPU time per I/O. Run by {@code jmh/async-io.sh} beside fio.
+ * second and the process's CPU time per I/O. Run by {@code jmh/async-io.sh} beside fio. The workload runs for
+ * WARMUP seconds first, which are not counted, as JMH's warm-up iterations are not: the JIT compiles the hot path
+ * then, not inside the measured seconds (fio's twin is {@code --ramp_time}).
  *
  * <pre>
- * AsyncIoBench FILE SECONDS read|write METHOD N
+ * AsyncIoBench FILE SECONDS read|write METHOD N [WARMUP (0)]
  *   pagewise-async N    one thread keeps N requests in flight through StorageFile.readAsync/writeAsync (DIRECT)
  *   filechannel N       N threads, each a blocking FileChannel call at a time (O_DIRECT, ExtendedOpenOption.DIRECT)
  *   pagewise-virtual N  N virtual threads, each a blocking StorageFile call at a time (DIRECT)
@@ -39,14 +41,13 @@ public final class AsyncIoBench {
         boolean write = args[2].equals("write");
         String method = args[3];
         int n = Integer.parseInt(args[4]);
+        long warmupSeconds = args.length > 5 ? Long.parseLong(args[5]) : 0;
         long blocks;
         try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
             blocks = channel.size() / BLOCK;
         }
         LongAdder done = new LongAdder();
         AtomicBoolean stop = new AtomicBoolean();
-        long cpuBefore = processCpuNanos();
-        long start = System.nanoTime();
         List<Thread> threads = new ArrayList<>();
         Runnable body;
         switch (method) {
@@ -61,12 +62,16 @@ public final class AsyncIoBench {
             thread.start();
             threads.add(thread);
         }
+        Thread.sleep(warmupSeconds * 1000);
+        long iosBefore = done.sum();
+        long cpuBefore = processCpuNanos();
+        long start = System.nanoTime();
         Thread.sleep(seconds * 1000);
+        long ios = done.sum() - iosBefore;
+        long cpu = processCpuNanos() - cpuBefore;
+        double elapsed = (System.nanoTime() - start) / 1e9;
         stop.set(true);
         for (Thread thread : threads) thread.join();
-        double elapsed = (System.nanoTime() - start) / 1e9;
-        long cpu = processCpuNanos() - cpuBefore;
-        long ios = done.sum();
         System.out.printf("RESULT op=%s method=%s n=%d iops=%.0f cpu_us_per_io=%.2f ios=%d seconds=%.1f async=%s binding=%s%n",
                 write ? "write" : "read", method, n, ios / elapsed, cpu / 1e3 / Math.max(1, ios), ios, elapsed,
                 Native.asyncPath().replace(' ', '_'), Native.binding());
