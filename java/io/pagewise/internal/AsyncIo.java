@@ -3,6 +3,7 @@ package io.pagewise.internal;
 import io.pagewise.system.NativeIOException;
 import java.nio.ByteBuffer;
 import java.util.List;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -40,10 +41,16 @@ public final class AsyncIo {
     private final Semaphore room = new Semaphore(RING_ENTRIES);
     /**
      * The requests on the ring, each at the slot its tag names: taken when it goes on, given back when its completion
-     * comes off. The room a submitter holds guarantees a free slot.
+     * comes off, before its room is. So a submitter that holds room finds a free slot.
      */
     private final AtomicReferenceArray<RingOp> inFlight = new AtomicReferenceArray<>(RING_ENTRIES);
-    private final AtomicInteger nextSlot = new AtomicInteger();
+    private final ArrayBlockingQueue<Integer> freeSlots = new ArrayBlockingQueue<>(RING_ENTRIES);
+    /** The slots' numbers, boxed once: taking and giving back a slot allocates nothing. */
+    private static final Integer[] SLOTS = new Integer[RING_ENTRIES];
+
+    static {
+        for (int i = 0; i < RING_ENTRIES; i++) SLOTS[i] = i;
+    }
     /** Held by whoever takes completions off the ring: the reaper thread, or a thread waiting for its own request. */
     private final ReentrantLock reaping = new ReentrantLock();
     /** When a thread last asked to reap while it waited for its own request: the reaper thread stands aside then. */
@@ -59,6 +66,7 @@ public final class AsyncIo {
                 new LinkedBlockingQueue<>(), task -> daemon(task, "pagewise-async-" + threads.incrementAndGet()));
         executor.allowCoreThreadTimeOut(true);
         this.pool = executor;
+        freeSlots.addAll(java.util.Arrays.asList(SLOTS));
         if (ring != null) daemon(this::reap, "pagewise-io_uring-reaper").start();
     }
 
@@ -210,7 +218,9 @@ public final class AsyncIo {
             int errno = e instanceof NativeIOException refused ? -Math.abs(refused.errno()) : -Errno.EIO;
             for (int i = 0; i < count; i++) {
                 RingOp op = ops.get(i);
-                if (!inFlight.compareAndSet((int) opTags[i], op, null)) continue;
+                int slot = (int) opTags[i];
+                if (!inFlight.compareAndSet(slot, op, null)) continue;
+                freeSlots.add(SLOTS[slot]);
                 room.release();
                 op.completion.failed(errno, offsets[i], lengths[i]);
             }
@@ -219,10 +229,17 @@ public final class AsyncIo {
 
     /** {@return the free slot op now holds}; there is one, as op's submitter holds room on the ring */
     private int occupySlot(RingOp op) {
-        for (int next = nextSlot.getAndIncrement();; next++) {
-            int slot = next & (RING_ENTRIES - 1);
-            if (inFlight.get(slot) == null && inFlight.compareAndSet(slot, null, op)) return slot;
-        }
+        Integer slot = freeSlots.poll();
+        if (slot == null) throw new IllegalStateException("no free slot on the io_uring ring for a request with room");
+        inFlight.set(slot, op);
+        return slot;
+    }
+
+    /** {@return the request that held slot}, or null; the slot is free again */
+    private RingOp vacateSlot(int slot) {
+        RingOp op = inFlight.getAndSet(slot, null);
+        if (op != null) freeSlots.add(SLOTS[slot]);
+        return op;
     }
 
     /**
@@ -254,7 +271,7 @@ public final class AsyncIo {
         for (int i = 0; i < count; i++) {
             long tag = doneTags[i];
             if (tag < 0 || tag >= RING_ENTRIES) continue;
-            RingOp op = inFlight.getAndSet((int) tag, null);
+            RingOp op = vacateSlot((int) tag);
             if (op == null) continue;
             try {
                 completed(op, results[i]);
