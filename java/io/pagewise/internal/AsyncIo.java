@@ -3,15 +3,16 @@ package io.pagewise.internal;
 import io.pagewise.system.NativeIOException;
 import java.nio.ByteBuffer;
 import java.util.List;
-import java.util.concurrent.ArrayBlockingQueue;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -28,7 +29,7 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class AsyncIo {
     /** Requests in flight on the ring at most; a submitter waits for room beyond it. */
-    static final int RING_ENTRIES = 256; // a power of two: slots are tags modulo it
+    static final int RING_ENTRIES = 256;
     private static final int POOL_THREADS = Integer.getInteger("pagewise.async.threads", 8);
 
     private static final class Holder {
@@ -39,18 +40,8 @@ public final class AsyncIo {
     private final String path;
     private final ExecutorService pool;
     private final Semaphore room = new Semaphore(RING_ENTRIES);
-    /**
-     * The requests on the ring, each at the slot its tag names: taken when it goes on, given back when its completion
-     * comes off, before its room is. So a submitter that holds room finds a free slot.
-     */
-    private final AtomicReferenceArray<RingOp> inFlight = new AtomicReferenceArray<>(RING_ENTRIES);
-    private final ArrayBlockingQueue<Integer> freeSlots = new ArrayBlockingQueue<>(RING_ENTRIES);
-    /** The slots' numbers, boxed once: taking and giving back a slot allocates nothing. */
-    private static final Integer[] SLOTS = new Integer[RING_ENTRIES];
-
-    static {
-        for (int i = 0; i < RING_ENTRIES; i++) SLOTS[i] = i;
-    }
+    private final Map<Long, RingOp> inFlight = new ConcurrentHashMap<>();
+    private final AtomicLong tags = new AtomicLong();
     /** Held by whoever takes completions off the ring: the reaper thread, or a thread waiting for its own request. */
     private final ReentrantLock reaping = new ReentrantLock();
     /** When a thread last asked to reap while it waited for its own request: the reaper thread stands aside then. */
@@ -66,7 +57,6 @@ public final class AsyncIo {
                 new LinkedBlockingQueue<>(), task -> daemon(task, "pagewise-async-" + threads.incrementAndGet()));
         executor.allowCoreThreadTimeOut(true);
         this.pool = executor;
-        freeSlots.addAll(java.util.Arrays.asList(SLOTS));
         if (ring != null) daemon(this::reap, "pagewise-io_uring-reaper").start();
     }
 
@@ -210,36 +200,20 @@ public final class AsyncIo {
             lengths[i] = op.length - op.done;
             offsets[i] = op.offset + op.done;
             flags[i] = op.flags;
-            opTags[i] = occupySlot(op);
+            opTags[i] = tags.incrementAndGet();
+            inFlight.put(opTags[i], op);
         }
         try {
             ring.submit(count, codes, descriptors, buffers, positions, lengths, offsets, flags, opTags);
         } catch (NativeIOException | RuntimeException e) {
             int errno = e instanceof NativeIOException refused ? -Math.abs(refused.errno()) : -Errno.EIO;
             for (int i = 0; i < count; i++) {
-                RingOp op = ops.get(i);
-                int slot = (int) opTags[i];
-                if (!inFlight.compareAndSet(slot, op, null)) continue;
-                freeSlots.add(SLOTS[slot]);
+                RingOp op = inFlight.remove(opTags[i]);
+                if (op == null) continue;
                 room.release();
                 op.completion.failed(errno, offsets[i], lengths[i]);
             }
         }
-    }
-
-    /** {@return the free slot op now holds}; there is one, as op's submitter holds room on the ring */
-    private int occupySlot(RingOp op) {
-        Integer slot = freeSlots.poll();
-        if (slot == null) throw new IllegalStateException("no free slot on the io_uring ring for a request with room");
-        inFlight.set(slot, op);
-        return slot;
-    }
-
-    /** {@return the request that held slot}, or null; the slot is free again */
-    private RingOp vacateSlot(int slot) {
-        RingOp op = inFlight.getAndSet(slot, null);
-        if (op != null) freeSlots.add(SLOTS[slot]);
-        return op;
     }
 
     /**
@@ -269,9 +243,7 @@ public final class AsyncIo {
     /** Completes what was reaped; under the reaping lock, so that a request taken off the ring is done once it is let go. */
     private void handOn(long[] doneTags, int[] results, int count) {
         for (int i = 0; i < count; i++) {
-            long tag = doneTags[i];
-            if (tag < 0 || tag >= RING_ENTRIES) continue;
-            RingOp op = vacateSlot((int) tag);
+            RingOp op = inFlight.remove(doneTags[i]);
             if (op == null) continue;
             try {
                 completed(op, results[i]);
