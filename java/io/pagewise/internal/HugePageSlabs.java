@@ -1,8 +1,6 @@
 package io.pagewise.internal;
 
 import java.nio.ByteBuffer;
-import java.util.HashMap;
-import java.util.Map;
 
 /**
  * I/O buffers carved from {@link Memory#HUGE_PAGE}-aligned memory advised for transparent huge pages: where the kernel
@@ -11,23 +9,16 @@ import java.util.Map;
  * segments in flight, so a 256 KiB request from scattered pages took a quarter of it and a 1 MiB one all of it, and
  * each completion then restarted the stopped queue from a kernel worker thread.
  *
- * <p>Buffers smaller than a huge page share one, a slab per size; the slab is unmapped once none of its buffers is
- * reachable. Without the native library (or before {@code io.pagewise.Native} has loaded it), or with
+ * <p>Buffers of up to half a huge page are cut one after another from the open slab, whatever their sizes, so that a
+ * program that asks for many sizes holds one slab open, not one per size; the slab is unmapped once none of its
+ * buffers is reachable. Without the native library (or before {@code io.pagewise.Native} has loaded it), or with
  * {@code -Dpagewise.huge-page-buffers=false}, there are none.
  */
 final class HugePageSlabs {
     private static final boolean ENABLED = !"false".equals(System.getProperty("pagewise.huge-page-buffers"));
-    /** Per rounded buffer size, the slab the next buffer of that size is cut from; a full slab leaves the map. */
-    private static final Map<Integer, Slab> OPEN = new HashMap<>();
-
-    private static final class Slab {
-        final ByteBuffer memory;
-        int next;
-
-        Slab(ByteBuffer memory) {
-            this.memory = memory;
-        }
-    }
+    /** The huge page the next small buffer is cut from, and where in it; a buffer that does not fit opens the next. */
+    private static ByteBuffer open;
+    private static int next;
 
     private HugePageSlabs() {}
 
@@ -48,17 +39,14 @@ final class HugePageSlabs {
             ByteBuffer own = Memory.hugePageBuffer((int) whole);
             return own == null ? null : own.slice(0, size);
         }
-        int unit = (int) rounded;
-        Slab slab = OPEN.get(unit);
-        if (slab == null) {
+        if (open == null || next + rounded > Memory.HUGE_PAGE) {
             ByteBuffer memory = Memory.hugePageBuffer(Memory.HUGE_PAGE);
             if (memory == null) return null;
-            slab = new Slab(memory);
-            OPEN.put(unit, slab);
+            open = memory;
+            next = 0;
         }
-        ByteBuffer buffer = slab.memory.slice(slab.next, size);
-        slab.next += unit;
-        if (slab.next + unit > Memory.HUGE_PAGE) OPEN.remove(unit);
+        ByteBuffer buffer = open.slice(next, size);
+        next += (int) rounded;
         return buffer;
     }
 }

@@ -111,6 +111,27 @@ class IoBuffersTest {
         assertEquals(7, slice.get(0));
     }
 
+    @Test
+    void buffersOfManySizesShareHugePages() throws Exception {
+        if (!Native.isAvailable()) {
+            ExternalTools.unavailable("no native library: IoBuffers maps nothing", "the library must load");
+            return;
+        }
+        settle();
+        long before = virtualKib();
+        List<ByteBuffer> held = new ArrayList<>();
+        long asked = 0;
+        for (int i = 0; i < 64; i++) {
+            int size = (256 << 10) + 4096 * i; // 64 sizes, 24 MiB in all
+            held.add(IoBuffers.allocate(size));
+            asked += size;
+        }
+        long mapped = virtualKib() - before;
+        // A slab of its own for each size would map 128 MiB.
+        assertTrue(mapped <= 40 * 1024, "64 buffers of " + asked / 1024 + " KiB in all mapped " + mapped + " KiB");
+        assertEquals(64, held.size());
+    }
+
     private static void settle() throws InterruptedException {
         for (int i = 0; i < 3; i++) {
             System.gc();
