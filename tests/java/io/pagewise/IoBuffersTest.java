@@ -83,12 +83,8 @@ class IoBuffersTest {
 
     @Test
     void memoryIsUnmappedOnceNoBufferReachesIt() throws Exception {
-        if (!Native.isAvailable()) {
-            ExternalTools.unavailable("no native library: IoBuffers maps nothing", "the library must load");
-            return;
-        }
-        settle();
-        long before = virtualKib();
+        if (!mapsMemory()) return;
+        long before = settledVirtualKib();
         List<ByteBuffer> held = new ArrayList<>();
         for (int i = 0; i < 64; i++) {
             held.add(IoBuffers.allocate(4 * MIB));
@@ -113,12 +109,8 @@ class IoBuffersTest {
 
     @Test
     void buffersOfManySizesShareHugePages() throws Exception {
-        if (!Native.isAvailable()) {
-            ExternalTools.unavailable("no native library: IoBuffers maps nothing", "the library must load");
-            return;
-        }
-        settle();
-        long before = virtualKib();
+        if (!mapsMemory()) return;
+        long before = settledVirtualKib();
         List<ByteBuffer> held = new ArrayList<>();
         long asked = 0;
         for (int i = 0; i < 64; i++) {
@@ -130,6 +122,19 @@ class IoBuffersTest {
         // A slab of its own for each size would map 128 MiB.
         assertTrue(mapped <= 40 * 1024, "64 buffers of " + asked / 1024 + " KiB in all mapped " + mapped + " KiB");
         assertEquals(64, held.size());
+    }
+
+    /** Whether IoBuffers maps memory here; where it cannot, says so (and fails under CI). */
+    private static boolean mapsMemory() {
+        if (Native.isAvailable()) return true;
+        ExternalTools.unavailable("no native library: IoBuffers maps nothing", "the library must load");
+        return false;
+    }
+
+    /** The process's mapped memory once what earlier tests left unreachable is unmapped. */
+    private static long settledVirtualKib() throws Exception {
+        settle();
+        return virtualKib();
     }
 
     private static void settle() throws InterruptedException {
