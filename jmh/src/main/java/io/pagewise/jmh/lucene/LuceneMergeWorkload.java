@@ -462,8 +462,9 @@ public final class LuceneMergeWorkload {
                         if (state.isPresent()) cached += state.get().cached() * state.get().pageSize();
                     }
                     sourcesPeak = Math.max(sourcesPeak, cached);
-                    cachePeak = Math.max(cachePeak, cgroupStat(cgroup, "total_cache"));
-                    rssPeak = Math.max(rssPeak, cgroupStat(cgroup, "total_rss"));
+                    long[] memory = cgroupStats(cgroup, "total_cache", "total_rss");
+                    cachePeak = Math.max(cachePeak, memory[0]);
+                    rssPeak = Math.max(rssPeak, memory[1]);
                     Thread.sleep(250);
                 }
             } catch (IOException | InterruptedException e) {
@@ -600,14 +601,24 @@ public final class LuceneMergeWorkload {
 
     /** A line of the cgroup's memory.stat, in bytes; -1 without a cgroup. */
     static long cgroupStat(Path cgroup, String key) {
-        if (cgroup == null) return -1;
+        return cgroupStats(cgroup, key)[0];
+    }
+
+    /** Lines of the cgroup's memory.stat, in bytes, from one read of it; -1 for each without a cgroup or line. */
+    static long[] cgroupStats(Path cgroup, String... keys) {
+        long[] values = new long[keys.length];
+        Arrays.fill(values, -1);
+        if (cgroup == null) return values;
         try {
             for (String line : Files.readAllLines(cgroup.resolve("memory.stat"))) {
-                if (line.startsWith(key + " ")) return Long.parseLong(line.substring(key.length() + 1).trim());
+                for (int i = 0; i < keys.length; i++) {
+                    String prefix = keys[i] + " ";
+                    if (line.startsWith(prefix)) values[i] = Long.parseLong(line.substring(prefix.length()).trim());
+                }
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        return -1;
+        return values;
     }
 }
