@@ -103,22 +103,22 @@ final class StorageIndexOutput extends IndexOutput {
         }
     }
 
+    // A value that does not fit in the buffer's end goes byte by byte (little-endian, as DataOutput writes it), so
+    // that every buffer is written full: one written short would leave every later write off the pages O_DIRECT needs.
+
     @Override
     public void writeShort(short value) throws IOException {
-        if (buffer.remaining() < Short.BYTES) flushBuffer();
-        buffer.putShort(value);
+        if (buffer.remaining() >= Short.BYTES) buffer.putShort(value); else super.writeShort(value);
     }
 
     @Override
     public void writeInt(int value) throws IOException {
-        if (buffer.remaining() < Integer.BYTES) flushBuffer();
-        buffer.putInt(value);
+        if (buffer.remaining() >= Integer.BYTES) buffer.putInt(value); else super.writeInt(value);
     }
 
     @Override
     public void writeLong(long value) throws IOException {
-        if (buffer.remaining() < Long.BYTES) flushBuffer();
-        buffer.putLong(value);
+        if (buffer.remaining() >= Long.BYTES) buffer.putLong(value); else super.writeLong(value);
     }
 
     @Override

@@ -75,6 +75,38 @@ public class TestAsyncWrites extends LuceneTestCase {
     }
 
     /**
+     * Shorts, ints and longs that straddle a buffer's end (Lucene's postings write packed longs after variable-length
+     * ints, at any offset) still leave every buffer written full: one short write would put every later one off the
+     * page boundaries, and EVICT would then copy them into the page cache instead of writing them by O_DIRECT. So
+     * nothing of the file is cached while it is written, and it holds exactly DataOutput's little-endian bytes.
+     */
+    public void testValuesAcrossBufferEndsKeepWritesWhole() throws IOException {
+        for (CacheMode mode : new CacheMode[] {CacheMode.EVICT, CacheMode.DIRECT}) {
+            Path path = createTempDir().resolve("_2.doc");
+            org.apache.lucene.store.ByteBuffersDataOutput expected = new org.apache.lucene.store.ByteBuffersDataOutput();
+            StorageFile file = StorageFile.open(path, mode, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+            io.pagewise.Residency whileOpen;
+            try (StorageIndexOutput output = new StorageIndexOutput("test", "_2.doc", file,
+                    new IoTally().counter("doc", ContextKind.MERGE))) {
+                while (output.getFilePointer() < 9L * StorageIndexOutput.BUFFER_BYTES) {
+                    long value = random().nextLong();
+                    switch (random().nextInt(4)) {
+                        case 0 -> { output.writeByte((byte) value); expected.writeByte((byte) value); }
+                        case 1 -> { output.writeShort((short) value); expected.writeShort((short) value); }
+                        case 2 -> { output.writeInt((int) value); expected.writeInt((int) value); }
+                        default -> { output.writeLong(value); expected.writeLong(value); }
+                    }
+                }
+                whileOpen = io.pagewise.PageCache.residency(path);
+            }
+            assertEquals(mode + ": pages cached while the file was written, of " + whileOpen.totalPages(), 0,
+                    whileOpen.residentPages());
+            assertArrayEquals(mode + ": the file holds DataOutput's bytes", expected.toArrayCopy(),
+                    Files.readAllBytes(path));
+        }
+    }
+
+    /**
      * The writes go into space allocated ahead of them (on ext4 an O_DIRECT write that extends the file would go to
      * an io_uring worker thread); close cuts the file back to the bytes written.
      */
