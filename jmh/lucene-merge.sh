@@ -54,6 +54,7 @@ cols = [("p50_before_ms", "p50 before ms"), ("p99_before_ms", "p99 before ms"), 
         ("idle_after_pct", "idle after %"), ("output_cached_pct", "output cached %"),
         ("left_by_merge_reads_pct", "left by merge reads %"), ("sources_cached_peak_mb", "sources cached peak MB"),
         ("cgroup_peak_mb", "cgroup peak MB"), ("disk_read_mb", "disk read MB"),
+        ("disk_read_requests", "disk read requests"), ("disk_write_requests", "disk write requests"),
         ("damon_pageout_mb", "DAMON paged out MB"), ("jit_before_ms", "JIT ms before"),
         ("jit_during_ms", "JIT ms during"), ("gc_before_ms", "GC ms before"), ("gc_during_ms", "GC ms during")]
 for mode in ("limit", "none"):
@@ -152,16 +153,18 @@ damon_bytes() {
 }
 damon_mb() { echo $((($(damon_bytes) - $1) >> 20)); }
 
-# The bytes read and written so far by the disk $build is on (other processes' I/O included), as "read written".
+# The bytes read and written so far by the disk $build is on (other processes' I/O included), and the requests that
+# took them (each one an interrupt to some CPU), as "read written reads writes".
 disk_stat=/sys/dev/block/$(stat -c '%Hd:%Ld' "$build")/stat
 disk_bytes() {
-    if [ -f "$disk_stat" ]; then awk '{ printf "%.0f %.0f\n", $3 * 512, $7 * 512 }' "$disk_stat"; else echo "0 0"; fi
+    if [ -f "$disk_stat" ]; then awk '{ printf "%.0f %.0f %d %d\n", $3 * 512, $7 * 512, $1, $5 }' "$disk_stat"; else echo "0 0 0 0"; fi
 }
 disk_mb() {
-    local rb wb ra wa
-    read -r rb wb <<<"$1"
-    read -r ra wa <<<"$2"
-    echo "disk_read_mb=$(((ra - rb) >> 20)) disk_written_mb=$(((wa - wb) >> 20))"
+    local rb wb qrb qwb ra wa qra qwa
+    read -r rb wb qrb qwb <<<"$1"
+    read -r ra wa qra qwa <<<"$2"
+    echo "disk_read_mb=$(((ra - rb) >> 20)) disk_written_mb=$(((wa - wb) >> 20))" \
+        "disk_read_requests=$((qra - qrb)) disk_write_requests=$((qwa - qwb))"
 }
 
 # run MODE ROUND DIRECTORY: one JVM in a fresh cgroup (MODE limit: memory.limit_in_bytes = $limit MiB).
