@@ -17,6 +17,7 @@ import io.pagewise.nbd.client.BlockStatus;
 import io.pagewise.nbd.client.NbdClient;
 import io.pagewise.nbd.server.NbdServer;
 import io.pagewise.testing.ExternalTools;
+import io.pagewise.testing.UnixSockets;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -250,8 +251,8 @@ class IncrementalBackupTest {
         Process qemuNbd = new ProcessBuilder("qemu-nbd", "-t", "-r", "-f", "qcow2", "-B", "b0", "-k", socket.toString(),
                 qcow2.toString()).redirectErrorStream(true).redirectOutput(dir.resolve("qemu-nbd.log").toFile()).start();
         try {
-            for (int i = 0; i < 100 && !Files.exists(socket); i++) Thread.sleep(100);
-            assertTrue(Files.exists(socket), "qemu-nbd did not start: " + Files.readString(dir.resolve("qemu-nbd.log")));
+            for (int i = 0; i < 100 && !UnixSockets.listening(socket); i++) Thread.sleep(100);
+            assertTrue(UnixSockets.listening(socket), "qemu-nbd did not start: " + Files.readString(dir.resolve("qemu-nbd.log")));
             String qemuUri = "nbd+unix:///?socket=" + socket;
             try (NbdClient nbd = NbdClient.connect(NbdUri.parse(qemuUri), 1, List.of("qemu:dirty-bitmap:b0"))) {
                 long dirty = 0;

@@ -13,6 +13,7 @@ import io.pagewise.device.ZeroFlag;
 import io.pagewise.nbd.client.NbdClient;
 import io.pagewise.nbd.server.ServerStats;
 import io.pagewise.testing.ExternalTools;
+import io.pagewise.testing.UnixSockets;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -177,11 +178,11 @@ class NewestToolsTest {
         return process;
     }
 
-    private static void awaitSocket(Path socket, Process process) throws InterruptedException {
-        for (int i = 0; i < 200 && !Files.exists(socket); i++) {
+    private static void awaitSocket(Path socket, Process process) throws InterruptedException, IOException {
+        for (int i = 0; i < 200 && !UnixSockets.listening(socket); i++) {
             if (!process.isAlive()) throw new AssertionError("server exited with " + process.exitValue());
             Thread.sleep(50);
         }
-        assertTrue(Files.exists(socket), "no socket " + socket);
+        assertTrue(UnixSockets.listening(socket), "nothing listens on " + socket);
     }
 }
