@@ -167,16 +167,34 @@ public final class NativeRawFile implements RawFile {
 
     /** A number from the block device's queue/ in sysfs (the whole disk's, for a partition), or -1 when unknown. */
     private static long sysfsNumber(long major, long minor, String name) {
+        String key = major + ":" + minor + "/" + name;
+        long now = System.nanoTime();
+        SysfsValue known = SYSFS.get(key);
+        if (known != null && now - known.readAt() < SYSFS_FRESH_NANOS) return known.value();
+        long value = -1;
         Path device = Path.of("/sys/dev/block/" + major + ":" + minor);
         for (Path candidate : new Path[] {device.resolve("queue").resolve(name), device.resolve("../queue").resolve(name)}) {
             try {
-                return Long.parseLong(Files.readString(candidate).trim());
+                value = Long.parseLong(Files.readString(candidate).trim());
+                break;
             } catch (IOException | NumberFormatException | SecurityException e) {
                 // try the next place
             }
         }
-        return -1;
+        SYSFS.put(key, new SysfsValue(value, now));
+        return value;
     }
+
+    /**
+     * sysfs numbers read in the last second, by device and name: a merge opens hundreds of files on one device at
+     * once, and each open read the device's logical block size again (three system calls, and a path built twice).
+     * A second bounds how long a changed setting (read_ahead_kb, a loop device set up again) goes unseen.
+     */
+    private static final java.util.concurrent.ConcurrentHashMap<String, SysfsValue> SYSFS =
+            new java.util.concurrent.ConcurrentHashMap<>();
+    private static final long SYSFS_FRESH_NANOS = 1_000_000_000L;
+
+    private record SysfsValue(long value, long readAt) {}
 
     @Override
     public long readaheadBytes() {
