@@ -24,6 +24,10 @@
 #                            [-w WARM_MERGE_DOCS (0): first a warm-up merge of that many documents (10 segments) through
 #                                the same directory class, then searches until the JIT is quiet, so that the merge
 #                                measured is not the JVM's first (as on a node that merges all day); 0: it is]
+#                            [-W WARM_MERGES (1): how many times the warm-up merges its segments, from a fresh copy each
+#                                time: code that only a large merge makes hot is otherwise compiled during the merge]
+#                            [-B 0|1 (0): 1, the warm-up merges run while the searched index is searched, as the merge
+#                                measured does, so that code both call is compiled for both kinds of input beforehand]
 #                            [-o RAW_OUTPUT (a file the RESULT lines and logs go to; also printed)]
 #        jmh/lucene-merge.sh -S RAW_OUTPUT   prints the tables and verdicts of a raw output again, and nothing else
 # LUCENE_MERGE_JVM_OPTIONS: more options for every workload JVM (a -D to try a setting on all directories alike).
@@ -34,9 +38,11 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=jmh/lib.sh
 source "$root/jmh/lib.sh"
 rounds=3 limit=1100 unlimited= dirs=pagewise,mmap,niofs,directio lucene=9 java=java
-build= sizes=205000,205000,1100000,14 out= summary_of= warm=0
-parse_options r=rounds m=limit u=unlimited d=dirs l=lucene j=java b=build s=sizes o=out S=summary_of w=warm -- "$@"
+build= sizes=205000,205000,1100000,14 out= summary_of= warm=0 warm_merges=1 beside=0
+parse_options r=rounds m=limit u=unlimited d=dirs l=lucene j=java b=build s=sizes o=out S=summary_of w=warm W=warm_merges B=beside -- "$@"
 [[ "$warm" =~ ^[0-9]+$ ]] || { echo "lucene-merge: -w wants a number of documents, not '$warm'" >&2; exit 2; }
+[[ "$warm_merges" =~ ^[1-9][0-9]*$ ]] || { echo "lucene-merge: -W wants a number of merges (1 or more), not '$warm_merges'" >&2; exit 2; }
+[[ "$beside" =~ ^[01]$ ]] || { echo "lucene-merge: -B wants 0 or 1, not '$beside'" >&2; exit 2; }
 
 # summarize RAW_OUTPUT: medians per directory of the RESULT lines, and PagewiseDirectory's goals as ratios per round.
 summarize() {
@@ -139,7 +145,7 @@ index_mb() { du -sm "$build/$1" | cut -f1; }
     echo "# $(date -u +%Y-%m-%dT%H:%MZ), Linux $(uname -r), $(nproc) cores, $("$java" -version 2>&1 | head -1)," \
         "Lucene $(basename "$root"/jmh/target/lucene"$lucene"/lucene-core-*.jar .jar | sed 's/lucene-core-//')"
     echo "# searched $(index_mb searched) MB ($searched_docs docs), idle $(index_mb idle) MB ($idle_docs docs)," \
-        "merge $(index_mb merge) MB ($merge_docs docs, $merge_segments segments); limit ${limit} MiB; rounds $rounds$( [ "$warm" = 0 ] || echo "; warm-up merge of $warm docs")"
+        "merge $(index_mb merge) MB ($merge_docs docs, $merge_segments segments); limit ${limit} MiB; rounds $rounds$( [ "$warm" = 0 ] || echo "; warm-up merge of $warm docs, $warm_merges times$([ "$beside" = 0 ] || echo ", beside searches")")"
 } | tee -a "$out"
 
 # The bytes a DAMON "pageout" scheme of this kernel, where one runs (e.g. a VM that returns cold memory to its
@@ -171,7 +177,7 @@ disk_mb() {
 cross_checked=no
 run() {
     local mode=$1 round=$2 dir=$3 copy=$work/merge links=$work/links
-    rm -rf "$copy" "$links" "$links-warm"
+    rm -rf "$copy" "$links" "$links-warm" "$links-warm-"*
     cp -al "$build/merge" "$copy"
     rm -f "$copy/write.lock" "$copy/built"
     cgroup=$cgroups/pagewise-lucene-bench.$$
@@ -181,7 +187,7 @@ run() {
     damon_before=$(damon_bytes)
     disk_before=$(disk_bytes)
     local options=(-Xmx256m -XX:+IgnoreUnrecognizedVMOptions --enable-native-access=ALL-UNNAMED
-        -Dwarm.merge.docs="$warm" ${LUCENE_MERGE_JVM_OPTIONS:-})
+        -Dwarm.merge.docs="$warm" -Dwarm.merges="$warm_merges" -Dwarm.beside.searches="$([ "$beside" = 1 ] && echo true || echo false)" ${LUCENE_MERGE_JVM_OPTIONS:-})
     # pagewise-bw: EVICT writes buffered, written back and dropped behind, never by O_DIRECT.
     [ "$dir" != pagewise-bw ] || options+=(-Dpagewise.evict.direct-writes=false)
     [ "$dir" != pagewise-na ] || options+=(-Dpagewise.lucene.no-allocate-ahead=true)
@@ -205,7 +211,7 @@ run() {
     fi
     rmdir "$cgroup"
     cgroup=
-    rm -rf "$copy" "$links" "$links-warm"
+    rm -rf "$copy" "$links" "$links-warm" "$links-warm-"*
 }
 
 IFS=, read -r -a directories <<<"$dirs"

@@ -68,6 +68,18 @@ public final class LuceneMergeWorkload {
     /** Documents of the warm-up merge (-Dwarm.merge.docs; 0: none, the merge measured is the JVM's first). */
     private static final int WARM_MERGE_DOCS = Integer.getInteger("warm.merge.docs", 0);
     private static final int WARM_MERGE_SEGMENTS = 10;
+    /**
+     * How many times the warm-up's segments are merged (-Dwarm.merges), each time from a fresh copy of them (hard
+     * links): one merge of small segments leaves code that only a large merge makes hot to be compiled during the
+     * merge measured.
+     */
+    private static final int WARM_MERGES = Integer.getInteger("warm.merges", 1);
+    /**
+     * Whether the warm-up merges run while the searched index is searched (-Dwarm.beside.searches=true), as the
+     * merge measured does: code that both call (Lucene's postings and stored-fields readers) is then compiled for
+     * both kinds of input before the measurement, not recompiled in its first seconds.
+     */
+    private static final boolean WARM_BESIDE_SEARCHES = Boolean.getBoolean("warm.beside.searches");
     /** How long the searcher goes on after its warm-up, at most, until the JIT compilers are quiet. */
     private static final long QUIET_JIT_MAX_NANOS = 20_000_000_000L;
 
@@ -231,12 +243,17 @@ public final class LuceneMergeWorkload {
         for (Path index : List.of(searched, idle, merge)) {
             for (Path file : indexFiles(index)) PageCache.evict(file);
         }
-        if (WARM_MERGE_DOCS > 0) {
+        if (WARM_MERGE_DOCS > 0 && !WARM_BESIDE_SEARCHES) {
             warmUpMerge(kind, links.resolveSibling(links.getFileName() + "-warm"));
             if (cgroup != null) Files.writeString(cgroup.resolve("memory.max_usage_in_bytes"), "0");
         }
         try (Directory searchedDir = open(kind, searched); Directory idleDir = open(kind, idle);
              Directory mergeDir = open(kind, merge)) {
+            if (WARM_MERGE_DOCS > 0 && WARM_BESIDE_SEARCHES) {
+                warmUpMergeBesideSearches(kind, links.resolveSibling(links.getFileName() + "-warm"), searchedDir);
+                for (Path file : indexFiles(searched)) PageCache.evict(file);
+                if (cgroup != null) Files.writeString(cgroup.resolve("memory.max_usage_in_bytes"), "0");
+            }
             readWhole(idleDir);
             readWhole(searchedDir);
             try (DirectoryReader reader = DirectoryReader.open(searchedDir)) {
@@ -270,7 +287,7 @@ public final class LuceneMergeWorkload {
                 long[] jitGcStart = jitAndGcMillis();
                 System.out.printf(Locale.ROOT, "merge started at JVM uptime %d ms%n",
                         java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime());
-                long[] during = searcher.searchWhile(thread);
+                long[] during = searcher.searchWhile(thread, "merge");
                 long[] jitGcEnd = jitAndGcMillis();
                 sampling.join();
                 merging.rethrow();
@@ -308,7 +325,7 @@ public final class LuceneMergeWorkload {
                                 + " left_by_merge_reads_pct=%.3f pagewise_merge_read_mb=%.1f"
                                 + " cgroup_cache_before_mb=%.1f cgroup_cache_after_merge_mb=%.1f cgroup_peak_mb=%.1f"
                                 + " sources_cached_peak_mb=%.1f cgroup_cache_peak_mb=%.1f"
-                                + " warm_merge_docs=%d jit_before_ms=%d jit_during_ms=%d gc_before_ms=%d gc_during_ms=%d"
+                                + " warm_merge_docs=%d warm_merges=%d jit_before_ms=%d jit_during_ms=%d gc_before_ms=%d gc_during_ms=%d"
                                 + " merge_alloc_mb=%.1f cgroup_rss_peak_mb=%.1f",
                         Percentiles.millis(before, 0.50), Percentiles.millis(before, 0.99),
                         Percentiles.millis(during, 0.50), Percentiles.millis(during, 0.99), before.length, during.length,
@@ -319,7 +336,7 @@ public final class LuceneMergeWorkload {
                         100.0 * (merging.sourcesAfter[0] - sourcesBefore[0]) / Math.max(1, sourcesBefore[1]),
                         mergeReadBytes / 1e6, cacheBefore / 1e6, merging.cgroupCacheAfter / 1e6,
                         cgroupValue(cgroup, "memory.max_usage_in_bytes") / 1e6, sampler.sourcesPeak / 1e6,
-                        sampler.cachePeak / 1e6, WARM_MERGE_DOCS, jitGcAfterBefore[0] - jitGcBefore[0],
+                        sampler.cachePeak / 1e6, WARM_MERGE_DOCS, WARM_MERGES, jitGcAfterBefore[0] - jitGcBefore[0],
                         jitGcEnd[0] - jitGcStart[0], jitGcAfterBefore[1] - jitGcBefore[1],
                         jitGcEnd[1] - jitGcStart[1], merging.allocated / 1e6, sampler.rssPeak / 1e6));
             }
@@ -350,19 +367,51 @@ public final class LuceneMergeWorkload {
                 }
                 writer.commit();
             }
-            // Cold sources, as the measured merge's are: the merge takes the same paths through the directory.
-            for (Path file : indexFiles(path)) PageCache.evict(file);
-            try (IndexWriter writer = new IndexWriter(dir, forceMergeConfig())) {
-                writer.forceMerge(1);
-                writer.commit();
-            }
         }
-        try (Stream<Path> files = Files.list(path)) {
+        for (int merge = 1; merge <= WARM_MERGES; merge++) {
+            Path copy = path.resolveSibling(path.getFileName() + "-" + merge);
+            Files.createDirectories(copy);
+            for (Path file : indexFiles(path)) Files.createLink(copy.resolve(file.getFileName()), file);
+            try (Directory dir = open(kind, copy)) {
+                // Cold sources, as the measured merge's are: the merge takes the same paths through the directory.
+                for (Path file : indexFiles(copy)) PageCache.evict(file);
+                try (IndexWriter writer = new IndexWriter(dir, forceMergeConfig())) {
+                    writer.forceMerge(1);
+                    writer.commit();
+                }
+            }
+            deleteTree(copy);
+        }
+        deleteTree(path);
+        System.out.printf(Locale.ROOT, "warm-up merge: %d documents in %d segments, merged %d times, %.1f s%n",
+                WARM_MERGE_DOCS, WARM_MERGE_SEGMENTS, WARM_MERGES, (System.nanoTime() - start) / 1e9);
+    }
+
+    /** The warm-up merges on a thread of their own while one thread searches the searched index, as measured later. */
+    private static void warmUpMergeBesideSearches(String kind, Path path, Directory searchedDir) throws Exception {
+        readWhole(searchedDir);
+        try (DirectoryReader reader = DirectoryReader.open(searchedDir)) {
+            Throwable[] failure = new Throwable[1];
+            Thread merging = new Thread(() -> {
+                try {
+                    warmUpMerge(kind, path);
+                } catch (Throwable t) {
+                    failure[0] = t;
+                }
+            }, "warm-up merge");
+            merging.start();
+            new Searcher(new IndexSearcher(reader)).searchWhile(merging, "warm-up merge");
+            merging.join();
+            if (failure[0] instanceof Exception e) throw e;
+            if (failure[0] != null) throw new RuntimeException(failure[0]);
+        }
+    }
+
+    private static void deleteTree(Path dir) throws IOException {
+        try (Stream<Path> files = Files.list(dir)) {
             for (Path file : files.toList()) Files.delete(file);
         }
-        Files.delete(path);
-        System.out.printf(Locale.ROOT, "warm-up merge: %d documents in %d segments, %.1f s%n", WARM_MERGE_DOCS,
-                WARM_MERGE_SEGMENTS, (System.nanoTime() - start) / 1e9);
+        Files.delete(dir);
     }
 
     /** A writer on an existing index that merges in the calling thread, to non-compound segments. */
@@ -410,7 +459,24 @@ public final class LuceneMergeWorkload {
         @Override
         public void run() {
             try {
-                try (IndexWriter writer = new IndexWriter(dir, forceMergeConfig())) {
+                IndexWriterConfig config = forceMergeConfig();
+                long created = System.nanoTime();
+                config.setInfoStream(new org.apache.lucene.util.InfoStream() {
+                    @Override
+                    public void message(String component, String message) {
+                        System.out.printf(Locale.ROOT, "merge phase at %.2f s: %s%n",
+                                (System.nanoTime() - created) / 1e9, message);
+                    }
+
+                    @Override
+                    public boolean isEnabled(String component) {
+                        return component.equals("SM"); // SegmentMerger: one line as each part of the merge ends
+                    }
+
+                    @Override
+                    public void close() {}
+                });
+                try (IndexWriter writer = new IndexWriter(dir, config)) {
                     var threads = (com.sun.management.ThreadMXBean)
                             java.lang.management.ManagementFactory.getThreadMXBean();
                     long allocatedBefore = threads.getCurrentThreadAllocatedBytes();
@@ -509,9 +575,31 @@ public final class LuceneMergeWorkload {
             System.out.println("JIT still compiling after the wait; measuring anyway");
         }
 
-        long[] searchWhile(Thread other) throws IOException {
+        long[] searchWhile(Thread other, String what) throws IOException {
             Latencies latencies = new Latencies();
-            while (other.isAlive()) latencies.add(query());
+            long start = System.nanoTime();
+            Latencies second = new Latencies();
+            StringBuilder timeline = new StringBuilder();
+            long[] jitGc = jitAndGcMillis();
+            long secondEnd = start + 1_000_000_000L;
+            while (other.isAlive()) {
+                long latency = query();
+                latencies.add(latency);
+                second.add(latency);
+                if (System.nanoTime() >= secondEnd) {
+                    long[] sorted = second.toArray();
+                    Arrays.sort(sorted);
+                    long[] now = jitAndGcMillis();
+                    timeline.append(String.format(Locale.ROOT, " %.3f(jit %d gc %d)", Percentiles.millis(sorted, 0.99),
+                            now[0] - jitGc[0], now[1] - jitGc[1]));
+                    jitGc = now;
+                    second = new Latencies();
+                    secondEnd += 1_000_000_000L;
+                }
+            }
+            // Which part of the merge raises the searcher's p99: one figure per second of it, in ms, with the
+            // milliseconds the JIT compilers and the collector spent in that second.
+            System.out.println("p99 per second during the " + what + ":" + timeline);
             return latencies.toArray();
         }
 
