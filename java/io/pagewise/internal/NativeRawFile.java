@@ -167,22 +167,26 @@ public final class NativeRawFile implements RawFile {
 
     /** A number from the block device's queue/ in sysfs (the whole disk's, for a partition), or -1 when unknown. */
     private static long sysfsNumber(long major, long minor, String name) {
-        String key = major + ":" + minor + "/" + name;
+        SysfsKey key = new SysfsKey(major, minor, name);
         long now = System.nanoTime();
         SysfsValue known = SYSFS.get(key);
         if (known != null && now - known.readAt() < SYSFS_FRESH_NANOS) return known.value();
-        long value = -1;
+        long value = readSysfsNumber(major, minor, name);
+        SYSFS.put(key, new SysfsValue(value, now));
+        return value;
+    }
+
+    /** Kept out of sysfsNumber, which every open calls, so that compiling that does not compile this too. */
+    private static long readSysfsNumber(long major, long minor, String name) {
         Path device = Path.of("/sys/dev/block/" + major + ":" + minor);
         for (Path candidate : new Path[] {device.resolve("queue").resolve(name), device.resolve("../queue").resolve(name)}) {
             try {
-                value = Long.parseLong(Files.readString(candidate).trim());
-                break;
+                return Long.parseLong(Files.readString(candidate).trim());
             } catch (IOException | NumberFormatException | SecurityException e) {
                 // try the next place
             }
         }
-        SYSFS.put(key, new SysfsValue(value, now));
-        return value;
+        return -1;
     }
 
     /**
@@ -190,9 +194,11 @@ public final class NativeRawFile implements RawFile {
      * once, and each open read the device's logical block size again (three system calls, and a path built twice).
      * A second bounds how long a changed setting (read_ahead_kb, a loop device set up again) goes unseen.
      */
-    private static final java.util.concurrent.ConcurrentHashMap<String, SysfsValue> SYSFS =
+    private static final java.util.concurrent.ConcurrentHashMap<SysfsKey, SysfsValue> SYSFS =
             new java.util.concurrent.ConcurrentHashMap<>();
     private static final long SYSFS_FRESH_NANOS = 1_000_000_000L;
+
+    private record SysfsKey(long major, long minor, String name) {}
 
     private record SysfsValue(long value, long readAt) {}
 
