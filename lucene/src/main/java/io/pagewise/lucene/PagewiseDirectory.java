@@ -130,22 +130,25 @@ public final class PagewiseDirectory extends MMapDirectory {
         // Measured once: the neighbours rule and the merge read window both ask what was cached before the input.
         Residency atOpen = mode.evictsBehind() ? PageCache.residency(path) : null;
         Runnable forget = atOpen != null ? beingRead.remember(name, atOpen) : null;
+        long window = readWindow(kind, atOpen);
         StorageFile file;
         try {
-            file = StorageFile.open(path, mode, StandardOpenOption.READ);
+            // A windowed input drops behind and reads ahead itself; the mode's own tracking of each read would only
+            // repeat that, and its code was compiled again in a large merge's first seconds, beside the searches.
+            file = StorageFile.open(path, window > 0 ? CacheMode.WRITEBACK : mode, StandardOpenOption.READ);
         } catch (IOException | RuntimeException e) {
             if (forget != null) forget.run();
             throw e;
         }
         try {
-            long window = readWindow(kind, atOpen);
             if (window > 0) {
                 file.advise(AccessHint.RANDOM); // the input reads ahead itself, in windows
             } else if (policy.hint() != AccessHint.NORMAL) {
                 file.advise(policy.hint());
             }
-            return new StorageIndexInput("StorageIndexInput(path=\"" + path + "\", " + mode + ")", file, 0,
-                    file.size(), counter, window, forget);
+            String description = "StorageIndexInput(path=\"" + path + "\", " + mode
+                    + (window > 0 ? ", read in windows of " + (window >> 10) + " KiB" : "") + ")";
+            return new StorageIndexInput(description, file, 0, file.size(), counter, window, forget);
         } catch (IOException | RuntimeException e) {
             try {
                 file.close();

@@ -141,6 +141,16 @@ final class StorageIndexInput extends BufferedIndexInput {
         closed = true;
         if (isClone) return;
         try {
+            // Nothing of the file was cached when a windowed input opened it: what its clones and slices left in
+            // their last windows goes now.
+            if (window > 0) file.evict();
+        } finally {
+            closeFile();
+        }
+    }
+
+    private void closeFile() throws IOException {
+        try {
             file.close();
         } finally {
             if (onClose != null) onClose.run();
