@@ -8,8 +8,9 @@ import org.apache.lucene.store.AlreadyClosedException;
 import org.apache.lucene.store.BufferedIndexInput;
 
 /**
- * A file read through a {@link StorageFile} in the mode its policy names: buffered reads of {@link #BUFFER_BYTES}
- * at a time, so a sequential merge read costs one system call per 64 KiB. Clones and slices share the file; only
+ * A file read through a {@link StorageFile} in the mode its policy names (in WRITEBACK when the input reads in windows
+ * of its own, which do the dropping): buffered reads of {@link #BUFFER_BYTES} at a time, so a sequential merge read
+ * costs one system call per 64 KiB. Clones and slices share the file; only
  * the input that opened it closes it, and a clone or slice that was closed reads no more, as MMapDirectory's do.
  */
 final class StorageIndexInput extends BufferedIndexInput {
